@@ -1,0 +1,1 @@
+"""Crawling: settings, source policy, spiders and pure extraction functions."""

@@ -1,0 +1,76 @@
+"""Why a fetch failed, as one exception per stable error code of the HTTP contract.
+
+Spiders turn every failure into one of these (see :func:`crawler.errors.classify`), items carry
+its ``code`` and message, and the API maps the code to an HTTP status in one table. Those raised
+inside the download chain also subclass :class:`~scrapy.exceptions.IgnoreRequest`, so Scrapy
+drops the request quietly and hands the failure to the request's errback.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from scrapy.exceptions import IgnoreRequest
+
+
+class CrawlError(Exception):
+    """Base class: a fetch that failed for a reason the client should be told."""
+
+    code = "fetch_failed"
+
+    def __init__(self, message: str, *, url: str | None = None, target_status: int | None = None):
+        super().__init__(message)
+        self.message = message
+        self.url = url
+        self.target_status = target_status
+
+    def as_dict(self) -> dict[str, Any]:
+        """The ``error`` object stored in a failed page result."""
+        return {
+            "error": self.code,
+            "message": self.message,
+            "details": {"url": self.url, "target_status": self.target_status},
+        }
+
+
+class SourcePolicyError(CrawlError, IgnoreRequest):
+    """Raised by :class:`crawler.middlewares.SourcePolicyMiddleware` (and reported for hosts the
+    filtering resolver refused): the URL is not http(s), or its address or port is not public."""
+
+    code = "source_policy"
+
+
+class RobotsDisallowed(CrawlError, IgnoreRequest):
+    """Raised by :class:`crawler.middlewares.SharedRobotsTxtMiddleware` for disallowed URLs."""
+
+    code = "robots_disallowed"
+
+
+class FetchFailed(CrawlError):
+    """DNS failure, refused or reset connection, TLS error, too many redirects."""
+
+    code = "fetch_failed"
+
+
+class TargetHTTPError(CrawlError):
+    """The target answered with a status outside 2xx."""
+
+    code = "target_http_error"
+
+
+class PageTooLarge(CrawlError):
+    """The body (after decompression) is over ``DOWNLOAD_MAXSIZE``."""
+
+    code = "page_too_large"
+
+
+class UnsupportedContent(CrawlError):
+    """The target is not HTML (PDF, image, JSON…)."""
+
+    code = "unsupported_content"
+
+
+class CrawlTimeout(CrawlError):
+    """The target did not answer within ``DOWNLOAD_TIMEOUT``, or the crawl ran past its budget."""
+
+    code = "timeout"

@@ -1,0 +1,34 @@
+"""Items every spider yields.
+
+One :class:`PageResult` per page fetched or attempted — the same shape the API returns for
+collection results — so ``scrapy crawl … -O out.jsonl`` records failures as well as data.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any, Literal
+
+
+def utc_now() -> str:
+    """Now, as the contract writes times: ``2026-11-21T08:30:00Z``."""
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+@dataclass
+class PageResult:
+    """The outcome of one page.
+
+    ``url`` is the URL as requested; ``final_url`` the one after redirects (``None`` when no
+    response came); ``error`` is ``{"error": code, "message": …, "details": {…}}`` on failure;
+    ``data`` holds the operation's fields (for ``page``, those of :func:`extract_page`).
+    """
+
+    url: str
+    status: Literal["succeeded", "failed"]
+    final_url: str | None = None
+    status_code: int | None = None
+    fetched_at: str = field(default_factory=utc_now)
+    error: dict[str, Any] | None = None
+    data: dict[str, Any] | None = None

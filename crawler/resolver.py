@@ -1,0 +1,131 @@
+"""A hostname resolver that hands Twisted only addresses the source policy allows.
+
+Twisted's ``HostnameEndpoint`` (what Scrapy's HTTP handler connects through) asks the reactor's
+``nameResolver`` even for IP literals, and connects to exactly the addresses it is given. So
+filtering here checks the very address that is connected to — no rebinding window — on every
+hop: redirects, meta refresh, robots.txt. A hostname whose addresses were all refused fails
+with a ``DNSLookupError``; :meth:`FilteringResolver.refusal` remembers why, so the failure can
+be reported as ``source_policy`` rather than as a DNS error.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import OrderedDict
+from typing import TYPE_CHECKING, Any
+
+from twisted.internet.interfaces import (
+    IHostnameResolver,
+    IHostResolution,
+    IResolutionReceiver,
+)
+from zope.interface import implementer
+
+from crawler.policy import SourcePolicy, parse_networks, parse_ports
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from twisted.internet.interfaces import IAddress
+
+logger = logging.getLogger(__name__)
+
+#: How many refused hostnames are remembered for error reporting.
+REFUSALS_KEPT = 4096
+
+
+@implementer(IResolutionReceiver)
+class _FilteringReceiver:
+    def __init__(self, receiver: Any, resolver: FilteringResolver, host: str, port: int):
+        self._receiver = receiver
+        self._resolver = resolver
+        self._host = host
+        self._port = port
+        self._allowed = 0
+        self._refused: str | None = None
+
+    def resolutionBegan(self, resolution: IHostResolution) -> None:  # noqa: N802
+        self._receiver.resolutionBegan(resolution)
+
+    def addressResolved(self, address: IAddress) -> None:  # noqa: N802
+        reason = self._resolver.policy.address_refusal(address.host, self._port)  # type: ignore[attr-defined]
+        if reason is None:
+            self._allowed += 1
+            self._receiver.addressResolved(address)
+        else:
+            self._refused = reason
+
+    def resolutionComplete(self) -> None:  # noqa: N802
+        if self._refused and not self._allowed:
+            logger.info("Refused %s:%s by source policy: %s", self._host, self._port, self._refused)
+            self._resolver.remember_refusal(self._host, self._refused)
+        self._receiver.resolutionComplete()
+
+
+@implementer(IHostnameResolver)
+class FilteringResolver:
+    """Wraps the reactor's resolver; installs itself with :meth:`install_on_reactor`.
+
+    Usable as Scrapy's ``TWISTED_DNS_RESOLVER`` (what ``scrapy crawl`` installs) and installed
+    by hand on the worker's warm reactor, where that setting is not read.
+    """
+
+    def __init__(self, reactor: Any, policy: SourcePolicy):
+        self.reactor = reactor
+        self.policy = policy
+        self._wrapped: IHostnameResolver | None = None
+        self._refusals: OrderedDict[str, str] = OrderedDict()
+
+    @classmethod
+    def from_crawler(cls, crawler: Any, reactor: Any) -> FilteringResolver:
+        return cls(reactor, policy_from_settings(crawler.settings))
+
+    def install_on_reactor(self) -> None:
+        current = self.reactor.nameResolver
+        if isinstance(current, FilteringResolver):
+            current.policy = self.policy
+            return
+        self._wrapped = current
+        self.reactor.installNameResolver(self)
+
+    def resolveHostName(  # noqa: N802
+        self,
+        resolutionReceiver: IResolutionReceiver,  # noqa: N803
+        hostName: str,  # noqa: N803
+        portNumber: int = 0,  # noqa: N803
+        addressTypes: Sequence[type[IAddress]] | None = None,  # noqa: N803
+        transportSemantics: str = "TCP",  # noqa: N803
+    ) -> IResolutionReceiver:
+        assert self._wrapped is not None, "install_on_reactor() first"
+        receiver = _FilteringReceiver(resolutionReceiver, self, hostName, portNumber)
+        self._wrapped.resolveHostName(
+            receiver, hostName, portNumber, addressTypes, transportSemantics
+        )
+        return resolutionReceiver
+
+    def remember_refusal(self, host: str, reason: str) -> None:
+        self._refusals[host.lower()] = reason
+        self._refusals.move_to_end(host.lower())
+        while len(self._refusals) > REFUSALS_KEPT:
+            self._refusals.popitem(last=False)
+
+    def refusal(self, host: str) -> str | None:
+        """Why the last resolution of ``host`` was refused, if it was."""
+        return self._refusals.get(host.lower())
+
+
+def policy_from_settings(settings: Any) -> SourcePolicy:
+    """The crawler settings' view of the source policy (one place for both installers)."""
+    return SourcePolicy(
+        allowed_networks=parse_networks(settings.getlist("CRAWLER_ALLOWED_NETWORKS")),
+        allowed_ports=parse_ports(settings.getlist("CRAWLER_ALLOWED_PORTS")),
+        blocked_domains=tuple(d.lower() for d in settings.getlist("CRAWLER_BLOCKED_DOMAINS")),
+    )
+
+
+def installed_resolver() -> FilteringResolver | None:
+    """The filtering resolver on the running reactor, if one is installed."""
+    from twisted.internet import reactor
+
+    resolver = getattr(reactor, "nameResolver", None)
+    return resolver if isinstance(resolver, FilteringResolver) else None

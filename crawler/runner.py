@@ -1,0 +1,170 @@
+"""Run spiders in one long-lived Twisted reactor (the warm worker's engine room).
+
+Measured (DESIGN.md): a fresh ``CrawlerProcess`` per request costs ~700 ms; a crawl started in a
+reactor that is already running costs ~15 ms. So the reactor runs for the life of the process
+in a background thread, the filtering resolver is installed on it once, and each call to
+:meth:`WarmCrawler.crawl` builds a crawler, runs it there, and blocks its caller (an RQ job, in
+the main thread) until the items are in or the time budget is spent.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import logging
+import threading
+from typing import Any
+
+from scrapy import Spider, signals
+from scrapy.crawler import Crawler, CrawlerRunner
+from scrapy.settings import Settings
+from scrapy.utils.reactor import install_reactor
+
+from crawler.exceptions import CrawlTimeout
+from crawler.resolver import FilteringResolver, policy_from_settings
+
+logger = logging.getLogger(__name__)
+
+#: Seconds a stopped crawl gets to wind down before its caller moves on.
+STOP_GRACE = 5.0
+
+
+def crawler_settings(overrides: dict[str, Any] | None = None) -> Settings:
+    """The project's settings (``crawler.settings``) plus ``overrides``."""
+    settings = Settings()
+    settings.setmodule("crawler.settings", priority="project")
+    if overrides:
+        settings.update(overrides, priority="cmdline")
+    return settings
+
+
+class WarmCrawler:
+    """Owns the reactor thread; thread-safe :meth:`crawl` for callers in other threads."""
+
+    def __init__(self, settings: Settings | None = None):
+        self.settings = settings or crawler_settings()
+        self._runner: CrawlerRunner | None = None
+        self._thread: threading.Thread | None = None
+        self._lock = threading.Lock()
+
+    @property
+    def running(self) -> bool:
+        return self._thread is not None and self._thread.is_alive()
+
+    def start(self) -> None:
+        """Install the reactor and the resolver, start the reactor thread (idempotent)."""
+        with self._lock:
+            if self.running:
+                return
+            install_reactor(self.settings["TWISTED_REACTOR"], self.settings["ASYNCIO_EVENT_LOOP"])
+            from twisted.internet import reactor
+
+            FilteringResolver(reactor, policy_from_settings(self.settings)).install_on_reactor()
+            self._runner = CrawlerRunner(self.settings)
+            self._thread = threading.Thread(
+                target=reactor.run,
+                kwargs={"installSignalHandlers": False},
+                name="scrapy-reactor",
+                daemon=True,
+            )
+            self._thread.start()
+
+    def stop(self) -> None:
+        """Stop every crawl and the reactor (process shutdown)."""
+        if not self.running:
+            return
+        from twisted.internet import reactor
+
+        reactor.callFromThread(reactor.stop)
+        assert self._thread is not None
+        self._thread.join(timeout=STOP_GRACE)
+
+    def crawl(
+        self,
+        spider: type[Spider] | str,
+        *,
+        timeout: float | None = None,
+        settings: dict[str, Any] | None = None,
+        **spider_kwargs: Any,
+    ) -> list[Any]:
+        """Run one spider to the end and return the items it scraped.
+
+        Raises :class:`CrawlTimeout` after ``timeout`` seconds (``CRAWL_TIMEOUT`` by default),
+        having stopped the crawl. Any other interruption of the caller (an RQ job timeout)
+        stops the crawl too before it propagates, so the reactor is never left with orphans.
+        """
+        self.start()
+        from twisted.internet import reactor
+
+        timeout = timeout if timeout is not None else self.settings.getfloat("CRAWL_TIMEOUT")
+        items: list[Any] = []
+        done: concurrent.futures.Future[list[Any]] = concurrent.futures.Future()
+        started: concurrent.futures.Future[Crawler] = concurrent.futures.Future()
+
+        def collect(item: Any, **_: Any) -> None:
+            items.append(item)
+
+        def launch() -> None:
+            try:
+                assert self._runner is not None
+                crawler = self._runner.create_crawler(spider)
+                if settings:
+                    crawler.settings.update(settings, priority="spider")
+                crawler.signals.connect(collect, signal=signals.item_scraped)
+                deferred = self._runner.crawl(crawler, **spider_kwargs)
+            except BaseException as exc:
+                started.set_exception(exc)
+                done.set_exception(exc)
+                return
+            started.set_result(crawler)
+            deferred.addCallbacks(
+                lambda _: done.set_result(items),
+                lambda failure: done.set_exception(failure.value),
+            )
+
+        reactor.callFromThread(launch)
+        try:
+            return done.result(timeout=timeout)
+        except concurrent.futures.TimeoutError:
+            self._stop_crawl(started, done)
+            raise CrawlTimeout(f"The crawl did not finish within {timeout:g} s.") from None
+        except BaseException:
+            self._stop_crawl(started, done)
+            raise
+
+    def _stop_crawl(
+        self,
+        started: concurrent.futures.Future[Crawler],
+        done: concurrent.futures.Future[list[Any]],
+    ) -> None:
+        from twisted.internet import reactor
+
+        try:
+            crawler = started.result(timeout=STOP_GRACE)
+        except BaseException:
+            return
+        if done.done():
+            return
+        reactor.callFromThread(crawler.stop)
+        try:
+            done.result(timeout=STOP_GRACE)
+        except BaseException:
+            logger.warning("A stopped crawl did not wind down within %s s", STOP_GRACE)
+
+
+_shared: WarmCrawler | None = None
+_shared_lock = threading.Lock()
+
+
+def shared_crawler() -> WarmCrawler:
+    """The process's one warm crawler, started on first use.
+
+    The warm worker starts it before taking jobs; a job run by any other RQ worker class (or
+    from a script) gets one started on demand, slower the first time but otherwise the same.
+    """
+    global _shared
+    with _shared_lock:
+        if _shared is None:
+            _shared = WarmCrawler()
+        crawler = _shared
+    crawler.start()
+    return crawler

@@ -1,0 +1,67 @@
+"""Scrapy settings for every spider, from ``scrapy crawl`` and from the warm worker alike.
+
+Each deployment knob is read from the environment here, once, with a typed default; everything
+else is fixed policy. The environment variables are documented in the README.
+"""
+
+from __future__ import annotations
+
+import os
+
+BOT_NAME = "webdata"
+SPIDER_MODULES = ["crawler.spiders"]
+NEWSPIDER_MODULE = "crawler.spiders"
+
+#: Where site owners can read who we are and how to reach us.
+CONTACT_URL = os.environ.get("CRAWLER_CONTACT_URL", "https://github.com/webdata-platform")
+USER_AGENT = os.environ.get(
+    "CRAWLER_USER_AGENT", f"WebdataBot/0.1 (+{CONTACT_URL})"
+)
+
+ROBOTSTXT_OBEY = True
+ROBOTSTXT_PARSER = "scrapy.robotstxt.ProtegoRobotParser"
+#: Seconds a parsed robots.txt is reused across crawls in one worker process.
+ROBOTSTXT_CACHE_TTL = float(os.environ.get("CRAWLER_ROBOTSTXT_TTL", "600"))
+
+#: Comma-separated CIDRs of private networks the crawler may reach (empty: public only).
+CRAWLER_ALLOWED_NETWORKS = os.environ.get("CRAWLER_ALLOWED_NETWORKS", "")
+#: Ports fetched on public addresses (any port inside an allowed network).
+CRAWLER_ALLOWED_PORTS = os.environ.get("CRAWLER_ALLOWED_PORTS", "80,443,8080,8443")
+#: Comma-separated domains never fetched (subdomains included).
+CRAWLER_BLOCKED_DOMAINS = os.environ.get("CRAWLER_BLOCKED_DOMAINS", "")
+TWISTED_DNS_RESOLVER = "crawler.resolver.FilteringResolver"
+
+#: Bytes; applies to the body after decompression too (gzip bombs).
+DOWNLOAD_MAXSIZE = int(os.environ.get("CRAWLER_MAX_BYTES", str(10 * 1024 * 1024)))
+DOWNLOAD_WARNSIZE = 0
+#: Seconds for one whole download (connect + headers + body).
+DOWNLOAD_TIMEOUT = float(os.environ.get("CRAWLER_DOWNLOAD_TIMEOUT", "20"))
+#: Seconds one single-page crawl may take in all (robots.txt, redirects, retries).
+CRAWL_TIMEOUT = float(os.environ.get("CRAWLER_CRAWL_TIMEOUT", "45"))
+REDIRECT_MAX_TIMES = 10
+METAREFRESH_MAXDELAY = 30
+RETRY_ENABLED = False
+COOKIES_ENABLED = False
+HTTPCACHE_ENABLED = False
+
+# Nothing but http(s), and never through a proxy taken from the environment.
+DOWNLOAD_HANDLERS = {"file": None, "data": None, "ftp": None, "s3": None}
+HTTPPROXY_ENABLED = False
+
+DOWNLOADER_MIDDLEWARES = {
+    # Before robots.txt, so a refused host is not even asked for its robots.txt.
+    "crawler.middlewares.SourcePolicyMiddleware": 50,
+    "scrapy.downloadermiddlewares.robotstxt.RobotsTxtMiddleware": None,
+    "crawler.middlewares.SharedRobotsTxtMiddleware": 100,
+}
+EXTENSIONS = {
+    "scrapy.extensions.telnet.TelnetConsole": None,
+    "scrapy.extensions.memusage.MemoryUsage": None,
+    "scrapy.extensions.logstats.LogStats": None,
+}
+TELNETCONSOLE_ENABLED = False
+
+TWISTED_REACTOR = "twisted.internet.asyncioreactor.AsyncioSelectorReactor"
+REQUEST_FINGERPRINTER_IMPLEMENTATION = "2.7"
+FEED_EXPORT_ENCODING = "utf-8"
+LOG_LEVEL = os.environ.get("CRAWLER_LOG_LEVEL", "INFO")

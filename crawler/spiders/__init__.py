@@ -1,0 +1,1 @@
+"""Spiders: fetch and follow only; extraction lives in :mod:`crawler.extract`."""

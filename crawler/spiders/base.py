@@ -1,0 +1,78 @@
+"""The single-page spider every one-URL operation is built on."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterator
+from typing import TYPE_CHECKING, Any
+
+from scrapy import Request, Spider
+from scrapy.http import HtmlResponse
+
+from crawler.errors import classify
+from crawler.exceptions import CrawlError, UnsupportedContent
+from crawler.items import PageResult
+
+if TYPE_CHECKING:
+    from scrapy.http import Response
+    from twisted.python.failure import Failure
+
+
+def as_bool(value: Any) -> bool:
+    """Spider arguments come as strings from ``scrapy crawl -a``: ``"false"`` is False."""
+    if isinstance(value, str):
+        return value.strip().lower() not in {"", "0", "false", "no", "off"}
+    return bool(value)
+
+
+class SinglePageSpider(Spider):
+    """Fetches ``url`` (``-a url=…``), yields exactly one :class:`PageResult`.
+
+    Subclasses implement :meth:`extract`, a call to a pure function of :mod:`crawler.extract`.
+    Only HTML is accepted; every failure becomes a failed result with a stable error code.
+    """
+
+    def __init__(self, url: str | None = None, *args: Any, **kwargs: Any):
+        super().__init__(*args, **kwargs)
+        if not url:
+            raise ValueError(f"{self.name}: pass the page with -a url=…")
+        self.url = url
+
+    async def start(self) -> AsyncIterator[Request]:
+        yield Request(self.url, callback=self.parse, errback=self.failed, dont_filter=True)
+
+    def extract(self, response: HtmlResponse) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def parse(self, response: Response) -> Iterator[PageResult]:
+        if not isinstance(response, HtmlResponse):
+            ctype = response.headers.get("Content-Type", b"").decode("latin-1") or "unknown"
+            error = UnsupportedContent(f"The target is not HTML ({ctype}).", url=response.url)
+            yield self._failure(error, response)
+            return
+        try:
+            data = self.extract(response)
+        except CrawlError as error:
+            yield self._failure(error, response)
+            return
+        yield PageResult(
+            url=self.url,
+            status="succeeded",
+            final_url=response.url,
+            status_code=response.status,
+            data=data,
+        )
+
+    def failed(self, failure: Failure) -> Iterator[PageResult]:
+        error = classify(failure, failure.request.url if hasattr(failure, "request") else self.url)
+        response = getattr(failure.value, "response", None)
+        yield self._failure(error, response)
+
+    def _failure(self, error: CrawlError, response: Response | None) -> PageResult:
+        self.logger.info("Failed %s: %s %s", self.url, error.code, error.message)
+        return PageResult(
+            url=self.url,
+            status="failed",
+            final_url=response.url if response is not None else None,
+            status_code=response.status if response is not None else None,
+            error=error.as_dict(),
+        )

@@ -1,0 +1,126 @@
+"""Accounts, plans and API keys."""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+from dataclasses import dataclass
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from storage.models import Account, ApiKey, Plan, utcnow
+
+#: Every key starts with this, so leaked keys are easy to recognise (and to scan for).
+KEY_PREFIX = "wdp_"
+#: Random bytes per key (256 bits of entropy).
+KEY_BYTES = 32
+#: Characters of a key kept in clear to name it.
+PREFIX_LENGTH = 12
+
+#: The plan new accounts get unless told otherwise (plans are seeded by the migrations).
+DEFAULT_PLAN = "free"
+
+
+class AccountError(Exception):
+    """Raised for operator mistakes (unknown account or plan, duplicate name)."""
+
+
+def hash_key(key: str) -> str:
+    """Keys carry 256 random bits, so a plain SHA-256 is as strong as a slow hash here."""
+    return hashlib.sha256(key.encode()).hexdigest()
+
+
+def new_key() -> str:
+    return KEY_PREFIX + secrets.token_urlsafe(KEY_BYTES)
+
+
+@dataclass(frozen=True)
+class Principal:
+    """Who is calling: what the API needs from an authenticated key, detached from sessions."""
+
+    account_id: str
+    name: str
+    plan: str
+    requests_per_minute: int
+
+
+def get_plan(session: Session, name: str) -> Plan:
+    plan = session.scalar(select(Plan).where(Plan.name == name))
+    if plan is None:
+        raise AccountError(f"No plan named {name!r}.")
+    return plan
+
+
+def get_account(session: Session, name: str) -> Account:
+    account = session.scalar(select(Account).where(Account.name == name))
+    if account is None:
+        raise AccountError(f"No account named {name!r}.")
+    return account
+
+
+def find_account(session: Session, account_id: str) -> Account | None:
+    return session.get(Account, account_id)
+
+
+def create_account(session: Session, name: str, plan: str = DEFAULT_PLAN) -> Account:
+    """A new account with a zero balance (grant credits through :mod:`storage.ledger`)."""
+    if session.scalar(select(Account.id).where(Account.name == name)):
+        raise AccountError(f"An account named {name!r} exists already.")
+    account = Account(
+        id="acct_" + secrets.token_hex(8),
+        name=name,
+        plan=get_plan(session, plan),
+        balance=0,
+        webhook_secret="whsec_" + secrets.token_urlsafe(24),
+    )
+    session.add(account)
+    session.flush()
+    return account
+
+
+def create_key(session: Session, account: Account) -> str:
+    """A new key for ``account``; the only time the key itself is seen."""
+    key = new_key()
+    session.add(ApiKey(account_id=account.id, prefix=key[:PREFIX_LENGTH], key_hash=hash_key(key)))
+    session.flush()
+    return key
+
+
+def revoke_keys(session: Session, prefix: str) -> int:
+    """Revoke the one live key that starts with ``prefix`` (its first 8–12 characters)."""
+    if len(prefix) < len(KEY_PREFIX) + 4:
+        raise AccountError("Give at least the first 8 characters of the key.")
+    matched = session.scalars(
+        select(ApiKey).where(
+            ApiKey.prefix.startswith(prefix[:PREFIX_LENGTH], autoescape=True),
+            ApiKey.revoked_at.is_(None),
+        )
+    ).all()
+    if not matched:
+        raise AccountError(f"No live key starts with {prefix!r}.")
+    if len(matched) > 1:
+        names = ", ".join(row.prefix for row in matched)
+        raise AccountError(f"{prefix!r} matches several keys ({names}); give more characters.")
+    matched[0].revoked_at = utcnow()
+    return 1
+
+
+def authenticate(session: Session, key: str) -> Principal | None:
+    """The caller behind ``key``, or None for an unknown or revoked key."""
+    if not key.startswith(KEY_PREFIX):
+        return None
+    row = session.execute(
+        select(Account, Plan)
+        .join(ApiKey, ApiKey.account_id == Account.id)
+        .join(Plan, Plan.id == Account.plan_id)
+        .where(ApiKey.key_hash == hash_key(key), ApiKey.revoked_at.is_(None))
+    ).first()
+    if row is None:
+        return None
+    account, plan = row
+    return Principal(account.id, account.name, plan.name, plan.requests_per_minute)
+
+
+def list_keys(session: Session, account: Account) -> list[ApiKey]:
+    return list(session.scalars(select(ApiKey).where(ApiKey.account_id == account.id)))

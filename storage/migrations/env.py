@@ -1,0 +1,41 @@
+"""Alembic environment: the URL comes from the caller (storage.db.migrate) or DATABASE_URL."""
+
+from __future__ import annotations
+
+import os
+
+from alembic import context
+from sqlalchemy import engine_from_config, pool
+
+from storage.models import Base
+
+config = context.config
+url = config.get_main_option("sqlalchemy.url") or os.environ.get("DATABASE_URL")
+if not url:
+    raise SystemExit("Set DATABASE_URL (or sqlalchemy.url) to migrate.")
+config.set_main_option("sqlalchemy.url", url.replace("%", "%%"))
+
+
+def run_migrations_offline() -> None:
+    context.configure(url=url, target_metadata=Base.metadata, literal_binds=True,
+                      render_as_batch=True)
+    with context.begin_transaction():
+        context.run_migrations()
+
+
+def run_migrations_online() -> None:
+    engine = engine_from_config(
+        config.get_section(config.config_ini_section, {}), prefix="sqlalchemy.",
+        poolclass=pool.NullPool,
+    )
+    with engine.connect() as connection:
+        context.configure(connection=connection, target_metadata=Base.metadata,
+                          render_as_batch=True)
+        with context.begin_transaction():
+            context.run_migrations()
+
+
+if context.is_offline_mode():
+    run_migrations_offline()
+else:
+    run_migrations_online()

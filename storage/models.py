@@ -1,0 +1,128 @@
+"""Tables. Money-like state (balances, the ledger) is integer credits, never floats."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from sqlalchemy import (
+    BigInteger,
+    DateTime,
+    ForeignKey,
+    Index,
+    Integer,
+    String,
+    Text,
+    UniqueConstraint,
+)
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
+
+#: SQLite only auto-increments INTEGER PRIMARY KEY; PostgreSQL gets a BIGSERIAL.
+BigId = BigInteger().with_variant(Integer(), "sqlite")
+
+
+def utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+class Base(DeclarativeBase):
+    pass
+
+
+class Plan(Base):
+    """What an account may do: request rate and collection sizes."""
+
+    __tablename__ = "plans"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    name: Mapped[str] = mapped_column(String(64), unique=True)
+    requests_per_minute: Mapped[int] = mapped_column(Integer)
+    max_batch_urls: Mapped[int] = mapped_column(Integer)
+    max_crawl_pages: Mapped[int] = mapped_column(Integer)
+    max_running_collections: Mapped[int] = mapped_column(Integer)
+
+
+class Account(Base):
+    """One customer: one balance, any number of API keys."""
+
+    __tablename__ = "accounts"
+
+    id: Mapped[str] = mapped_column(String(40), primary_key=True)
+    name: Mapped[str] = mapped_column(String(200), unique=True)
+    plan_id: Mapped[int] = mapped_column(ForeignKey("plans.id"))
+    #: Credits available now (reservations already deducted). Changed only by storage.ledger.
+    balance: Mapped[int] = mapped_column(BigInteger, default=0)
+    webhook_secret: Mapped[str] = mapped_column(String(80))
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+    plan: Mapped[Plan] = relationship(lazy="joined")
+
+
+class ApiKey(Base):
+    """A key is shown once, at creation; only its SHA-256 is kept."""
+
+    __tablename__ = "api_keys"
+
+    id: Mapped[int] = mapped_column(BigId, primary_key=True, autoincrement=True)
+    account_id: Mapped[str] = mapped_column(ForeignKey("accounts.id"), index=True)
+    #: The first characters of the key, to name it in listings and ``keys revoke``.
+    prefix: Mapped[str] = mapped_column(String(32), index=True)
+    key_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    revoked_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+
+
+class LedgerEntry(Base):
+    """Append-only record of every balance change.
+
+    A charge is opened once (``reserve``: -n, or ``grant``: +n) and closed at most once
+    (``capture``: 0, or ``release``: +n), enforced by the unique (charge_key, phase) pair: the
+    database itself refuses a second reservation or a second settlement of the same charge.
+    The balance always equals the sum of ``amount`` over an account's entries.
+    """
+
+    __tablename__ = "ledger_entries"
+    __table_args__ = (UniqueConstraint("charge_key", "phase", name="uq_ledger_charge_phase"),)
+
+    id: Mapped[int] = mapped_column(BigId, primary_key=True, autoincrement=True)
+    account_id: Mapped[str] = mapped_column(ForeignKey("accounts.id"), index=True)
+    charge_key: Mapped[str] = mapped_column(String(120))
+    phase: Mapped[str] = mapped_column(String(8))  # open | close
+    kind: Mapped[str] = mapped_column(String(16))  # reserve | capture | release | grant
+    amount: Mapped[int] = mapped_column(BigInteger)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+class Activity(Base):
+    """One row per request (billed or not) and per operator grant: the account's history."""
+
+    __tablename__ = "activity"
+    __table_args__ = (Index("ix_activity_account_id_id", "account_id", "id"),)
+
+    id: Mapped[int] = mapped_column(BigId, primary_key=True, autoincrement=True)
+    account_id: Mapped[str] = mapped_column(ForeignKey("accounts.id"))
+    at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    operation: Mapped[str] = mapped_column(String(40))
+    #: Credits charged; negative for grants, so the balance is minus their sum.
+    credits: Mapped[int] = mapped_column(BigInteger, default=0)
+    status: Mapped[str] = mapped_column(String(16))  # succeeded | failed
+    request_id: Mapped[str | None] = mapped_column(String(64))
+    collection_id: Mapped[str | None] = mapped_column(String(40))
+    url: Mapped[str | None] = mapped_column(Text)
+    error: Mapped[str | None] = mapped_column(String(40))
+
+
+class IdempotencyRecord(Base):
+    """The first response to an ``Idempotency-Key``, replayed for 24 hours."""
+
+    __tablename__ = "idempotency_records"
+    __table_args__ = (UniqueConstraint("account_id", "key", name="uq_idempotency_account_key"),)
+
+    id: Mapped[int] = mapped_column(BigId, primary_key=True, autoincrement=True)
+    account_id: Mapped[str] = mapped_column(ForeignKey("accounts.id"))
+    key: Mapped[str] = mapped_column(String(255))
+    request_hash: Mapped[str] = mapped_column(String(64))
+    state: Mapped[str] = mapped_column(String(16))  # in_flight | done
+    response_status: Mapped[int | None] = mapped_column(Integer)
+    response_body: Mapped[str | None] = mapped_column(Text)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    expires_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), index=True)

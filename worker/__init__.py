@@ -1,0 +1,1 @@
+"""Background work: RQ queues, job functions, and the warm Scrapy worker that runs them."""

@@ -1,0 +1,41 @@
+"""Job functions: what the API enqueues, and what batch jobs may enqueue themselves.
+
+Each takes plain values and returns a plain dict: the page result (``crawler.items.PageResult``
+as a dict, the shape of a collection result). A failed fetch is a *successful* job whose result
+says ``"status": "failed"`` with a stable error code — so callers never parse tracebacks; only
+a crashed or killed job ends up as an RQ failure.
+
+    from worker.jobs import scrape
+    from worker.queues import queue, redis_connection, INTERACTIVE
+    job = queue(INTERACTIVE, redis_connection()).enqueue(scrape, "https://example.com/")
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+from typing import Any
+
+from crawler.exceptions import CrawlError, FetchFailed
+from crawler.items import PageResult
+from crawler.runner import shared_crawler
+
+
+def run_single_page(spider: str, url: str, **options: Any) -> dict[str, Any]:
+    """Run a single-page spider in the warm crawler; always returns one page result."""
+    try:
+        items = shared_crawler().crawl(spider, url=url, **options)
+    except CrawlError as error:
+        error.url = error.url or url
+        items = [PageResult(url=url, status="failed", error=error.as_dict())]
+    if not items:
+        error = FetchFailed("The crawl ended without a result.", url=url)
+        items = [PageResult(url=url, status="failed", error=error.as_dict())]
+    item = items[0]
+    return asdict(item) if isinstance(item, PageResult) else dict(item)
+
+
+def scrape(url: str, include_links: bool = True, include_metadata: bool = True) -> dict[str, Any]:
+    """``POST /scrape``: title, readable text, links and metadata of one page."""
+    return run_single_page(
+        "page", url, include_links=include_links, include_metadata=include_metadata
+    )
