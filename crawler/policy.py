@@ -86,6 +86,19 @@ class SourcePolicy:
     allowed_ports: frozenset[int] = DEFAULT_PORTS
     blocked_domains: tuple[str, ...] = field(default=())
 
+    @classmethod
+    def from_lists(
+        cls, networks: str | Iterable[str], ports: str | Iterable[int | str],
+        blocked_domains: str | Iterable[str],
+    ) -> SourcePolicy:
+        """From configuration values: comma-separated strings or lists."""
+        domains = blocked_domains.split(",") if isinstance(blocked_domains, str) else blocked_domains
+        return cls(
+            allowed_networks=parse_networks(networks),
+            allowed_ports=parse_ports(ports),
+            blocked_domains=tuple(d.strip().lower() for d in domains if d.strip()),
+        )
+
     def _trusted(self, ip: IPAddress) -> bool:
         return any(ip.version == net.version and ip in net for net in self.allowed_networks)
 

@@ -21,7 +21,7 @@ from twisted.internet.interfaces import (
 )
 from zope.interface import implementer
 
-from crawler.policy import SourcePolicy, parse_networks, parse_ports
+from crawler.policy import SourcePolicy
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -116,10 +116,10 @@ class FilteringResolver:
 
 def policy_from_settings(settings: Any) -> SourcePolicy:
     """The crawler settings' view of the source policy (one place for both installers)."""
-    return SourcePolicy(
-        allowed_networks=parse_networks(settings.getlist("CRAWLER_ALLOWED_NETWORKS")),
-        allowed_ports=parse_ports(settings.getlist("CRAWLER_ALLOWED_PORTS")),
-        blocked_domains=tuple(d.lower() for d in settings.getlist("CRAWLER_BLOCKED_DOMAINS")),
+    return SourcePolicy.from_lists(
+        settings.getlist("CRAWLER_ALLOWED_NETWORKS"),
+        settings.getlist("CRAWLER_ALLOWED_PORTS"),
+        settings.getlist("CRAWLER_BLOCKED_DOMAINS"),
     )
 
 

@@ -1,0 +1,77 @@
+"""The HTTP API: ``create_app(config)`` builds the Flask app (``flask --app api …``)."""
+
+from __future__ import annotations
+
+import logging
+import secrets
+
+from flask import Flask, g
+from flask_smorest import Api
+
+from api import errors
+from api.config import Config
+from api.schemas import ErrorSchema
+from crawler.policy import SourcePolicy
+from storage.db import Database
+from worker.queues import redis_connection
+
+logger = logging.getLogger(__name__)
+
+BASE_PATH = "/api/service/v1"
+
+
+class WebdataApi(Api):
+    """flask-smorest's Api, minus its own error handler: ``api.errors`` owns the error shape."""
+
+    ERROR_SCHEMA = ErrorSchema
+
+    def _register_error_handlers(self) -> None:
+        errors.register(self._app)
+
+
+def _begin_request() -> None:
+    g.request_id = "req_" + secrets.token_hex(12)
+
+
+def _finish_request(response):
+    response.headers["X-Request-Id"] = g.get("request_id", "")
+    return response
+
+
+def create_app(config: Config | None = None) -> Flask:
+    config = config or Config.from_env()
+    app = Flask(__name__)
+    app.config.update(
+        WEBDATA=config,
+        MAX_CONTENT_LENGTH=config.max_body_bytes,
+        API_TITLE="Web data platform",
+        API_VERSION="v1",
+        OPENAPI_VERSION="3.1.0",
+        OPENAPI_URL_PREFIX=BASE_PATH,
+        OPENAPI_JSON_PATH="openapi.json",
+        OPENAPI_SWAGGER_UI_PATH="docs",
+        OPENAPI_SWAGGER_UI_URL="https://cdn.jsdelivr.net/npm/swagger-ui-dist/",
+        API_SPEC_OPTIONS={
+            "components": {"securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}}},
+            "security": [{"bearer": []}],
+            "info": {"description": "Public web pages to clean data. See API.md for the contract."},
+        },
+    )
+    app.extensions["webdata.db"] = Database(config.database_url)
+    app.extensions["webdata.redis"] = redis_connection(config.redis_url)
+    app.extensions["webdata.policy"] = SourcePolicy.from_lists(
+        config.allowed_networks, config.allowed_ports, config.blocked_domains
+    )
+    app.before_request(_begin_request)
+    app.after_request(_finish_request)
+
+    api = WebdataApi(app)
+    from api.resources import account, extraction, health
+
+    for blueprint in (health.blp, account.blp, extraction.blp):
+        api.register_blueprint(blueprint)
+
+    from api.cli import register_cli
+
+    register_cli(app)
+    return app

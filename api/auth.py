@@ -1,0 +1,47 @@
+"""Bearer-key authentication, as a ``before_request`` hook of each authenticated blueprint.
+
+Blueprint-level, not app-level, so unknown paths answer 404 rather than 401.
+"""
+
+from __future__ import annotations
+
+from flask import g, request
+from flask_smorest import Blueprint
+
+from api.errors import ApiError
+from api.extensions import db
+from storage import accounts
+
+CHALLENGE = {"WWW-Authenticate": 'Bearer realm="api"'}
+
+
+def _authenticate() -> None:
+    header = request.headers.get("Authorization", "")
+    scheme, _, key = header.partition(" ")
+    if scheme.lower() != "bearer" or not key.strip():
+        raise ApiError("unauthorized", "Send your API key as 'Authorization: Bearer <key>'.",
+                       headers=CHALLENGE)
+    with db().session() as session:
+        principal = accounts.authenticate(session, key.strip())
+    if principal is None:
+        raise ApiError("unauthorized", "This API key is unknown or revoked.", headers=CHALLENGE)
+    g.principal = principal
+
+
+def _require_json_object() -> None:
+    """A 400 that says what is wrong, before webargs would report a missing field instead."""
+    if request.method not in ("POST", "PUT", "PATCH"):
+        return
+    if not request.is_json:
+        raise ApiError(
+            "bad_request", "Send the body as JSON, with 'Content-Type: application/json'."
+        )
+    if not isinstance(request.get_json(silent=True), dict):
+        raise ApiError("bad_request", "The body must be a JSON object.")
+
+
+def authenticated(blueprint: Blueprint) -> Blueprint:
+    """Require a valid key (then a JSON object body) on every route of ``blueprint``."""
+    blueprint.before_request(_authenticate)
+    blueprint.before_request(_require_json_object)
+    return blueprint

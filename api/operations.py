@@ -1,0 +1,61 @@
+"""The life of a billable single-page request, shared by every one-URL operation.
+
+pre-check the URL → reserve credits → run the job on a warm worker → capture (success) or
+release (any failure) → answer. Every path writes exactly one line of activity history.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from flask import current_app, g
+
+from api.dispatch import run_interactive
+from api.errors import ApiError
+from api.extensions import db, redis, source_policy
+from crawler.exceptions import SourcePolicyError
+from storage import ledger
+
+#: Fields of the page result every single-page response starts with.
+COMMON_FIELDS = ("url", "final_url", "status_code", "fetched_at")
+
+
+def run_page_operation(
+    operation: str, job: Callable[..., dict[str, Any]], url: str, *, cost: int = 1,
+    **options: Any,
+) -> tuple[dict[str, Any], int, dict[str, str]]:
+    """Run ``job(url, **options)``; returns (body, status, headers) or raises ApiError."""
+    charge = ledger.Charge(
+        account_id=g.principal.account_id, key=f"request:{g.request_id}", amount=cost,
+        operation=operation, request_id=g.request_id, url=url,
+    )
+    try:
+        source_policy().check_url(url)
+    except SourcePolicyError as exc:
+        ledger.record_failure(db(), charge, exc.code)
+        raise ApiError(exc.code, exc.message, details={"url": url, "target_status": None}) from None
+    try:
+        ledger.reserve(db(), charge)
+    except ledger.InsufficientCredits as exc:
+        ledger.record_failure(db(), charge, "insufficient_credits")
+        raise ApiError("insufficient_credits", str(exc)) from None
+    try:
+        result = run_interactive(
+            redis(), job, url, job_id=g.request_id,
+            wait=current_app.config["WEBDATA"].job_wait_seconds, **options,
+        )
+        if result["status"] != "succeeded":
+            raise ApiError.from_result(result["error"] or {})
+    except ApiError as exc:
+        ledger.release(db(), charge, exc.error)
+        raise
+    except BaseException:
+        ledger.release(db(), charge, "internal_error")
+        raise
+    balance = ledger.capture(db(), charge)
+    body = {"request_id": g.request_id, "credits_used": cost}
+    body.update({name: result[name] for name in COMMON_FIELDS})
+    body.update(result["data"] or {})
+    headers = {"X-Credits-Used": str(cost), "X-Credits-Remaining": str(balance)}
+    return body, 200, headers

@@ -1,0 +1,90 @@
+"""``GET /account`` and ``GET /account/activity``."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+from datetime import UTC, datetime
+
+from flask import g
+from flask_smorest import Blueprint
+
+from api.auth import authenticated
+from api.errors import ApiError
+from api.extensions import db
+from api.schemas import AccountSchema, ActivityPageSchema, ActivityQuerySchema
+from storage import accounts, activity
+
+blp = authenticated(Blueprint("account", __name__, url_prefix="/api/service/v1",
+                              description="Your account, balance and history."))
+
+
+def _iso(value: datetime) -> str:
+    """UTC, as the contract writes times (SQLite gives naive UTC, PostgreSQL aware times)."""
+    if value.tzinfo is not None:
+        value = value.astimezone(UTC)
+    return value.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def encode_cursor(row_id: int | None) -> str | None:
+    return base64.urlsafe_b64encode(f"a:{row_id}".encode()).decode() if row_id else None
+
+
+def decode_cursor(cursor: str | None) -> int | None:
+    if not cursor:
+        return None
+    try:
+        kind, _, value = base64.urlsafe_b64decode(cursor.encode()).decode().partition(":")
+        if kind != "a":
+            raise ValueError(kind)
+        return int(value)
+    except (ValueError, binascii.Error, UnicodeDecodeError):
+        raise ApiError("validation_error", "Invalid request: check cursor.",
+                       errors={"cursor": ["Not a cursor this API returned."]}) from None
+
+
+@blp.route("/account", methods=["GET"])
+@blp.response(200, AccountSchema)
+def account():
+    """Your account: plan limits and credit balance."""
+    with db().session() as session:
+        row = accounts.find_account(session, g.principal.account_id)
+        plan = row.plan
+        return {
+            "id": row.id,
+            "name": row.name,
+            "plan": {
+                "name": plan.name,
+                "requests_per_minute": plan.requests_per_minute,
+                "max_batch_urls": plan.max_batch_urls,
+                "max_crawl_pages": plan.max_crawl_pages,
+                "max_running_collections": plan.max_running_collections,
+            },
+            "credits": {"balance": row.balance},
+        }
+
+
+@blp.route("/account/activity", methods=["GET"])
+@blp.arguments(ActivityQuerySchema, location="query")
+@blp.response(200, ActivityPageSchema)
+def account_activity(args: dict):
+    """Every request, billed or not, newest first; pass ``next_cursor`` back for more."""
+    rows, next_id = activity.page(
+        db(), g.principal.account_id, before=decode_cursor(args["cursor"]), limit=args["limit"]
+    )
+    return {
+        "activity": [
+            {
+                "id": f"act_{row.id}",
+                "at": _iso(row.at),
+                "operation": row.operation,
+                "credits": row.credits,
+                "status": row.status,
+                "request_id": row.request_id,
+                "collection_id": row.collection_id,
+                "url": row.url,
+            }
+            for row in rows
+        ],
+        "next_cursor": encode_cursor(next_id),
+    }

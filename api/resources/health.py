@@ -1,0 +1,32 @@
+"""``GET /healthz``: is this instance able to serve (no auth)?"""
+
+from __future__ import annotations
+
+import logging
+
+from flask_smorest import Blueprint
+
+from api.extensions import db, redis
+from api.schemas import HealthSchema
+
+logger = logging.getLogger(__name__)
+
+blp = Blueprint("health", __name__, description="Liveness and dependencies.")
+
+
+@blp.route("/healthz", methods=["GET"])
+@blp.response(200, HealthSchema)
+@blp.alt_response(503, schema=HealthSchema, description="A dependency is down.")
+def healthz():
+    """``ok`` when Redis and the database answer; 503 naming the one that does not."""
+    checks = {"redis": redis().ping, "database": db().ping}
+    body = {"status": "ok"}
+    for name, ping in checks.items():
+        try:
+            ping()
+            body[name] = "ok"
+        except Exception as exc:
+            logger.warning("Health check: %s is down: %s", name, exc)
+            body[name] = "down"
+            body["status"] = "degraded"
+    return body, 200 if body["status"] == "ok" else 503

@@ -1,0 +1,227 @@
+"""Real parts for every test: a Redis, SQLite (and PostgreSQL when TEST_DATABASE_URL is set),
+warm worker processes, and the loopback test website.
+
+Two worker pools run for the whole session, on two Redis databases:
+- the *normal* pool may reach the test site's address (``CRAWLER_ALLOWED_NETWORKS=127.0.0.2/32``);
+- the *strict* pool runs with the allowed networks empty, as in production, for the SSRF tests.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
+
+import pytest
+from redis import Redis
+from rq import Worker
+
+from api import create_app
+from api.config import Config
+from api.serve import start_redis
+from storage import accounts, ledger
+from storage.db import Database, migrate
+from tests.site.server import HitCounter, serve
+
+ROOT = Path(__file__).resolve().parent.parent
+SITE_HOST = "127.0.0.2"
+ALLOWED = f"{SITE_HOST}/32"
+WORKER_ENV = {
+    "CRAWLER_ALLOWED_NETWORKS": ALLOWED,
+    "CRAWLER_DOWNLOAD_TIMEOUT": "3",
+    "CRAWLER_CRAWL_TIMEOUT": "10",
+    "LOG_LEVEL": "WARNING",
+}
+
+
+@pytest.fixture(scope="session")
+def redis_url(tmp_path_factory) -> Iterator[str]:
+    if os.environ.get("REDIS_URL"):
+        yield os.environ["REDIS_URL"]
+        return
+    proc, url = start_redis(tmp_path_factory.mktemp("redis"))
+    yield url
+    proc.terminate()
+    proc.wait(timeout=10)
+
+
+@pytest.fixture(scope="session")
+def strict_redis_url(redis_url) -> str:
+    """The same server, the next database: the strict worker pool's queues."""
+    parts = urlsplit(redis_url)
+    number = int(parts.path.strip("/") or 0) + 1
+    return urlunsplit(parts._replace(path=f"/{number}"))
+
+
+@pytest.fixture(scope="session")
+def hit_counter() -> HitCounter:
+    return HitCounter()
+
+
+@pytest.fixture(scope="session")
+def site(hit_counter) -> Iterator[str]:
+    """Base URL of the test website (no trailing slash)."""
+    server = serve(SITE_HOST, 0, loopback_target=f"http://127.0.0.1:{hit_counter.port}/")
+    yield f"http://{SITE_HOST}:{server.server_address[1]}"
+    server.shutdown()
+
+
+def _start_workers(redis: str, count: int, env: dict[str, str], log: Path) -> list:
+    full_env = {**os.environ, **env, "REDIS_URL": redis}
+    procs = [
+        subprocess.Popen([sys.executable, "-m", "worker", "interactive"], cwd=ROOT, env=full_env,
+                         stdout=log.open("ab"), stderr=subprocess.STDOUT)
+        for _ in range(count)
+    ]
+    connection = Redis.from_url(redis)
+    deadline = time.monotonic() + 60
+    while len(Worker.all(connection=connection)) < count:
+        if time.monotonic() > deadline or any(p.poll() is not None for p in procs):
+            raise RuntimeError(f"Workers did not start; see {log}")
+        time.sleep(0.1)
+    return procs
+
+
+def _stop(procs) -> None:
+    for proc in procs:
+        proc.terminate()
+    for proc in procs:
+        try:
+            proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+
+
+@pytest.fixture(scope="session")
+def workers(redis_url, tmp_path_factory) -> Iterator[list]:
+    log = tmp_path_factory.mktemp("logs") / "workers.log"
+    procs = _start_workers(redis_url, 2, WORKER_ENV, log)
+    yield procs
+    _stop(procs)
+
+
+@pytest.fixture(scope="session")
+def strict_workers(strict_redis_url, tmp_path_factory) -> Iterator[list]:
+    log = tmp_path_factory.mktemp("logs") / "strict-workers.log"
+    procs = _start_workers(strict_redis_url, 1, {**WORKER_ENV, "CRAWLER_ALLOWED_NETWORKS": ""},
+                           log)
+    yield procs
+    _stop(procs)
+
+
+@pytest.fixture(scope="session")
+def sqlite_url(tmp_path_factory) -> str:
+    url = f"sqlite:///{tmp_path_factory.mktemp('db') / 'test.db'}"
+    migrate(url)
+    return url
+
+
+@pytest.fixture(scope="session")
+def postgres_url() -> Iterator[str | None]:
+    """A fresh database of our own on the TEST_DATABASE_URL server, dropped at the end."""
+    base = os.environ.get("TEST_DATABASE_URL")
+    if not base:
+        yield None
+        return
+    import psycopg2
+
+    parts = urlsplit(base)
+    name = f"{parts.path.strip('/') or 'webdata_test'}_{uuid.uuid4().hex[:8]}"
+    admin = urlunsplit(parts._replace(path="/postgres"))
+    conn = psycopg2.connect(admin)
+    conn.autocommit = True
+    conn.cursor().execute(f'CREATE DATABASE "{name}"')
+    url = urlunsplit(parts._replace(path=f"/{name}"))
+    if url.startswith("postgresql://"):
+        url = "postgresql+psycopg2://" + url.removeprefix("postgresql://")
+    migrate(url)
+    yield url
+    Database(url).dispose()
+    conn.cursor().execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    conn.close()
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def database_url(request, sqlite_url, postgres_url) -> str:
+    """Both engines, for the tests about money; PostgreSQL skipped without TEST_DATABASE_URL."""
+    if request.param == "sqlite":
+        return sqlite_url
+    if not postgres_url:
+        pytest.skip("TEST_DATABASE_URL is not set")
+    return postgres_url
+
+
+def make_config(database_url: str, redis_url: str, **overrides) -> Config:
+    values = dict(database_url=database_url, redis_url=redis_url, job_wait_seconds=30,
+                  allowed_networks=ALLOWED)
+    values.update(overrides)
+    return Config(**values)
+
+
+@pytest.fixture(scope="session")
+def app(sqlite_url, redis_url, workers):
+    return create_app(make_config(sqlite_url, redis_url))
+
+
+@pytest.fixture(scope="session")
+def strict_app(sqlite_url, strict_redis_url, strict_workers):
+    """An API whose pre-check and workers allow no private network at all."""
+    return create_app(make_config(sqlite_url, strict_redis_url, allowed_networks=""))
+
+
+@pytest.fixture
+def client(app):
+    return app.test_client()
+
+
+class Customer:
+    """An account with a key, and shortcuts to call the API as it."""
+
+    def __init__(self, app, account_id: str, key: str):
+        self.app = app
+        self.account_id = account_id
+        self.key = key
+        self.client = app.test_client()
+
+    @property
+    def headers(self) -> dict[str, str]:
+        return {"Authorization": f"Bearer {self.key}"}
+
+    def post(self, path: str, body, client=None):
+        return (client or self.client).post(f"/api/service/v1{path}", json=body,
+                                            headers=self.headers)
+
+    def get(self, path: str, **kwargs):
+        return self.client.get(f"/api/service/v1{path}", headers=self.headers, **kwargs)
+
+    def balance(self) -> int:
+        return ledger.balance_of(self.app.extensions["webdata.db"], self.account_id)
+
+    def activity(self) -> list[dict]:
+        return self.get("/account/activity?limit=100").get_json()["activity"]
+
+
+def new_customer(app, credits: int = 100, plan: str = "free") -> Customer:
+    db = app.extensions["webdata.db"]
+    with db.session() as session:
+        account = accounts.create_account(session, f"test-{uuid.uuid4().hex[:10]}", plan)
+        key = accounts.create_key(session, account)
+        account_id = account.id
+    if credits:
+        ledger.grant(db, account_id, credits, f"grant:{uuid.uuid4().hex}")
+    return Customer(app, account_id, key)
+
+
+@pytest.fixture
+def customer(app) -> Customer:
+    return new_customer(app)
+
+
+@pytest.fixture
+def strict_customer(strict_app) -> Customer:
+    return new_customer(strict_app)

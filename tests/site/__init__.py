@@ -1,0 +1,1 @@
+"""The local test website: ordinary pages and hostile ones, served on loopback."""

@@ -1,0 +1,188 @@
+"""A small website on loopback for real crawls: pages, robots.txt, and hostile behaviour.
+
+Run alone with ``python -m tests.site.server [HOST] [PORT]`` (the benchmarks use it too).
+"""
+
+from __future__ import annotations
+
+import functools
+import gzip
+import http.server
+import socket
+import sys
+import threading
+import time
+from pathlib import Path
+
+PAGES = Path(__file__).with_name("pages")
+ROBOTS = b"User-agent: *\nDisallow: /private\n"
+
+
+class Handler(http.server.BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    #: Set by :func:`serve`: where a "hop to loopback" should point.
+    loopback_target = "http://127.0.0.1:9/"
+
+    def log_message(self, *args):
+        pass
+
+    def send_body(self, body: bytes, ctype: str = "text/html; charset=utf-8", status: int = 200,
+                  headers: dict[str, str] | None = None) -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", ctype)
+        self.send_header("Content-Length", str(len(body)))
+        for name, value in (headers or {}).items():
+            self.send_header(name, value)
+        self.end_headers()
+        self.wfile.write(body)
+
+    def do_GET(self):  # noqa: N802
+        path = self.path.split("?", 1)[0]
+        route = ROUTES.get(path)
+        if route:
+            route(self)
+            return
+        page = PAGES / (path.strip("/") + ".html")
+        if path.strip("/") and page.is_file() and page.parent == PAGES:
+            self.send_body(page.read_bytes())
+        else:
+            self.send_body(b"<html><body>Not found</body></html>", status=404)
+
+
+def _robots(h: Handler) -> None:
+    h.send_body(ROBOTS, "text/plain")
+
+
+def _private(h: Handler) -> None:
+    h.send_body(b"<html><title>secret</title><body>robots says no</body></html>")
+
+
+def _pdf(h: Handler) -> None:
+    h.send_body(b"%PDF-1.4\n%\xe2\xe3\xcf\xd3\n1 0 obj<<>>endobj\n", "application/pdf")
+
+
+def _json(h: Handler) -> None:
+    h.send_body(b'{"hello": "world"}', "application/json")
+
+
+def _error(status: int):
+    return lambda h: h.send_body(b"<html><body>oops</body></html>", status=status)
+
+
+def _redirect(location_of):
+    def handler(h: Handler) -> None:
+        h.send_response(302)
+        h.send_header("Location", location_of(h))
+        h.send_header("Content-Length", "0")
+        h.end_headers()
+    return handler
+
+
+def _meta_refresh(h: Handler) -> None:
+    body = (f'<html><head><meta http-equiv="refresh" content="0; url={h.loopback_target}">'
+            "</head><body>moving</body></html>")
+    h.send_body(body.encode())
+
+
+def _gzip_bomb(h: Handler) -> None:
+    # 64 MiB of zeros compresses to ~64 KiB: over the size limit only once decompressed.
+    h.send_body(gzip_bomb(), headers={"Content-Encoding": "gzip"})
+
+
+def _endless(h: Handler) -> None:
+    h.send_response(200)
+    h.send_header("Content-Type", "text/html")
+    h.end_headers()
+    chunk = b"<p>" + b"x" * 65536 + b"</p>"
+    try:
+        h.wfile.write(b"<html><body>")
+        for _ in range(100_000):  # bounded: ~6 GB, far past any limit
+            h.wfile.write(chunk)
+    except OSError:
+        pass
+    h.close_connection = True
+
+
+def _drip(h: Handler) -> None:
+    h.send_response(200)
+    h.send_header("Content-Type", "text/html")
+    h.send_header("Content-Length", "1000")
+    h.end_headers()
+    try:
+        for _ in range(60):  # one byte a second, for a minute at most
+            h.wfile.write(b"x")
+            h.wfile.flush()
+            time.sleep(1)
+    except OSError:
+        pass
+    h.close_connection = True
+
+
+@functools.cache
+def gzip_bomb() -> bytes:
+    return gzip.compress(b"\0" * (64 * 1024 * 1024), compresslevel=9)
+
+ROUTES = {
+    "/robots.txt": _robots,
+    "/private": _private,
+    "/doc.pdf": _pdf,
+    "/data.json": _json,
+    "/missing": _error(404),
+    "/broken": _error(500),
+    "/loop": _redirect(lambda h: "/loop2"),
+    "/loop2": _redirect(lambda h: "/loop"),
+    "/redirect-to-article": _redirect(lambda h: "/article"),
+    "/redirect-to-loopback": _redirect(lambda h: h.loopback_target),
+    "/refresh-to-loopback": _meta_refresh,
+    "/gzip-bomb": _gzip_bomb,
+    "/endless": _endless,
+    "/drip": _drip,
+}
+
+
+class Server(http.server.ThreadingHTTPServer):
+    daemon_threads = True
+
+
+def serve(host: str = "127.0.0.2", port: int = 0, loopback_target: str | None = None) -> Server:
+    """Start the site in a daemon thread; ``server.server_address`` tells where."""
+    handler = type("SiteHandler", (Handler,), {})
+    if loopback_target:
+        handler.loopback_target = loopback_target
+    server = Server((host, port), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server
+
+
+class HitCounter:
+    """A dual-stack listener (IPv4 and IPv6, every local address) that counts connections.
+
+    The SSRF tests point forbidden URLs at its port: any count above zero is a leak.
+    """
+
+    def __init__(self):
+        self.sock = socket.socket(socket.AF_INET6, socket.SOCK_STREAM)
+        self.sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 0)
+        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self.sock.bind(("::", 0))
+        self.sock.listen(64)
+        self.port = self.sock.getsockname()[1]
+        self.hits = 0
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return
+            self.hits += 1
+            conn.close()
+
+
+if __name__ == "__main__":
+    host = sys.argv[1] if len(sys.argv) > 1 else "127.0.0.2"
+    port = int(sys.argv[2]) if len(sys.argv) > 2 else 8800
+    site = serve(host, port)
+    print(f"Test site on http://{host}:{site.server_address[1]}/", flush=True)
+    threading.Event().wait()

@@ -1,0 +1,131 @@
+"""Auth, input validation and the one error shape, on every layer."""
+
+from __future__ import annotations
+
+from storage import accounts
+
+SCRAPE = "/api/service/v1/scrape"
+
+
+def assert_error(response, status: int, error: str) -> dict:
+    body = response.get_json()
+    assert response.status_code == status, body
+    assert body["code"] == status
+    assert body["error"] == error
+    assert body["status"]
+    assert body["message"]
+    assert body["request_id"].startswith("req_")
+    assert body["request_id"] == response.headers["X-Request-Id"]
+    assert "Traceback" not in response.get_data(as_text=True)
+    return body
+
+
+def test_missing_and_malformed_authorization(client):
+    assert_error(client.post(SCRAPE, json={"url": "https://example.com/"}), 401, "unauthorized")
+    response = client.post(SCRAPE, json={"url": "https://example.com/"},
+                           headers={"Authorization": "Basic abc"})
+    assert_error(response, 401, "unauthorized")
+    assert response.headers["WWW-Authenticate"].startswith("Bearer")
+
+
+def test_unknown_and_revoked_keys(app, customer, client):
+    response = client.get("/api/service/v1/account",
+                          headers={"Authorization": "Bearer wdp_not-a-real-key"})
+    assert_error(response, 401, "unauthorized")
+    assert customer.get("/account").status_code == 200
+    with app.extensions["webdata.db"].session() as session:
+        accounts.revoke_keys(session, customer.key[:12])
+    assert_error(customer.get("/account"), 401, "unauthorized")
+
+
+def test_body_not_json_is_400(customer):
+    client, headers = customer.client, customer.headers
+    assert_error(client.post(SCRAPE, data="url=x", headers=headers), 400, "bad_request")
+    response = client.post(SCRAPE, data="{not json", headers=headers,
+                           content_type="application/json")
+    assert_error(response, 400, "bad_request")
+    assert_error(client.post(SCRAPE, json=["https://example.com/"], headers=headers), 400,
+                 "bad_request")
+
+
+def test_missing_or_invalid_url_is_422_with_field_errors(customer):
+    for body, field in (({}, "url"), ({"url": 42}, "url"), ({"url": "not a url"}, "url"),
+                        ({"url": "example.com"}, "url"), ({"url": "https://x/" + "a" * 3000}, "url"),
+                        ({"url": "https://example.com/", "include_links": "maybe"},
+                         "include_links"),
+                        ({"url": "https://example.com/", "surprise": 1}, "surprise")):
+        error = assert_error(customer.post("/scrape", body), 422, "validation_error")
+        assert field in error["errors"], error
+    assert customer.balance() == 100
+    assert all(row["credits"] == 0 for row in customer.activity()
+               if row["operation"] != "credit_grant")
+
+
+def test_unknown_path_and_wrong_method(client, customer):
+    assert_error(client.get("/api/service/v1/nothing-here"), 404, "not_found")
+    response = customer.client.get(SCRAPE, headers=customer.headers)
+    assert_error(response, 405, "method_not_allowed")
+    assert "POST" in response.headers["Allow"]
+
+
+def test_insufficient_credits_is_402_and_recorded(app, site):
+    from tests.conftest import new_customer
+
+    broke = new_customer(app, credits=0)
+    body = assert_error(broke.post("/scrape", {"url": f"{site}/article"}), 402,
+                        "insufficient_credits")
+    assert "needs 1 credits; the balance is 0" in body["message"]
+    assert broke.activity()[0]["status"] == "failed"
+
+
+def test_health_and_openapi(client):
+    response = client.get("/healthz")
+    assert response.status_code == 200
+    assert response.get_json() == {"status": "ok", "redis": "ok", "database": "ok"}
+    spec = client.get("/api/service/v1/openapi.json").get_json()
+    assert "/api/service/v1/scrape" in spec["paths"]
+    assert "/api/service/v1/account/activity" in spec["paths"]
+    assert spec["components"]["securitySchemes"]["bearer"]["scheme"] == "bearer"
+    docs = client.get("/api/service/v1/docs")
+    assert docs.status_code == 200
+    assert b"swagger" in docs.data.lower()
+
+
+def test_health_reports_a_dead_redis(sqlite_url):
+    from api import create_app
+    from tests.conftest import make_config
+
+    app = create_app(make_config(sqlite_url, "redis://127.0.0.1:1/0"))
+    response = app.test_client().get("/healthz")
+    assert response.status_code == 503
+    assert response.get_json()["redis"] == "down"
+
+
+def test_no_redis_is_503_unavailable_and_free(sqlite_url, site):
+    from api import create_app
+    from tests.conftest import make_config, new_customer
+
+    app = create_app(make_config(sqlite_url, "redis://127.0.0.1:1/0"))
+    customer = new_customer(app)
+    assert_error(customer.post("/scrape", {"url": f"{site}/article"}), 503, "unavailable")
+    assert customer.balance() == 100
+
+
+def test_account_and_paginated_activity(customer, site):
+    account = customer.get("/account").get_json()
+    assert account["id"] == customer.account_id
+    assert account["plan"]["name"] == "free"
+    assert account["credits"] == {"balance": 100}
+    for _ in range(3):
+        customer.post("/scrape", {"url": f"{site}/missing"})
+    first = customer.get("/account/activity?limit=2").get_json()
+    assert len(first["activity"]) == 2 and first["next_cursor"]
+    rest = customer.get(f"/account/activity?limit=2&cursor={first['next_cursor']}").get_json()
+    rows = first["activity"] + rest["activity"]
+    assert [row["operation"] for row in rows] == ["scrape"] * 3 + ["credit_grant"]
+    assert rows[-1]["credits"] == -100
+    assert rest["next_cursor"] is None
+    assert -sum(row["credits"] for row in rows) == customer.get("/account").get_json()[
+        "credits"]["balance"]
+    assert_error(customer.get("/account/activity?cursor=garbage"), 422, "validation_error")
+    assert_error(customer.get("/account/activity?limit=0"), 422, "validation_error")
