@@ -6,6 +6,7 @@ result stream (``XREAD``), which wakes the instant the worker stores the result.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import math
 from collections.abc import Callable
@@ -43,10 +44,8 @@ def run_interactive(
         logger.error("Redis unavailable: %s", exc)
         raise ApiError("unavailable", "The job queue is unreachable; try again shortly.") from None
     if result is None:
-        try:
+        with contextlib.suppress(RedisError):
             job.cancel()
-        except RedisError:
-            pass
         raise ApiError("timeout", f"No result within {wait:g} s; nothing was charged.")
     if result.type == Result.Type.SUCCESSFUL:
         return result.return_value

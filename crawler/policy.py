@@ -92,7 +92,9 @@ class SourcePolicy:
         blocked_domains: str | Iterable[str],
     ) -> SourcePolicy:
         """From configuration values: comma-separated strings or lists."""
-        domains = blocked_domains.split(",") if isinstance(blocked_domains, str) else blocked_domains
+        domains = (
+            blocked_domains.split(",") if isinstance(blocked_domains, str) else blocked_domains
+        )
         return cls(
             allowed_networks=parse_networks(networks),
             allowed_ports=parse_ports(ports),

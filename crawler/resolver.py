@@ -44,10 +44,10 @@ class _FilteringReceiver:
         self._allowed = 0
         self._refused: str | None = None
 
-    def resolutionBegan(self, resolution: IHostResolution) -> None:  # noqa: N802
+    def resolutionBegan(self, resolution: IHostResolution) -> None:
         self._receiver.resolutionBegan(resolution)
 
-    def addressResolved(self, address: IAddress) -> None:  # noqa: N802
+    def addressResolved(self, address: IAddress) -> None:
         reason = self._resolver.policy.address_refusal(address.host, self._port)  # type: ignore[attr-defined]
         if reason is None:
             self._allowed += 1
@@ -55,7 +55,7 @@ class _FilteringReceiver:
         else:
             self._refused = reason
 
-    def resolutionComplete(self) -> None:  # noqa: N802
+    def resolutionComplete(self) -> None:
         if self._refused and not self._allowed:
             logger.info("Refused %s:%s by source policy: %s", self._host, self._port, self._refused)
             self._resolver.remember_refusal(self._host, self._refused)
@@ -88,13 +88,13 @@ class FilteringResolver:
         self._wrapped = current
         self.reactor.installNameResolver(self)
 
-    def resolveHostName(  # noqa: N802
+    def resolveHostName(
         self,
-        resolutionReceiver: IResolutionReceiver,  # noqa: N803
-        hostName: str,  # noqa: N803
-        portNumber: int = 0,  # noqa: N803
-        addressTypes: Sequence[type[IAddress]] | None = None,  # noqa: N803
-        transportSemantics: str = "TCP",  # noqa: N803
+        resolutionReceiver: IResolutionReceiver,
+        hostName: str,
+        portNumber: int = 0,
+        addressTypes: Sequence[type[IAddress]] | None = None,
+        transportSemantics: str = "TCP",
     ) -> IResolutionReceiver:
         assert self._wrapped is not None, "install_on_reactor() first"
         receiver = _FilteringReceiver(resolutionReceiver, self, hostName, portNumber)

@@ -88,7 +88,7 @@ def create_key(session: Session, account: Account) -> str:
 
 
 def revoke_keys(session: Session, prefix: str) -> int:
-    """Revoke the one live key that starts with ``prefix`` (its first 8–12 characters)."""
+    """Revoke the one live key that starts with ``prefix`` (its first 8 to 12 characters)."""
     if len(prefix) < len(KEY_PREFIX) + 4:
         raise AccountError("Give at least the first 8 characters of the key.")
     matched = session.scalars(

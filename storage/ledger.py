@@ -104,7 +104,8 @@ def release(db: Database, charge: Charge, error: str | None = None) -> int:
             )
         )
         if settled:
-            return session.scalar(select(Account.balance).where(Account.id == charge.account_id)) or 0
+            balance = select(Account.balance).where(Account.id == charge.account_id)
+            return session.scalar(balance) or 0
         session.add(LedgerEntry(account_id=charge.account_id, charge_key=charge.key,
                                 phase="close", kind="release", amount=charge.amount))
         balance = session.scalar(

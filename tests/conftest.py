@@ -64,11 +64,16 @@ def hit_counter() -> HitCounter:
 
 
 @pytest.fixture(scope="session")
-def site(hit_counter) -> Iterator[str]:
-    """Base URL of the test website (no trailing slash)."""
+def site_server(hit_counter) -> Iterator:
     server = serve(SITE_HOST, 0, loopback_target=f"http://127.0.0.1:{hit_counter.port}/")
-    yield f"http://{SITE_HOST}:{server.server_address[1]}"
+    yield server
     server.shutdown()
+
+
+@pytest.fixture(scope="session")
+def site(site_server) -> str:
+    """Base URL of the test website (no trailing slash)."""
+    return f"http://{SITE_HOST}:{site_server.server_address[1]}"
 
 
 def _start_workers(redis: str, count: int, env: dict[str, str], log: Path) -> list:

@@ -50,7 +50,8 @@ def test_body_not_json_is_400(customer):
 
 def test_missing_or_invalid_url_is_422_with_field_errors(customer):
     for body, field in (({}, "url"), ({"url": 42}, "url"), ({"url": "not a url"}, "url"),
-                        ({"url": "example.com"}, "url"), ({"url": "https://x/" + "a" * 3000}, "url"),
+                        ({"url": "example.com"}, "url"),
+                        ({"url": "https://x/" + "a" * 3000}, "url"),
                         ({"url": "https://example.com/", "include_links": "maybe"},
                          "include_links"),
                         ({"url": "https://example.com/", "surprise": 1}, "surprise")):

@@ -12,6 +12,7 @@ import socket
 import sys
 import threading
 import time
+from collections import Counter
 from pathlib import Path
 
 PAGES = Path(__file__).with_name("pages")
@@ -36,8 +37,9 @@ class Handler(http.server.BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(body)
 
-    def do_GET(self):  # noqa: N802
+    def do_GET(self):
         path = self.path.split("?", 1)[0]
+        self.server.requests[path] += 1
         route = ROUTES.get(path)
         if route:
             route(self)
@@ -142,6 +144,11 @@ ROUTES = {
 
 class Server(http.server.ThreadingHTTPServer):
     daemon_threads = True
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        #: How often each path was asked for.
+        self.requests: Counter[str] = Counter()
 
 
 def serve(host: str = "127.0.0.2", port: int = 0, loopback_target: str | None = None) -> Server:

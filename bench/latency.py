@@ -1,0 +1,277 @@
+"""End-to-end latency of ``POST /scrape`` against the bare fetch + extract it wraps.
+
+    .venv/bin/python bench/latency.py [--workers 2] [--c1 200] [--c8 400] [--json]
+
+Why: an API call adds a queue, a warm worker, Scrapy and the ledger around one fetch and one
+``extract_page``; the bar is that this costs little (p50 at concurrency 1 <= 25 ms and at most
+15 ms above the bare figure). Both sides are measured in one run, on the same machine and the
+same page, so the difference is the platform's overhead, not the machine's speed.
+
+Everything is private and on loopback, set up and torn down here: a redis-server, a SQLite
+database with a funded account, a static server (``http.server``, HTTP/1.1, TCP_NODELAY, its own
+process) serving tests/site/pages/article.html, N warm workers and the API under gunicorn with
+``make run``'s flags. Client timing is wall time per request over keep-alive connections.
+"""
+
+from __future__ import annotations
+
+import argparse
+import http.client
+import json
+import os
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from api.serve import free_port, start_redis  # noqa: E402
+from crawler.extract.page import extract_page  # noqa: E402
+
+SCRAPE = "/api/service/v1/scrape"
+PAGE = ROOT / "tests" / "site" / "pages" / "article.html"
+BAR_P50_MS, BAR_OVER_BARE_MS = 25.0, 15.0
+# ``python -m http.server`` plus TCP_NODELAY and HTTP/1.1: it writes headers and body in two
+# sends, and with Nagle on, a keep-alive client's delayed ACK adds ~40 ms to every response.
+STATIC_SERVER = """
+import functools, http.server, sys
+class Handler(http.server.SimpleHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True
+    def log_message(self, *args): pass
+handler = functools.partial(Handler, directory=sys.argv[1])
+http.server.ThreadingHTTPServer(("127.0.0.1", int(sys.argv[2])), handler).serve_forever()
+"""
+
+Request = Callable[[], None]  # one timed operation, made by a per-thread factory
+
+
+def wait_for(check: Callable[[], bool], what: str, timeout: float = 60.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            if check():
+                return
+        except OSError:
+            pass
+        time.sleep(0.1)
+    raise SystemExit(f"Timed out waiting for {what}.")
+
+
+def get_status(port: int, path: str) -> int:
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
+    try:
+        conn.request("GET", path)
+        return conn.getresponse().status
+    finally:
+        conn.close()
+
+
+def funded_key(database_url: str, credits: int) -> str:
+    """Migrate the database and create an account holding ``credits``; its API key."""
+    from storage import accounts, ledger
+    from storage.db import Database, migrate
+
+    migrate(database_url)
+    db = Database(database_url)
+    with db.session() as session:
+        account = accounts.create_account(session, "bench")
+        key = accounts.create_key(session, account)
+        account_id = account.id
+    ledger.grant(db, account_id, credits, "grant:bench")
+    db.dispose()
+    return key
+
+
+def api_factory(port: int, key: str, page_url: str) -> Callable[[], Request]:
+    body = json.dumps({"url": page_url})
+    headers = {"Authorization": f"Bearer {key}", "Content-Type": "application/json"}
+
+    def make() -> Request:
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+
+        def call() -> None:
+            conn.request("POST", SCRAPE, body=body, headers=headers)
+            response = conn.getresponse()
+            data = response.read()
+            if response.status != 200:
+                raise RuntimeError(f"/scrape answered {response.status}: {data[:200]!r}")
+        return call
+    return make
+
+
+def bare_factory(port: int, path: str, page_url: str) -> Callable[[], Request]:
+    def make() -> Request:
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+
+        def call() -> None:
+            conn.request("GET", path)
+            response = conn.getresponse()
+            html = response.read().decode("utf-8")
+            if response.status != 200:
+                raise RuntimeError(f"static server answered {response.status}")
+            result = extract_page(page_url, html, dict(response.getheaders()))
+            if not result["text"]:
+                raise RuntimeError("extract_page found no text")
+        return call
+    return make
+
+
+def measure(factory: Callable[[], Request], requests: int, concurrency: int) -> dict[str, float]:
+    """``requests`` calls spread over ``concurrency`` threads; latency stats in ms, req/s."""
+    latencies: list[float] = []
+    errors: list[str] = []
+    lock = threading.Lock()
+    remaining = [requests]
+
+    def run() -> None:
+        call = factory()
+        while True:
+            with lock:
+                if remaining[0] <= 0 or len(errors) > 10:
+                    return
+                remaining[0] -= 1
+            start = time.perf_counter()
+            try:
+                call()
+            except Exception as exc:  # counted and shown, the run goes on
+                with lock:
+                    errors.append(str(exc))
+                call = factory()  # a fresh connection after any failure
+                continue
+            elapsed = time.perf_counter() - start
+            with lock:
+                latencies.append(elapsed * 1000)
+
+    threads = [threading.Thread(target=run, daemon=True) for _ in range(concurrency)]
+    began = time.perf_counter()
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    wall = time.perf_counter() - began
+    if errors:
+        raise SystemExit(f"{len(errors)} failed requests, e.g. {errors[0]}")
+    cuts = statistics.quantiles(latencies, n=100, method="inclusive")
+    return {"requests": len(latencies), "concurrency": concurrency, "p50_ms": cuts[49],
+            "p90_ms": cuts[89], "mean_ms": statistics.fmean(latencies),
+            "throughput_rps": len(latencies) / wall}
+
+
+def start(command: list[str], env: dict[str, str], procs: list[subprocess.Popen]) -> None:
+    procs.append(subprocess.Popen(command, env=env, cwd=ROOT, stdout=subprocess.DEVNULL,
+                                  stderr=subprocess.DEVNULL))
+
+
+def stop(procs: list[subprocess.Popen]) -> None:
+    for proc in procs:
+        if proc.poll() is None:
+            proc.terminate()
+    deadline = time.monotonic() + 10
+    for proc in procs:
+        try:
+            proc.wait(timeout=max(0.1, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+def run(args: argparse.Namespace, tmp: Path, procs: list[subprocess.Popen]) -> dict:
+    redis_proc, redis_url = start_redis(tmp)
+    procs.append(redis_proc)
+    site = tmp / "site"
+    site.mkdir()
+    shutil.copy(PAGE, site / "article.html")
+    (site / "robots.txt").write_text("User-agent: *\nDisallow: /private\n")
+    database_url = f"sqlite:///{tmp / 'bench.db'}"
+    key = funded_key(database_url, args.warmup * 2 + args.c1 + args.c8 + 100)
+
+    py = sys.executable
+    env = dict(os.environ, REDIS_URL=redis_url, DATABASE_URL=database_url, LOG_LEVEL="WARNING",
+               CRAWLER_ALLOWED_NETWORKS="127.0.0.0/8", PYTHONUNBUFFERED="1")
+    site_port, api_port = free_port(), free_port()
+    start([py, "-c", STATIC_SERVER, str(site), str(site_port)], env, procs)
+    for _ in range(args.workers):
+        start([py, "-m", "worker", "interactive"], env, procs)
+    start([py, "-m", "gunicorn", "--bind", f"127.0.0.1:{api_port}", "--worker-class", "gthread",
+           "--workers", "2", "--threads", "16", "--timeout", "120", "--access-logfile", "-",
+           "api:create_app()"], env, procs)
+
+    from rq import Worker
+
+    from worker.queues import INTERACTIVE, queue, redis_connection
+
+    interactive = queue(INTERACTIVE, redis_connection(redis_url))
+    wait_for(lambda: get_status(site_port, "/article.html") == 200, "the static server")
+    wait_for(lambda: get_status(api_port, "/healthz") == 200, "the API's /healthz")
+    wait_for(lambda: Worker.count(queue=interactive) >= args.workers, "the workers", 120)
+
+    page_url = f"http://127.0.0.1:{site_port}/article.html"
+    api = api_factory(api_port, key, page_url)
+    bare = bare_factory(site_port, "/article.html", page_url)
+    measure(api, args.warmup, 8)  # every gunicorn thread, worker and robots cache warm
+    measure(bare, args.warmup, 8)
+    results: dict = {"page": page_url, "workers": args.workers, "cores": os.cpu_count()}
+    for concurrency, count in ((1, args.c1), (8, args.c8)):
+        results[f"c{concurrency}"] = {"api": measure(api, count, concurrency),
+                                      "bare": measure(bare, count, concurrency)}
+    return results
+
+
+def report(results: dict) -> bool:
+    print(f"\n{results['page']}  workers={results['workers']}  cores={results['cores']}")
+    print(f"{'':12}{'n':>6}{'p50 ms':>9}{'p90 ms':>9}{'mean ms':>9}{'req/s':>9}")
+    for level in ("c1", "c8"):
+        for side in ("api", "bare"):
+            r = results[level][side]
+            print(f"{side + ' ' + level:12}{r['requests']:>6}{r['p50_ms']:>9.1f}"
+                  f"{r['p90_ms']:>9.1f}{r['mean_ms']:>9.1f}{r['throughput_rps']:>9.1f}")
+        over = results[level]["api"]["p50_ms"] - results[level]["bare"]["p50_ms"]
+        results[level]["api_minus_bare_p50_ms"] = over
+        print(f"{'api-bare ' + level:12}{'':>6}{over:>9.1f}")
+    p50 = results["c1"]["api"]["p50_ms"]
+    over = results["c1"]["api_minus_bare_p50_ms"]
+    checks = {f"API p50 at c=1 <= {BAR_P50_MS:g} ms ({p50:.1f} ms)": p50 <= BAR_P50_MS,
+              f"API p50 at c=1 <= bare + {BAR_OVER_BARE_MS:g} ms (+{over:.1f} ms)":
+                  over <= BAR_OVER_BARE_MS}
+    print()
+    for text, ok in checks.items():
+        print(f"{'PASS' if ok else 'FAIL'}  {text}")
+    results["bar_passed"] = all(checks.values())
+    return results["bar_passed"]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--workers", type=int, default=2, help="warm RQ workers (default 2)")
+    parser.add_argument("--c1", type=int, default=200, help="requests at concurrency 1")
+    parser.add_argument("--c8", type=int, default=400, help="requests at concurrency 8")
+    parser.add_argument("--warmup", type=int, default=40, help="warm-up requests per side")
+    parser.add_argument("--json", action="store_true", help="print the results as JSON too")
+    args = parser.parse_args()
+    procs: list[subprocess.Popen] = []
+    with tempfile.TemporaryDirectory(prefix="webdata-bench-") as tmp:
+        try:
+            results = run(args, Path(tmp), procs)
+        except KeyboardInterrupt:
+            raise SystemExit("Interrupted.") from None
+        finally:
+            stop(procs)
+    passed = report(results)
+    if args.json:
+        print(json.dumps(results, indent=2))
+    sys.exit(0 if passed else 1)
+
+
+if __name__ == "__main__":
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # tear down on kill too
+    main()

@@ -1,0 +1,1 @@
+"""Pure extraction functions: turn fetched documents into structured records."""

@@ -1,0 +1,44 @@
+"""The warm worker: jobs straight through RQ, a job timeout, robots.txt reuse."""
+
+from __future__ import annotations
+
+from redis import Redis
+
+from worker import jobs, queues
+
+
+def _queue(redis_url):
+    return queues.queue(queues.INTERACTIVE, Redis.from_url(redis_url))
+
+
+def test_jobs_can_be_enqueued_by_batch_code(redis_url, workers, site):
+    job = _queue(redis_url).enqueue(jobs.scrape, f"{site}/article", include_links=False)
+    page = job.latest_result(timeout=30).return_value
+    assert page["status"] == "succeeded"
+    assert page["error"] is None
+    assert page["data"]["title"] == "Tide tables of the Thames estuary"
+    assert page["data"]["links"] == []
+
+
+def test_job_timeout_stops_the_crawl_and_the_worker_survives(redis_url, workers, site):
+    queue = _queue(redis_url)
+    slow = queue.enqueue(jobs.scrape, f"{site}/drip", job_timeout=1)
+    result = slow.latest_result(timeout=30)
+    assert result.type == result.Type.FAILED
+    assert "JobTimeoutException" in result.exc_string
+    # Both workers still answer, and are not stuck on the stopped crawl.
+    for _ in range(4):
+        page = queue.enqueue(jobs.scrape, f"{site}/article").latest_result(timeout=30)
+        assert page.return_value["status"] == "succeeded"
+    assert all(proc.poll() is None for proc in workers)
+
+
+def test_robots_txt_is_reused_across_crawls(redis_url, workers, site, site_server):
+    queue = _queue(redis_url)
+    before = site_server.requests["/robots.txt"]
+    for _ in range(10):
+        page = queue.enqueue(jobs.scrape, f"{site}/article").latest_result(timeout=30)
+        assert page.return_value["status"] == "succeeded"
+    # Without the shared cache every crawl would ask again (10); with it, at most once per
+    # worker process that had not seen this site yet.
+    assert site_server.requests["/robots.txt"] - before <= len(workers)
