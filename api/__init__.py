@@ -41,6 +41,7 @@ def _finish_request(response):
 def create_app(config: Config | None = None) -> Flask:
     config = config or Config.from_env()
     app = Flask(__name__)
+    app.json.sort_keys = False  # keep the contract's field order (request_id first)
     app.config.update(
         WEBDATA=config,
         MAX_CONTENT_LENGTH=config.max_body_bytes,

@@ -99,3 +99,16 @@ def test_workers_keep_serving_after_hostile_pages(customer, site):
         customer.post("/scrape", {"url": f"{site}{path}"})
     assert customer.post("/scrape", {"url": f"{site}/article"}).status_code == 200
     assert customer.balance() == 99
+
+
+def test_api_deadline_answers_504_and_releases_the_credit(sqlite_url, redis_url, workers, site):
+    from api import create_app
+    from tests.conftest import make_config, new_customer
+
+    impatient = create_app(make_config(sqlite_url, redis_url, job_wait_seconds=1))
+    customer = new_customer(impatient)
+    response = customer.post("/scrape", {"url": f"{site}/drip"})
+    assert response.status_code == 504, response.get_json()
+    assert response.get_json()["error"] == "timeout"
+    assert customer.balance() == 100
+    assert customer.activity()[0]["status"] == "failed"
