@@ -10,6 +10,7 @@ from flask_smorest import Api
 
 from api import errors
 from api.config import Config
+from api.limits import AccountRateLimiter
 from api.schemas import ErrorSchema
 from crawler.policy import SourcePolicy
 from storage.db import Database
@@ -35,6 +36,8 @@ def _begin_request() -> None:
 
 def _finish_request(response):
     response.headers["X-Request-Id"] = g.get("request_id", "")
+    for name, value in g.get("rate_limit_headers", {}).items():
+        response.headers.setdefault(name, value)
     return response
 
 
@@ -60,6 +63,7 @@ def create_app(config: Config | None = None) -> Flask:
     )
     app.extensions["webdata.db"] = Database(config.database_url)
     app.extensions["webdata.redis"] = redis_connection(config.redis_url)
+    app.extensions["webdata.limiter"] = AccountRateLimiter(config.redis_url)
     app.extensions["webdata.policy"] = SourcePolicy.from_lists(
         config.allowed_networks, config.allowed_ports, config.blocked_domains
     )

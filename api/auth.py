@@ -5,7 +5,7 @@ Blueprint-level, not app-level, so unknown paths answer 404 rather than 401.
 
 from __future__ import annotations
 
-from flask import g, request
+from flask import current_app, g, request
 from flask_smorest import Blueprint
 
 from api.errors import ApiError
@@ -26,6 +26,7 @@ def _authenticate() -> None:
     if principal is None:
         raise ApiError("unauthorized", "This API key is unknown or revoked.", headers=CHALLENGE)
     g.principal = principal
+    current_app.extensions["webdata.limiter"].check(principal)
 
 
 def _require_json_object() -> None:

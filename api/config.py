@@ -28,8 +28,8 @@ class Config:
     #: Comma-separated CIDRs the crawler may reach (mirrors the workers' setting for the
     #: API's fast pre-check; the workers' resolver is the real control).
     allowed_networks: str = ""
-    #: Ports fetched on public addresses.
-    allowed_ports: str = "80,443,8080,8443"
+    #: Ports fetched on public addresses (empty: crawler.policy.DEFAULT_PORTS).
+    allowed_ports: str = ""
     #: Domains never fetched.
     blocked_domains: str = ""
     #: Largest request body accepted, in bytes.
@@ -43,6 +43,6 @@ class Config:
             redis_url=_env("REDIS_URL", "redis://127.0.0.1:6379/0"),
             job_wait_seconds=int(_env("JOB_WAIT_SECONDS", "60")),
             allowed_networks=_env("CRAWLER_ALLOWED_NETWORKS", ""),
-            allowed_ports=_env("CRAWLER_ALLOWED_PORTS", "80,443,8080,8443"),
+            allowed_ports=_env("CRAWLER_ALLOWED_PORTS", ""),
             blocked_domains=_env("CRAWLER_BLOCKED_DOMAINS", ""),
         )

@@ -25,8 +25,9 @@ ROBOTSTXT_CACHE_TTL = float(os.environ.get("CRAWLER_ROBOTSTXT_TTL", "600"))
 
 #: Comma-separated CIDRs of private networks the crawler may reach (empty: public only).
 CRAWLER_ALLOWED_NETWORKS = os.environ.get("CRAWLER_ALLOWED_NETWORKS", "")
-#: Ports fetched on public addresses (any port inside an allowed network).
-CRAWLER_ALLOWED_PORTS = os.environ.get("CRAWLER_ALLOWED_PORTS", "80,443,8080,8443")
+#: Ports fetched on public addresses (any port inside an allowed network); empty means
+#: crawler.policy.DEFAULT_PORTS.
+CRAWLER_ALLOWED_PORTS = os.environ.get("CRAWLER_ALLOWED_PORTS", "")
 #: Comma-separated domains never fetched (subdomains included).
 CRAWLER_BLOCKED_DOMAINS = os.environ.get("CRAWLER_BLOCKED_DOMAINS", "")
 TWISTED_DNS_RESOLVER = "crawler.resolver.FilteringResolver"

@@ -130,3 +130,20 @@ def test_account_and_paginated_activity(customer, site):
         "credits"]["balance"]
     assert_error(customer.get("/account/activity?cursor=garbage"), 422, "validation_error")
     assert_error(customer.get("/account/activity?limit=0"), 422, "validation_error")
+
+
+def test_rate_limit_per_account_with_headers(app):
+    from tests.conftest import new_customer
+
+    customer = new_customer(app)  # free plan: 60 requests a minute
+    statuses = [customer.get("/account") for _ in range(60)]
+    assert {r.status_code for r in statuses} == {200}
+    assert statuses[0].headers["RateLimit-Limit"] == "60"
+    assert statuses[-1].headers["RateLimit-Remaining"] == "0"
+    body = assert_error(customer.get("/account"), 429, "rate_limited")
+    assert "60 requests per minute" in body["message"]
+    limited = customer.get("/account")
+    assert int(limited.headers["Retry-After"]) >= 1
+    assert limited.headers["RateLimit-Remaining"] == "0"
+    other = new_customer(app)  # another account is not affected
+    assert other.get("/account").status_code == 200

@@ -18,7 +18,10 @@ def main() -> None:
     args = parser.parse_args()
     level = os.environ.get("LOG_LEVEL", "INFO").upper()
     logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    logging.getLogger("scrapy").setLevel(os.environ.get("CRAWLER_LOG_LEVEL", "WARNING").upper())
+    crawler_level = os.environ.get("CRAWLER_LOG_LEVEL", "WARNING").upper()
+    # trafilatura reports every odd page it meets; that is crawl noise, not worker news.
+    for name in ("scrapy", "trafilatura", "htmldate", "courlan"):
+        logging.getLogger(name).setLevel(crawler_level)
     connection = redis_connection()
     queues = [queue(name, connection) for name in args.queues]
     worker = WarmWorker(queues, connection=connection, name=args.name)

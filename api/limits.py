@@ -1,0 +1,56 @@
+"""Per-account request rate: the plan's ``requests_per_minute``, counted in Redis.
+
+Uses ``limits`` (the library behind Flask-Limiter) directly, because the limit depends on the
+authenticated account, known only after the auth hook. Sliding-window counters: cheap (two
+keys per account) and without the burst a fixed window allows at its edges. Answers carry the
+IETF ``RateLimit-*`` headers; a 429 also carries ``Retry-After``.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import time
+
+from flask import g
+from limits import RateLimitItemPerMinute
+from limits.storage import storage_from_string
+from limits.strategies import SlidingWindowCounterRateLimiter
+
+from api.errors import ApiError
+from storage.accounts import Principal
+
+logger = logging.getLogger(__name__)
+
+
+class AccountRateLimiter:
+    def __init__(self, redis_url: str):
+        self._limiter = SlidingWindowCounterRateLimiter(storage_from_string(redis_url))
+
+    def check(self, principal: Principal) -> None:
+        """Count this request; raise 429 ``rate_limited`` when over the plan's rate.
+
+        If Redis cannot be reached the request goes through (logged): refusing every request
+        would turn a counter outage into a full outage, and jobs report Redis trouble anyway.
+        """
+        item = RateLimitItemPerMinute(principal.requests_per_minute)
+        try:
+            allowed = self._limiter.hit(item, principal.account_id)
+            stats = self._limiter.get_window_stats(item, principal.account_id)
+        except Exception as exc:
+            logger.warning("Rate limiter unavailable, not limiting: %s", exc)
+            return
+        reset = max(1, math.ceil(stats.reset_time - time.time()))
+        headers = {
+            "RateLimit-Limit": str(item.amount),
+            "RateLimit-Remaining": str(max(0, stats.remaining)),
+            "RateLimit-Reset": str(reset),
+        }
+        g.rate_limit_headers = headers
+        if not allowed:
+            raise ApiError(
+                "rate_limited",
+                f"Over {item.amount} requests per minute for the {principal.plan} plan; "
+                f"retry in {reset} s.",
+                headers={**headers, "Retry-After": str(reset)},
+            )
