@@ -46,7 +46,11 @@ COOKIES_ENABLED = False
 HTTPCACHE_ENABLED = False
 
 # Nothing but http(s), and never through a proxy taken from the environment.
-DOWNLOAD_HANDLERS = {"file": None, "data": None, "ftp": None, "s3": None}
+DOWNLOAD_HANDLERS = {
+    "http": "crawler.handlers.SharedPoolHTTPDownloadHandler",
+    "https": "crawler.handlers.SharedPoolHTTPDownloadHandler",
+    "file": None, "data": None, "ftp": None, "s3": None,
+}
 HTTPPROXY_ENABLED = False
 
 DOWNLOADER_MIDDLEWARES = {
@@ -61,6 +65,11 @@ EXTENSIONS = {
     "scrapy.extensions.logstats.LogStats": None,
 }
 TELNETCONSOLE_ENABLED = False
+# Scrapy 2.19 opens, per crawl, a loopback endpoint that executes Python for whoever holds
+# its token: nothing a production worker should expose, and ~1 ms per crawl.
+REMOTE_CONTROL_ENABLED = False
+# Re-parses the spider's source on every crawl to warn about generator returns (~1 ms).
+WARN_ON_GENERATOR_RETURN_VALUE = False
 
 TWISTED_REACTOR = "twisted.internet.asyncioreactor.AsyncioSelectorReactor"
 REQUEST_FINGERPRINTER_IMPLEMENTATION = "2.7"
