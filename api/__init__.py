@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 import secrets
 
-from flask import Flask, g
+from flask import Flask, current_app, g, request
 from flask_smorest import Api
 
 from api import errors
@@ -13,6 +13,7 @@ from api.config import Config
 from api.limits import AccountRateLimiter
 from api.schemas import ErrorSchema
 from crawler.policy import SourcePolicy
+from storage import ledger
 from storage.db import Database
 from worker.queues import redis_connection
 
@@ -38,7 +39,31 @@ def _finish_request(response):
     response.headers["X-Request-Id"] = g.get("request_id", "")
     for name, value in g.get("rate_limit_headers", {}).items():
         response.headers.setdefault(name, value)
+    _record_rejected_operation(response)
     return response
+
+
+def _record_rejected_operation(response) -> None:
+    """Put operation requests refused before they ran (400, 422…) in the history too.
+
+    Requests over the rate limit are not written: a client hammering the API must not be able
+    to grow the database with each refusal.
+    """
+    if (request.method != "POST" or "principal" not in g or g.get("activity_recorded")
+            or response.status_code < 400 or response.status_code == 429):
+        return
+    body = request.get_json(silent=True)
+    url = body.get("url") if isinstance(body, dict) else None
+    charge = ledger.Charge(
+        account_id=g.principal.account_id, key=f"request:{g.request_id}", amount=0,
+        operation=(request.endpoint or "unknown").rsplit(".", 1)[-1], request_id=g.request_id,
+        url=url if isinstance(url, str) else None,
+    )
+    error = (response.get_json(silent=True) or {}).get("error") or str(response.status_code)
+    try:
+        ledger.record_failure(current_app.extensions["webdata.db"], charge, error)
+    except Exception:
+        logger.exception("Could not record rejected request %s", g.request_id)
 
 
 def create_app(config: Config | None = None) -> Flask:

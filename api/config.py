@@ -6,7 +6,7 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -34,7 +34,6 @@ class Config:
     blocked_domains: str = ""
     #: Largest request body accepted, in bytes.
     max_body_bytes: int = 1024 * 1024
-    extra: dict[str, object] = field(default_factory=dict)
 
     @classmethod
     def from_env(cls) -> Config:

@@ -30,6 +30,7 @@ def run_page_operation(
         account_id=g.principal.account_id, key=f"request:{g.request_id}", amount=cost,
         operation=operation, request_id=g.request_id, url=url,
     )
+    g.activity_recorded = True  # every path below writes the request's line of history
     try:
         source_policy().check_url(url)
     except SourcePolicyError as exc:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import ipaddress
 import socket
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 from crawler.exceptions import SourcePolicyError
@@ -84,7 +84,7 @@ class SourcePolicy:
 
     allowed_networks: tuple[IPNetwork, ...] = ()
     allowed_ports: frozenset[int] = DEFAULT_PORTS
-    blocked_domains: tuple[str, ...] = field(default=())
+    blocked_domains: tuple[str, ...] = ()
 
     @classmethod
     def from_lists(

@@ -83,7 +83,6 @@ class WarmCrawler:
         spider: type[Spider] | str,
         *,
         timeout: float | None = None,
-        settings: dict[str, Any] | None = None,
         **spider_kwargs: Any,
     ) -> list[Any]:
         """Run one spider to the end and return the items it scraped.
@@ -107,8 +106,6 @@ class WarmCrawler:
             try:
                 assert self._runner is not None
                 crawler = self._runner.create_crawler(spider)
-                if settings:
-                    crawler.settings.update(settings, priority="spider")
                 crawler.signals.connect(collect, signal=signals.item_scraped)
                 deferred = self._runner.crawl(crawler, **spider_kwargs)
             except BaseException as exc:

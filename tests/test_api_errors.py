@@ -58,8 +58,10 @@ def test_missing_or_invalid_url_is_422_with_field_errors(customer):
         error = assert_error(customer.post("/scrape", body), 422, "validation_error")
         assert field in error["errors"], error
     assert customer.balance() == 100
-    assert all(row["credits"] == 0 for row in customer.activity()
-               if row["operation"] != "credit_grant")
+    history = [row for row in customer.activity() if row["operation"] != "credit_grant"]
+    assert len(history) == 7  # rejected requests are in the history too, at no cost
+    assert {(row["operation"], row["status"], row["credits"]) for row in history} == {
+        ("scrape", "failed", 0)}
 
 
 def test_unknown_path_and_wrong_method(client, customer):
