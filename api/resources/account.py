@@ -49,19 +49,9 @@ def account():
     """Your account: plan limits and credit balance."""
     with db().session() as session:
         row = accounts.find_account(session, g.principal.account_id)
-        plan = row.plan
-        return {
-            "id": row.id,
-            "name": row.name,
-            "plan": {
-                "name": plan.name,
-                "requests_per_minute": plan.requests_per_minute,
-                "max_batch_urls": plan.max_batch_urls,
-                "max_crawl_pages": plan.max_crawl_pages,
-                "max_running_collections": plan.max_running_collections,
-            },
-            "credits": {"balance": row.balance},
-        }
+    # The response schema reads the plan row's attributes (loaded with the account, and not
+    # expired when the session closes).
+    return {"id": row.id, "name": row.name, "plan": row.plan, "credits": {"balance": row.balance}}
 
 
 @blp.route("/account/activity", methods=["GET"])
