@@ -11,6 +11,7 @@ from flask_smorest import Api
 from api import errors
 from api.config import Config
 from api.limits import AccountRateLimiter
+from api.operations import request_charge
 from api.schemas import ErrorSchema
 from crawler.policy import SourcePolicy
 from storage import ledger
@@ -54,11 +55,8 @@ def _record_rejected_operation(response) -> None:
         return
     body = request.get_json(silent=True)
     url = body.get("url") if isinstance(body, dict) else None
-    charge = ledger.Charge(
-        account_id=g.principal.account_id, key=f"request:{g.request_id}", amount=0,
-        operation=(request.endpoint or "unknown").rsplit(".", 1)[-1], request_id=g.request_id,
-        url=url if isinstance(url, str) else None,
-    )
+    operation = (request.endpoint or "unknown").rsplit(".", 1)[-1]
+    charge = request_charge(operation, url if isinstance(url, str) else None, 0)
     error = (response.get_json(silent=True) or {}).get("error") or str(response.status_code)
     try:
         ledger.record_failure(current_app.extensions["webdata.db"], charge, error)

@@ -21,15 +21,20 @@ from storage import ledger
 COMMON_FIELDS = ("url", "final_url", "status_code", "fetched_at")
 
 
+def request_charge(operation: str, url: str | None, amount: int) -> ledger.Charge:
+    """The ledger charge of the request being served (its key is the request id)."""
+    return ledger.Charge(
+        account_id=g.principal.account_id, key=f"request:{g.request_id}", amount=amount,
+        operation=operation, request_id=g.request_id, url=url,
+    )
+
+
 def run_page_operation(
     operation: str, job: Callable[..., dict[str, Any]], url: str, *, cost: int = 1,
     **options: Any,
 ) -> tuple[dict[str, Any], int, dict[str, str]]:
     """Run ``job(url, **options)``; returns (body, status, headers) or raises ApiError."""
-    charge = ledger.Charge(
-        account_id=g.principal.account_id, key=f"request:{g.request_id}", amount=cost,
-        operation=operation, request_id=g.request_id, url=url,
-    )
+    charge = request_charge(operation, url, cost)
     g.activity_recorded = True  # every path below writes the request's line of history
     try:
         source_policy().check_url(url)

@@ -68,9 +68,10 @@ def demo_key(app) -> str:
 
     key_file = VAR / "demo-key"
     db = app.extensions["webdata.db"]
+    saved = key_file.read_text().strip() if key_file.exists() else ""
     with db.session() as session:
-        if key_file.exists() and accounts.authenticate(session, key_file.read_text().strip()):
-            return key_file.read_text().strip()
+        if saved and accounts.authenticate(session, saved):
+            return saved
         try:
             account = accounts.get_account(session, DEMO_ACCOUNT)
             fresh = False

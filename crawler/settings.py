@@ -47,8 +47,8 @@ HTTPCACHE_ENABLED = False
 
 # Nothing but http(s), and never through a proxy taken from the environment.
 DOWNLOAD_HANDLERS = {
-    "http": "crawler.handlers.SharedPoolHTTPDownloadHandler",
-    "https": "crawler.handlers.SharedPoolHTTPDownloadHandler",
+    "http": "crawler.handlers.HTTPDownloadHandler",
+    "https": "crawler.handlers.HTTPDownloadHandler",
     "file": None, "data": None, "ftp": None, "s3": None,
 }
 HTTPPROXY_ENABLED = False

@@ -12,8 +12,9 @@ a crashed or killed job ends up as an RQ failure.
 
 from __future__ import annotations
 
-from dataclasses import asdict
 from typing import Any
+
+from itemadapter import ItemAdapter
 
 from crawler.exceptions import CrawlError, FetchFailed
 from crawler.items import PageResult
@@ -30,8 +31,7 @@ def run_single_page(spider: str, url: str, **options: Any) -> dict[str, Any]:
     if not items:
         error = FetchFailed("The crawl ended without a result.", url=url)
         items = [PageResult(url=url, status="failed", error=error.as_dict())]
-    item = items[0]
-    return asdict(item) if isinstance(item, PageResult) else dict(item)
+    return ItemAdapter(items[0]).asdict()
 
 
 def scrape(url: str, include_links: bool = True, include_metadata: bool = True) -> dict[str, Any]:

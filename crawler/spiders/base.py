@@ -5,15 +5,14 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Iterator
 from typing import TYPE_CHECKING, Any
 
-from scrapy import Request, Spider, signals
+from scrapy import Request, Spider
 from scrapy.http import HtmlResponse
 
 from crawler.errors import classify
-from crawler.exceptions import CrawlError, PageTooLarge, UnsupportedContent
+from crawler.exceptions import CrawlError, UnsupportedContent
 from crawler.items import PageResult
 
 if TYPE_CHECKING:
-    from scrapy.crawler import Crawler
     from scrapy.http import Response
     from twisted.python.failure import Failure
 
@@ -37,17 +36,6 @@ class SinglePageSpider(Spider):
         if not url:
             raise ValueError(f"{self.name}: pass the page with -a url=…")
         self.url = url
-        self.received_bytes = 0
-
-    @classmethod
-    def from_crawler(cls, crawler: Crawler, *args: Any, **kwargs: Any) -> SinglePageSpider:
-        spider = super().from_crawler(crawler, *args, **kwargs)
-        crawler.signals.connect(spider._count_bytes, signal=signals.bytes_received)
-        return spider
-
-    def _count_bytes(self, data: bytes, **_: Any) -> None:
-        # Scrapy cancels an over-long body without saying why; counting lets us say it.
-        self.received_bytes += len(data)
 
     async def start(self) -> AsyncIterator[Request]:
         yield Request(self.url, callback=self.parse, errback=self.failed, dont_filter=True)
@@ -75,11 +63,7 @@ class SinglePageSpider(Spider):
         )
 
     def failed(self, failure: Failure) -> Iterator[PageResult]:
-        url = failure.request.url if hasattr(failure, "request") else self.url
-        if self.received_bytes > self.settings.getint("DOWNLOAD_MAXSIZE"):
-            error: CrawlError = PageTooLarge("The page is larger than the size limit.", url=url)
-        else:
-            error = classify(failure, url)
+        error = classify(failure, failure.request.url if hasattr(failure, "request") else self.url)
         response = getattr(failure.value, "response", None)
         yield self._failure(error, response)
 
