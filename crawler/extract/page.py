@@ -13,14 +13,24 @@ import re
 from collections.abc import Iterable, Iterator, Mapping
 from datetime import UTC, datetime
 from typing import Any
-from urllib.parse import urljoin, urlsplit
+from urllib.parse import urlsplit
 
 import trafilatura
-from extruct import JsonLdExtractor, MicrodataExtractor
 from lxml import etree
 from lxml.html import HtmlElement, document_fromstring
 from w3lib.html import strip_html5_whitespace
-from w3lib.url import safe_url_string
+
+from crawler.extract.structured import (
+    CONTROL_CHARS,
+    base_url,
+    clean,
+    header,
+    host,
+    join,
+    json_ld,
+    json_ld_nodes,
+    microdata,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -33,11 +43,7 @@ TRAFILATURA_OPTIONS: dict[str, Any] = {
     "deduplicate": False,
 }
 
-_JSON_LD = JsonLdExtractor()
-_MICRODATA = MicrodataExtractor()
-_WHITESPACE = re.compile(r"\s+")
 _LANGUAGE = re.compile(r"[a-z]{2,3}")
-_CONTROL_CHARS = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
 _URL_LIKE = re.compile(r"(https?:)?//|www\.", re.IGNORECASE)
 _HOSTNAME = re.compile(r"[a-z0-9._-]+|[0-9a-f:.]+")  # after IDNA encoding; IPv6 unbracketed
 # (article:* meta, JSON-LD and itemprop key, other meta names), tried in that order
@@ -59,12 +65,12 @@ def extract_page(url: str, html: str, headers: Mapping[str, str] | None = None, 
         "metadata": _blank_metadata() if include_metadata else None,
     }
     try:
-        result["language"] = _language_code(_header(headers, "content-language"))
+        result["language"] = _language_code(header(headers, "content-language"))
         tree, trafilatura_ok = _parse(html)
         if tree is None:
             return result
         root = tree.getroottree().getroot()
-        base = _base_url(root, url)
+        base = base_url(root, url)
         meta, http_equiv = _meta_tags(root)
         result["title"] = _title(root, meta)
         result["text"] = _text(tree, url) if trafilatura_ok else None
@@ -102,60 +108,19 @@ def _parse(html: str) -> tuple[HtmlElement | None, bool]:
     if tree is not None:
         return tree, True
     try:
-        return document_fromstring(_CONTROL_CHARS.sub("", html)), False
+        return document_fromstring(CONTROL_CHARS.sub("", html)), False
     except (ValueError, etree.ParserError):
         return None, False
 
 
-def _clean(value: object) -> str | None:
-    """Collapse whitespace; None for non-strings and empty strings (never "")."""
-    if not isinstance(value, str):
-        return None
-    return _WHITESPACE.sub(" ", value).strip() or None
 
 
-def _join(base: str, href: str | None) -> str | None:
-    """Resolve ``href`` against ``base`` and percent-encode what a client could not request
-    as is (spaces, non-ASCII, IDN hosts); None when empty or malformed (e.g. bad IPv6 host)."""
-    href = strip_html5_whitespace(href or "")
-    if not href:
-        return None
-    try:
-        joined = urljoin(base, href)
-    except ValueError:  # a malformed base or href (bad IPv6 host); absolute hrefs still work
-        joined = href
-    try:
-        return safe_url_string(joined)
-    except ValueError:  # includes UnicodeError from IDNA
-        return None
 
 
-def _host(url: str) -> str:
-    try:
-        host = urlsplit(url).hostname or ""
-    except ValueError:
-        return ""
-    return host[4:] if host.startswith("www.") else host
 
 
-def _base_url(root: HtmlElement, url: str) -> str:
-    """``<base href>`` (itself relative to the page URL) when it is a usable http(s) URL."""
-    for href in root.xpath("//base/@href"):
-        joined = _join(url, href)
-        if joined and joined.startswith(("http://", "https://")):
-            return joined
-    return url
 
 
-def _header(headers: Mapping[str, Any] | None, name: str) -> str | None:
-    """Case-insensitive lookup that also copes with Scrapy's bytes keys and list values."""
-    for key, value in (headers or {}).items():
-        key = key.decode("latin-1") if isinstance(key, bytes) else str(key)
-        if key.lower() == name:
-            value = (value[0] if value else None) if isinstance(value, list | tuple) else value
-            value = value.decode("latin-1") if isinstance(value, bytes) else value
-            return value if isinstance(value, str) else None
-    return None
 
 
 def _meta_tags(root: HtmlElement) -> tuple[dict[str, str], dict[str, str]]:
@@ -166,7 +131,7 @@ def _meta_tags(root: HtmlElement) -> tuple[dict[str, str], dict[str, str]]:
     meta: dict[str, str] = {}
     http_equiv: dict[str, str] = {}
     for element in root.iter("meta"):
-        content = _clean(element.get("content"))
+        content = clean(element.get("content"))
         if content is None:
             continue
         for key in (element.get("name"), element.get("property")):
@@ -178,8 +143,8 @@ def _meta_tags(root: HtmlElement) -> tuple[dict[str, str], dict[str, str]]:
 
 
 def _title(root: HtmlElement, meta: Mapping[str, str]) -> str | None:
-    titles = (_clean(el.text_content()) for el in root.xpath("//title[not(ancestor::svg)]"))
-    headings = (_clean(el.text_content()) for el in root.iter("h1"))
+    titles = (clean(el.text_content()) for el in root.xpath("//title[not(ancestor::svg)]"))
+    headings = (clean(el.text_content()) for el in root.iter("h1"))
     return next(filter(None, titles), None) or meta.get("og:title") or next(
         filter(None, headings), None)
 
@@ -212,7 +177,7 @@ def _text(tree: HtmlElement, url: str) -> str | None:
 
 def _links(root: HtmlElement, base: str, page_url: str) -> list[dict[str, Any]]:
     """Crawlable links: absolute http(s), no fragment, first occurrence of each URL kept."""
-    page_host = _host(_join(page_url, page_url) or page_url)
+    page_host = host(join(page_url, page_url) or page_url)
     seen: set[str] = set()
     links: list[dict[str, Any]] = []
     for anchor in root.iter("a"):
@@ -220,7 +185,7 @@ def _links(root: HtmlElement, base: str, page_url: str) -> list[dict[str, Any]]:
         if not href or strip_html5_whitespace(href).startswith("#"):
             continue
         try:  # javascript:, mailto:, tel:, data: keep their scheme through urljoin: dropped here
-            parts = urlsplit(_join(base, href) or "")
+            parts = urlsplit(join(base, href) or "")
             # reading .port validates it: out-of-range ports raise ValueError
             if (parts.scheme not in ("http", "https") or parts.port == 0
                     or not _HOSTNAME.fullmatch(parts.hostname or "")):
@@ -234,16 +199,16 @@ def _links(root: HtmlElement, base: str, page_url: str) -> list[dict[str, Any]]:
         rel = (anchor.get("rel") or "").lower().split()
         links.append({
             "url": link_url,
-            "text": _clean(anchor.text_content()),
+            "text": clean(anchor.text_content()),
             "rel": "nofollow" if "nofollow" in rel else None,
-            "internal": _host(link_url) == page_host,
+            "internal": host(link_url) == page_host,
         })
     return links
 
 
 def _metadata(root: HtmlElement, base: str, meta: dict[str, str]) -> dict[str, Any]:
-    json_ld = _json_ld(root)
-    nodes = list(_json_ld_nodes(json_ld))
+    items = json_ld(root)
+    nodes = list(json_ld_nodes(items))
     by_id = {node["@id"]: node for node in nodes if isinstance(node.get("@id"), str)}
     author = meta.get("article:author")
     if author and _URL_LIKE.match(author):  # a profile URL (Facebook style), not a name
@@ -252,18 +217,18 @@ def _metadata(root: HtmlElement, base: str, meta: dict[str, str]) -> dict[str, A
                       if "canonical" in (link.get("rel") or "").lower().split()), None)
     return {
         "description": meta.get("description") or meta.get("og:description"),
-        "canonical_url": _join(base, canonical) or _join(base, meta.get("og:url")),
+        "canonical_url": join(base, canonical) or join(base, meta.get("og:url")),
         "author": meta.get("author") or author or _names(_first(nodes, "author"), by_id),
         "published_at": _date(root, meta, nodes, published=True),
         "modified_at": _date(root, meta, nodes, published=False),
         "site_name": meta.get("og:site_name") or _names(_first(nodes, "publisher"), by_id),
-        "image": _join(base, meta.get("og:image"))
-        or _join(base, meta.get("twitter:image") or meta.get("twitter:image:src")),
+        "image": join(base, meta.get("og:image"))
+        or join(base, meta.get("twitter:image") or meta.get("twitter:image:src")),
         "keywords": [k.strip() for k in meta.get("keywords", "").split(",") if k.strip()],
         "open_graph": {k: v for k, v in meta.items() if k.startswith("og:")},
         "twitter": {k: v for k, v in meta.items() if k.startswith("twitter:")},
-        "json_ld": json_ld,
-        "microdata": _microdata(root, base),
+        "json_ld": items,
+        "microdata": microdata(root, base),
         "meta": meta,
     }
 
@@ -286,7 +251,7 @@ def _date(root: HtmlElement, meta: Mapping[str, str], nodes: list[dict[str, Any]
 
 def _normalise_date(value: Any) -> str | None:
     """ISO 8601 with a timezone → UTC "YYYY-MM-DDTHH:MM:SSZ"; anything else kept as found."""
-    text = _clean(value)
+    text = clean(value)
     if text is None:
         return None
     try:
@@ -298,24 +263,8 @@ def _normalise_date(value: Any) -> str | None:
         return text
 
 
-def _json_ld(root: HtmlElement) -> list[dict[str, Any]]:
-    """JSON-LD items, script by script: one broken script must not hide the others."""
-    items: list[dict[str, Any]] = []
-    for script in root.xpath('//script[@type="application/ld+json"]'):
-        try:
-            items.extend(i for i in _JSON_LD.extract_items(script) if isinstance(i, dict))
-        except Exception as error:  # json, jstyleson and recursion errors alike
-            logger.debug("skipping unparsable JSON-LD script: %r", error)
-    return items
 
 
-def _json_ld_nodes(items: Iterable[dict[str, Any]]) -> Iterator[dict[str, Any]]:
-    """Top-level items followed by their ``@graph`` members (Yoast and friends nest there)."""
-    for item in items:
-        yield item
-        graph = item.get("@graph")
-        yield from (n for n in (graph if isinstance(graph, list) else [graph])
-                    if isinstance(n, dict))
 
 
 def _first(nodes: Iterable[dict[str, Any]], key: str) -> Any:
@@ -331,15 +280,6 @@ def _names(value: Any, by_id: Mapping[str, dict[str, Any]]) -> str | None:
     for item in value if isinstance(value, list) else [value]:
         if isinstance(item, dict) and "name" not in item and isinstance(item.get("@id"), str):
             item = by_id.get(item["@id"], item)
-        names.append(_clean(item.get("name") if isinstance(item, dict) else item))
+        names.append(clean(item.get("name") if isinstance(item, dict) else item))
     return ", ".join(dict.fromkeys(filter(None, names))) or None
 
-
-def _microdata(root: HtmlElement, base: str) -> list[dict[str, Any]]:
-    if not root.xpath("boolean(//*[@itemscope])"):
-        return []
-    try:
-        return [item for item in _MICRODATA.extract_items(root, base) if isinstance(item, dict)]
-    except Exception as error:  # extruct on malformed itemref/itemprop soup
-        logger.debug("microdata extraction failed: %r", error)
-        return []
