@@ -29,30 +29,23 @@ def request_charge(operation: str, url: str | None, amount: int) -> ledger.Charg
     )
 
 
-def run_page_operation(
-    operation: str, job: Callable[..., dict[str, Any]], url: str, *, cost: int = 1,
-    **options: Any,
+def run_billed(
+    operation: str, cost: int, work: Callable[[], dict[str, Any]], *, url: str | None = None,
 ) -> tuple[dict[str, Any], int, dict[str, str]]:
-    """Run ``job(url, **options)``; returns (body, status, headers) or raises ApiError."""
+    """Reserve ``cost`` credits, run ``work()``, capture on success, release on any failure.
+
+    ``work`` returns the response fields after ``request_id``/``credits_used`` or raises
+    ApiError. Returns (body, 200, headers); the request's one line of history is written here.
+    """
     charge = request_charge(operation, url, cost)
     g.activity_recorded = True  # every path below writes the request's line of history
-    try:
-        source_policy().check_url(url)
-    except SourcePolicyError as exc:
-        ledger.record_failure(db(), charge, exc.code)
-        raise ApiError(exc.code, exc.message, details={"url": url, "target_status": None}) from None
     try:
         ledger.reserve(db(), charge)
     except ledger.InsufficientCredits as exc:
         ledger.record_failure(db(), charge, "insufficient_credits")
         raise ApiError("insufficient_credits", str(exc)) from None
     try:
-        result = run_interactive(
-            redis(), job, url, job_id=g.request_id,
-            wait=current_app.config["WEBDATA"].job_wait_seconds, **options,
-        )
-        if result["status"] != "succeeded":
-            raise ApiError.from_result(result["error"] or {})
+        fields = work()
     except ApiError as exc:
         ledger.release(db(), charge, exc.error)
         raise
@@ -60,8 +53,42 @@ def run_page_operation(
         ledger.release(db(), charge, "internal_error")
         raise
     balance = ledger.capture(db(), charge)
-    body = {"request_id": g.request_id, "credits_used": cost}
-    body.update({name: result[name] for name in COMMON_FIELDS})
-    body.update(result["data"] or {})
+    body = {"request_id": g.request_id, "credits_used": cost, **fields}
     headers = {"X-Credits-Used": str(cost), "X-Credits-Remaining": str(balance)}
     return body, 200, headers
+
+
+def refuse(operation: str, error: ApiError, *, url: str | None = None, cost: int = 0) -> ApiError:
+    """Record a request refused before any work (0 credits) and return the error to raise."""
+    g.activity_recorded = True
+    ledger.record_failure(db(), request_charge(operation, url, cost), error.error)
+    return error
+
+
+def run_page_operation(
+    operation: str, job: Callable[..., dict[str, Any]], url: str, *, cost: int = 1,
+    common_fields: bool = True, **options: Any,
+) -> tuple[dict[str, Any], int, dict[str, str]]:
+    """Run ``job(url, **options)`` on a warm worker, billed; (body, status, headers) or ApiError.
+
+    The body holds the page result's common fields (unless ``common_fields`` is false, for
+    operations whose contract leaves them out) followed by the job's ``data``.
+    """
+    try:
+        source_policy().check_url(url)
+    except SourcePolicyError as exc:
+        raise refuse(operation, ApiError(exc.code, exc.message,
+                                         details={"url": url, "target_status": None}),
+                     url=url, cost=cost) from None
+
+    def work() -> dict[str, Any]:
+        result = run_interactive(
+            redis(), job, url, job_id=g.request_id,
+            wait=current_app.config["WEBDATA"].job_wait_seconds, **options,
+        )
+        if result["status"] != "succeeded":
+            raise ApiError.from_result(result["error"] or {})
+        fields = {name: result[name] for name in COMMON_FIELDS} if common_fields else {}
+        return {**fields, **(result["data"] or {})}
+
+    return run_billed(operation, cost, work, url=url)

@@ -74,3 +74,10 @@ class CrawlTimeout(CrawlError):
     """The target did not answer within ``DOWNLOAD_TIMEOUT``, or the crawl ran past its budget."""
 
     code = "timeout"
+
+
+class VideoUnavailable(CrawlError):
+    """Raised by :mod:`crawler.extract.video`: the video is private, deleted, age-gated, not
+    playable or not embeddable (only public, embeddable videos are served)."""
+
+    code = "video_unavailable"
