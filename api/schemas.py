@@ -93,6 +93,152 @@ class ScrapeResponseSchema(PageResponseSchema):
     metadata = fields.Nested(MetadataSchema, allow_none=True)
 
 
+class UrlRequestSchema(Schema):
+    """Body of the one-URL operations without options (contacts, products, video)."""
+
+    url = Url()
+
+
+def _string(description: str | None = None, **kwargs) -> fields.String:
+    """A string field that may be null (the contract's "unknown" value, never "")."""
+    metadata = {"description": description} if description else {}
+    return fields.String(allow_none=True, metadata=metadata, **kwargs)
+
+
+class EmailSchema(Schema):
+    value = fields.String()
+    source_url = fields.String()
+    found_in = fields.String(metadata={"description": "mailto|text|json_ld|microdata|obfuscated"})
+
+
+class PhoneSchema(Schema):
+    value = fields.String(metadata={"description": "E.164."})
+    raw = fields.String(metadata={"description": "As written on the page."})
+    type = _string("fixed_line, mobile, fixed_line_or_mobile, toll_free, voip, …; null unknown.")
+    source_url = fields.String()
+    found_in = fields.String(metadata={"description": "tel|text|json_ld|microdata"})
+
+
+class SocialLinkSchema(Schema):
+    platform = fields.String()
+    url = fields.String()
+    handle = _string()
+    source_url = fields.String()
+
+
+class OrganizationSchema(Schema):
+    name = _string()
+    url = _string()
+    logo = _string()
+    address = _string()
+
+
+class ContactsResponseSchema(PageResponseSchema):
+    emails = fields.List(fields.Nested(EmailSchema))
+    phones = fields.List(fields.Nested(PhoneSchema))
+    social_links = fields.List(fields.Nested(SocialLinkSchema))
+    organization = fields.Nested(OrganizationSchema, allow_none=True)
+    suggested_pages = fields.List(fields.String(), metadata={
+        "description": "Same-site contact, about, imprint, team or support pages (not fetched)."})
+
+
+class RatingSchema(Schema):
+    rating_value = fields.Float(allow_none=True)
+    review_count = fields.Integer(allow_none=True)
+    best_rating = fields.Float(allow_none=True)
+
+
+class OfferSchema(Schema):
+    price = _string("Decimal string, '.' as separator, no thousands separator.")
+    currency = _string("ISO 4217.")
+    availability = _string("schema.org name without prefix, e.g. InStock.")
+    item_condition = _string("schema.org name without prefix, e.g. NewCondition.")
+    price_valid_until = _string()
+    seller = _string()
+    url = _string()
+    sku = _string()
+
+
+class ProductSchema(Schema):
+    source = fields.String(metadata={"description": "json_ld|microdata|rdfa|opengraph"})
+    name = _string()
+    description = _string()
+    url = _string()
+    sku = _string()
+    mpn = _string()
+    gtin = _string()
+    brand = _string()
+    category = _string()
+    color = _string()
+    images = fields.List(fields.String())
+    aggregate_rating = fields.Nested(RatingSchema, allow_none=True)
+    offers = fields.List(fields.Nested(OfferSchema))
+
+
+class ProductsResponseSchema(PageResponseSchema):
+    products = fields.List(fields.Nested(ProductSchema), metadata={
+        "description": "At most 20 products, at most 20 offers each."})
+
+
+class ChannelSchema(Schema):
+    id = _string()
+    name = _string()
+    url = _string()
+
+
+class ThumbnailSchema(Schema):
+    url = fields.String()
+    width = fields.Integer(allow_none=True)
+    height = fields.Integer(allow_none=True)
+
+
+class EngagementSchema(Schema):
+    views = fields.Integer(allow_none=True)
+    likes = fields.Integer(allow_none=True)
+    comments = fields.Integer(allow_none=True)
+
+
+class CaptionTrackSchema(Schema):
+    language = _string()
+    name = _string()
+    auto_generated = fields.Boolean()
+
+
+class CaptionsSchema(Schema):
+    status = fields.String(metadata={"description": "available|none|unknown"})
+    tracks = fields.List(fields.Nested(CaptionTrackSchema))
+
+
+class RelatedVideoSchema(Schema):
+    video_id = fields.String()
+    url = fields.String()
+    title = _string()
+    channel = _string()
+    duration_seconds = fields.Integer(allow_none=True)
+
+
+class VideoResponseSchema(Schema):
+    request_id = fields.String()
+    credits_used = fields.Integer()
+    video_id = fields.String()
+    url = fields.String(metadata={"description": "Canonical watch URL."})
+    title = _string()
+    description = _string()
+    published_at = _string()
+    duration_seconds = fields.Integer(allow_none=True)
+    channel = fields.Nested(ChannelSchema)
+    thumbnails = fields.List(fields.Nested(ThumbnailSchema))
+    tags = fields.List(fields.String())
+    category = _string()
+    is_live = fields.Boolean(allow_none=True)
+    is_family_safe = fields.Boolean(allow_none=True)
+    embeddable = fields.Boolean(allow_none=True)
+    engagement = fields.Nested(EngagementSchema)
+    captions = fields.Nested(CaptionsSchema)
+    related_videos = fields.List(fields.Nested(RelatedVideoSchema))
+    source = fields.String(metadata={"description": "data_api|page"})
+
+
 class PlanSchema(Schema):
     name = fields.String()
     requests_per_minute = fields.Integer()

@@ -76,6 +76,13 @@ class CrawlTimeout(CrawlError):
     code = "timeout"
 
 
+class UnsupportedVideo(CrawlError):
+    """The link is not one of the supported video platform's video links (checked before any
+    fetch, by the API and by the ``video`` spider)."""
+
+    code = "unsupported_video"
+
+
 class VideoUnavailable(CrawlError):
     """Raised by :mod:`crawler.extract.video`: the video is private, deleted, age-gated, not
     playable or not embeddable (only public, embeddable videos are served)."""

@@ -71,6 +71,12 @@ REMOTE_CONTROL_ENABLED = False
 # Re-parses the spider's source on every crawl to warn about generator returns (~1 ms).
 WARN_ON_GENERATOR_RETURN_VALUE = False
 
+#: The video platform's site and Data API; settings so that tests point them at local fakes.
+YOUTUBE_BASE_URL = os.environ.get("YOUTUBE_BASE_URL", "https://www.youtube.com")
+YOUTUBE_API_URL = os.environ.get("YOUTUBE_API_URL", "https://www.googleapis.com/youtube/v3")
+#: With a key, counts, caption status and embeddability come from the Data API's videos.list.
+YOUTUBE_API_KEY = os.environ.get("YOUTUBE_API_KEY", "")
+
 TWISTED_REACTOR = "twisted.internet.asyncioreactor.AsyncioSelectorReactor"
 REQUEST_FINGERPRINTER_IMPLEMENTATION = "2.7"
 FEED_EXPORT_ENCODING = "utf-8"

@@ -26,6 +26,7 @@ from api.config import Config
 from api.serve import start_redis
 from storage import accounts, ledger
 from storage.db import Database, migrate
+from tests.site import youtube
 from tests.site.server import HitCounter, serve
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -37,6 +38,8 @@ WORKER_ENV = {
     "CRAWLER_CRAWL_TIMEOUT": "10",
     "LOG_LEVEL": "WARNING",
 }
+#: The key the test site's fake Data API accepts.
+DATA_API_KEY = youtube.API_KEY
 
 
 @pytest.fixture(scope="session")
@@ -53,9 +56,7 @@ def redis_url(tmp_path_factory) -> Iterator[str]:
 @pytest.fixture(scope="session")
 def strict_redis_url(redis_url) -> str:
     """The same server, the next database: the strict worker pool's queues."""
-    parts = urlsplit(redis_url)
-    number = int(parts.path.strip("/") or 0) + 1
-    return urlunsplit(parts._replace(path=f"/{number}"))
+    return _redis_db(redis_url, 1)
 
 
 @pytest.fixture(scope="session")
@@ -102,10 +103,34 @@ def _stop(procs) -> None:
             proc.kill()
 
 
+def _redis_db(redis_url: str, offset: int) -> str:
+    """The same server, database number + ``offset``: another worker pool's queues."""
+    parts = urlsplit(redis_url)
+    number = int(parts.path.strip("/") or 0) + offset
+    return urlunsplit(parts._replace(path=f"/{number}"))
+
+
 @pytest.fixture(scope="session")
-def workers(redis_url, tmp_path_factory) -> Iterator[list]:
+def workers(redis_url, site, tmp_path_factory) -> Iterator[list]:
+    """The normal pool; the video platform is the test site's fake, without a Data API key."""
     log = tmp_path_factory.mktemp("logs") / "workers.log"
-    procs = _start_workers(redis_url, 2, WORKER_ENV, log)
+    procs = _start_workers(redis_url, 2, {**WORKER_ENV, "YOUTUBE_BASE_URL": site}, log)
+    yield procs
+    _stop(procs)
+
+
+@pytest.fixture(scope="session")
+def data_api_redis_url(redis_url) -> str:
+    return _redis_db(redis_url, 2)
+
+
+@pytest.fixture(scope="session")
+def data_api_workers(data_api_redis_url, site, tmp_path_factory) -> Iterator[list]:
+    """One worker with ``YOUTUBE_API_KEY`` set, its Data API being the test site's fake."""
+    log = tmp_path_factory.mktemp("logs") / "data-api-workers.log"
+    env = {**WORKER_ENV, "YOUTUBE_BASE_URL": site, "YOUTUBE_API_URL": f"{site}/youtube/v3",
+           "YOUTUBE_API_KEY": DATA_API_KEY}
+    procs = _start_workers(data_api_redis_url, 1, env, log)
     yield procs
     _stop(procs)
 
@@ -177,6 +202,12 @@ def app(sqlite_url, redis_url, workers):
 def strict_app(sqlite_url, strict_redis_url, strict_workers):
     """An API whose pre-check and workers allow no private network at all."""
     return create_app(make_config(sqlite_url, strict_redis_url, allowed_networks=""))
+
+
+@pytest.fixture(scope="session")
+def data_api_app(sqlite_url, data_api_redis_url, data_api_workers):
+    """An API whose workers read counts and caption status from the (fake) Data API."""
+    return create_app(make_config(sqlite_url, data_api_redis_url))
 
 
 @pytest.fixture

@@ -39,3 +39,18 @@ def scrape(url: str, include_links: bool = True, include_metadata: bool = True) 
     return run_single_page(
         "page", url, include_links=include_links, include_metadata=include_metadata
     )
+
+
+def contacts(url: str) -> dict[str, Any]:
+    """``POST /contacts``: emails, phones, social profiles and organisation of one page."""
+    return run_single_page("contacts", url)
+
+
+def products(url: str) -> dict[str, Any]:
+    """``POST /products``: products and offers from the page's structured data."""
+    return run_single_page("products", url)
+
+
+def video(url: str) -> dict[str, Any]:
+    """``POST /video-platform``: metadata of one public, embeddable video (any link form)."""
+    return run_single_page("video", url)

@@ -1,27 +1,49 @@
-"""``POST /scrape``: title, readable text, links and metadata of one page (1 credit)."""
+"""The single-page operations: ``/scrape``, ``/contacts``, ``/products``, ``/video-platform``.
+
+Each is one billed job on a warm worker (``api.operations.run_page_operation``): 1 credit on
+success, nothing on any failure.
+"""
 
 from __future__ import annotations
 
 from flask_smorest import Blueprint
 
 from api.auth import authenticated
-from api.operations import run_page_operation
-from api.schemas import ErrorSchema, ScrapeRequestSchema, ScrapeResponseSchema
+from api.errors import ApiError
+from api.operations import refuse, run_page_operation
+from api.schemas import (
+    ContactsResponseSchema,
+    ErrorSchema,
+    ProductsResponseSchema,
+    ScrapeRequestSchema,
+    ScrapeResponseSchema,
+    UrlRequestSchema,
+    VideoResponseSchema,
+)
+from crawler.extract.video import parse_video_url
 from worker import jobs
 
 blp = authenticated(Blueprint("extraction", __name__, url_prefix="/api/service/v1",
-                              description="Single-page extraction."))
+                              description="Single-page operations: one URL, one credit."))
+
+
+def page_errors(route):
+    """The error answers every page-fetching operation documents."""
+    for status, description in (
+        (402, "Balance too low."),
+        (403, "source_policy or robots_disallowed."),
+        (415, "The target is not HTML."),
+        (502, "fetch_failed, target_http_error, page_too_large."),
+        (504, "The target or the worker was too slow."),
+    ):
+        route = blp.alt_response(status, schema=ErrorSchema, description=description)(route)
+    return route
 
 
 @blp.route("/scrape", methods=["POST"])
 @blp.arguments(ScrapeRequestSchema)
 @blp.response(200, ScrapeResponseSchema)
-@blp.alt_response(402, schema=ErrorSchema, description="Balance too low.")
-@blp.alt_response(403, schema=ErrorSchema, description="source_policy or robots_disallowed.")
-@blp.alt_response(415, schema=ErrorSchema, description="The target is not HTML.")
-@blp.alt_response(502, schema=ErrorSchema, description="fetch_failed, target_http_error, "
-                                                       "page_too_large.")
-@blp.alt_response(504, schema=ErrorSchema, description="The target or the worker was too slow.")
+@page_errors
 def scrape(args: dict):
     """Extract one page.
 
@@ -33,3 +55,52 @@ def scrape(args: dict):
         "scrape", jobs.scrape, args["url"],
         include_links=args["include_links"], include_metadata=args["include_metadata"],
     )
+
+
+@blp.route("/contacts", methods=["POST"])
+@blp.arguments(UrlRequestSchema)
+@blp.response(200, ContactsResponseSchema)
+@page_errors
+def contacts(args: dict):
+    """Find the contacts on one page.
+
+    Emails (also Cloudflare-protected and written-out ones), phones (E.164, validated), social
+    profiles, the organisation, and same-site pages worth reading next (listed, not fetched).
+    At most 50 per category. 1 credit, also when nothing is found.
+    """
+    return run_page_operation("contacts", jobs.contacts, args["url"])
+
+
+@blp.route("/products", methods=["POST"])
+@blp.arguments(UrlRequestSchema)
+@blp.response(200, ProductsResponseSchema)
+@page_errors
+def products(args: dict):
+    """Read the products on one page.
+
+    Product JSON-LD (also in ``@graph``, ``ItemList``, ``ProductGroup.hasVariant``); when there
+    is none, microdata, RDFa, then OpenGraph product tags. At most 20 products, 20 offers each;
+    every field present, null when missing. 1 credit.
+    """
+    return run_page_operation("products", jobs.products, args["url"])
+
+
+@blp.route("/video-platform", methods=["POST"])
+@blp.arguments(UrlRequestSchema)
+@blp.response(200, VideoResponseSchema)
+@blp.alt_response(422, schema=ErrorSchema,
+                  description="validation_error, unsupported_video or video_unavailable.")
+@page_errors
+def video_platform(args: dict):
+    """Metadata of one public, embeddable video.
+
+    Accepts watch, youtu.be, shorts, embed, live, mobile, music and nocookie links; anything
+    else is refused with ``unsupported_video`` before any fetch. The video file is never
+    downloaded. 1 credit.
+    """
+    url = args["url"]
+    if parse_video_url(url) is None:
+        raise refuse("video_platform", ApiError(
+            "unsupported_video", "Not a link to a video of the supported platform (YouTube).",
+            details={"url": url, "target_status": None}), url=url)
+    return run_page_operation("video_platform", jobs.video, url, common_fields=False)

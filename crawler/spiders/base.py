@@ -24,6 +24,12 @@ def as_bool(value: Any) -> bool:
     return bool(value)
 
 
+def headers_of(response: Response) -> dict[str, str]:
+    """The response's headers as ``str`` → ``str`` (first value), what extractors take."""
+    return {k.decode("latin-1"): v[0].decode("latin-1")
+            for k, v in response.headers.items() if v}
+
+
 class SinglePageSpider(Spider):
     """Fetches ``url`` (``-a url=…``), yields exactly one :class:`PageResult`.
 

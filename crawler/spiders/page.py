@@ -7,7 +7,7 @@ from typing import Any
 from scrapy.http import HtmlResponse
 
 from crawler.extract.page import extract_page
-from crawler.spiders.base import SinglePageSpider, as_bool
+from crawler.spiders.base import SinglePageSpider, as_bool, headers_of
 
 
 class PageSpider(SinglePageSpider):
@@ -30,7 +30,7 @@ class PageSpider(SinglePageSpider):
         return extract_page(
             response.url,
             response.text,
-            {k.decode("latin-1"): v[0].decode("latin-1") for k, v in response.headers.items() if v},
+            headers_of(response),
             include_links=self.include_links,
             include_metadata=self.include_metadata,
         )

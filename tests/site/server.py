@@ -15,6 +15,8 @@ import time
 from collections import Counter
 from pathlib import Path
 
+from tests.site import youtube
+
 PAGES = Path(__file__).with_name("pages")
 ROBOTS = b"User-agent: *\nDisallow: /private\n"
 
@@ -124,6 +126,7 @@ def _drip(h: Handler) -> None:
 def gzip_bomb() -> bytes:
     return gzip.compress(b"\0" * (64 * 1024 * 1024), compresslevel=9)
 
+
 ROUTES = {
     "/robots.txt": _robots,
     "/private": _private,
@@ -139,6 +142,7 @@ ROUTES = {
     "/gzip-bomb": _gzip_bomb,
     "/endless": _endless,
     "/drip": _drip,
+    **youtube.ROUTES,
 }
 
 

@@ -1,0 +1,359 @@
+"""Video metadata for ``POST /video-platform``: link forms, the watch page, the Data API.
+
+Pure functions (no network, no Scrapy). The video spider fetches the watch page and, when a
+Data API key is configured, one ``videos.list`` answer: :func:`extract_video` turns the page
+into the API's record and :func:`apply_data_api` lays the Data API's exact figures over it.
+Only public, embeddable videos are served; anything else raises :class:`VideoUnavailable`.
+Unknown values are None, never 0 or "": a hidden like count is not zero likes.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Callable, Mapping
+from datetime import UTC, datetime
+from typing import Any
+from urllib.parse import SplitResult, parse_qs, quote, urlencode, urlsplit
+
+from crawler.exceptions import VideoUnavailable
+from crawler.extract.numbers import parse_count, parse_duration
+from crawler.extract.structured import clean, join
+from crawler.extract.youtube_page import (
+    VIDEO_ID,
+    dig,
+    initial_data,
+    like_count,
+    player_response,
+    related_videos,
+    text,
+)
+
+logger = logging.getLogger(__name__)
+
+#: Where the API's canonical watch and channel URLs point, whatever base the page came from.
+CANONICAL_BASE = "https://www.youtube.com"
+DATA_API_BASE = "https://www.googleapis.com/youtube/v3"
+DATA_API_PARTS = "snippet,statistics,contentDetails,status"
+DATA_API_MAX_IDS = 50  # videos.list refuses more ids in one call
+MAX_RELATED = 20
+
+_VIDEO_HOSTS = frozenset({
+    "youtube.com", "www.youtube.com", "m.youtube.com", "music.youtube.com",
+    "youtube-nocookie.com", "www.youtube-nocookie.com",
+})
+_SHORT_HOST = "youtu.be"
+_ID_PATH = re.compile(r"/(?:shorts|embed|live|v)/([0-9A-Za-z_-]{11})/?")
+_SHORT_PATH = re.compile(r"/([0-9A-Za-z_-]{11})/?")
+_WATCH_PATHS = frozenset({"/watch", "/watch/"})
+# 11 characters like an id, but embeds of a playlist and of a channel's current live stream
+_NOT_VIDEO_IDS = frozenset({"videoseries", "live_stream"})
+_DEFAULT_PORTS = (None, 80, 443)
+_CAPTION_FLAG = {"true": "available", "false": "none"}
+_STATISTICS = (("views", "viewCount"), ("likes", "likeCount"), ("comments", "commentCount"))
+
+
+def parse_video_url(url: str) -> str | None:
+    """The 11-character video id of any link form of the platform; None for anything else.
+
+    Absolute http(s) URLs only (the API validates them as such), on the platform's own hosts
+    (exact names: ``youtube.com.evil.com`` is not one). Watch links may carry ``v`` anywhere
+    in the query; the other forms put the id in the path, optionally with a trailing slash.
+    """
+    try:
+        parts = urlsplit(url.strip())
+        port = parts.port  # reading it validates it
+    except (ValueError, AttributeError):
+        return None
+    if parts.scheme not in ("http", "https") or port not in _DEFAULT_PORTS:
+        return None
+    if parts.hostname == _SHORT_HOST:
+        match = _SHORT_PATH.fullmatch(parts.path)
+        return match.group(1) if match else None
+    return _path_video_id(parts) if parts.hostname in _VIDEO_HOSTS else None
+
+
+def _path_video_id(parts: SplitResult) -> str | None:
+    """The id a YouTube path names, whatever the host: the crawler may fetch from a fake."""
+    if parts.path in _WATCH_PATHS:
+        video_id = next(iter(parse_qs(parts.query).get("v", [])), "")
+        return video_id if VIDEO_ID.fullmatch(video_id) else None
+    match = _ID_PATH.fullmatch(parts.path)
+    return match.group(1) if match and match.group(1) not in _NOT_VIDEO_IDS else None
+
+
+def watch_url(video_id: str, base: str = CANONICAL_BASE) -> str:
+    """The watch page of ``video_id`` on ``base``: canonical by default, the configured
+    (possibly local, for tests) site when the crawler fetches it."""
+    return f"{base.rstrip('/')}/watch?v={quote(video_id, safe='')}"
+
+
+def extract_video(url: str, html: str, headers: Mapping[str, Any] | None = None, *,
+                  video_id: str | None = None) -> dict[str, Any]:
+    """The API record of the video on a fetched watch page (every field present).
+
+    The id asked for is ``video_id`` or, without it, the one ``url`` names (path or ``v``
+    parameter, any host); the page must describe that very video, or a consent page or a
+    redirect to another video would pass for it. ``headers`` is accepted for the extractors'
+    common signature and unused: the page's JSON says everything.
+
+    Raises :class:`VideoUnavailable` unless the video is public, playable and embeddable
+    (see :func:`_playable`), and ValueError when no id is known at all (a caller's bug).
+    """
+    requested = video_id or _url_video_id(url)
+    if requested is None:
+        raise ValueError(f"no video id given and none in {url!r}")
+    player = player_response(html)
+    details, micro = _playable(player, requested, url)
+    data = initial_data(html)
+    if data is None:
+        logger.debug("no ytInitialData on %s: likes and related videos unknown", url)
+    # "is currently live": isLiveContent alone also marks the recording of a finished stream
+    is_live = details.get("isLive") is True or dig(micro, "liveBroadcastDetails",
+                                                   "isLiveNow") is True
+    channel_id = clean(details.get("channelId")) or clean(micro.get("externalChannelId"))
+    return {
+        "video_id": requested,
+        "url": watch_url(requested),
+        "title": text(details.get("title")) or text(micro.get("title")),
+        "description": (text(details.get("shortDescription"), collapse=False)
+                        or text(micro.get("description"), collapse=False)),
+        "published_at": _timestamp(micro.get("publishDate")) or _timestamp(micro.get("uploadDate")),
+        "duration_seconds": None if is_live else _first_not_none(
+            parse_duration, details.get("lengthSeconds"), micro.get("lengthSeconds")),
+        "channel": _channel(channel_id,
+                            text(details.get("author")) or text(micro.get("ownerChannelName")),
+                            micro.get("ownerProfileUrl")),
+        "thumbnails": _thumbnails(dig(details, "thumbnail", "thumbnails")
+                                  or dig(micro, "thumbnail", "thumbnails")),
+        "tags": _tags(details.get("keywords")),
+        "category": text(micro.get("category")),
+        "is_live": is_live,
+        "is_family_safe": _flag(micro.get("isFamilySafe")),
+        "embeddable": _flag(dig(player, "playabilityStatus", "playableInEmbed")),
+        "engagement": {
+            "views": _first_not_none(parse_count, details.get("viewCount"), micro.get("viewCount")),
+            "likes": like_count(data),
+            "comments": None,  # the page only shows an abbreviated count, if any
+        },
+        "captions": _captions(player),
+        "related_videos": _related(data, requested),
+        "source": "page",
+    }
+
+
+def _url_video_id(url: str) -> str | None:
+    """Any link form of the platform, or a watch path on any host (a local fake)."""
+    try:
+        return parse_video_url(url) or _path_video_id(urlsplit(url))
+    except ValueError:
+        return None
+
+
+def _unavailable(video_id: str | None, url: str | None, why: str) -> VideoUnavailable:
+    return VideoUnavailable(f"Video {video_id} is unavailable: {why}.", url=url)
+
+
+def _playable(player: dict[str, Any] | None, video_id: str, url: str
+              ) -> tuple[dict[str, Any], dict[str, Any]]:
+    """``(videoDetails, playerMicroformatRenderer)`` of a public, embeddable video.
+
+    Only ``playabilityStatus.status == "OK"`` passes: private and age-gated videos
+    (LOGIN_REQUIRED, AGE_CHECK_REQUIRED), blocked ones (UNPLAYABLE), deleted or unknown ones
+    (ERROR) and upcoming or ended live streams (LIVE_STREAM_OFFLINE) all fail, with YouTube's
+    ``reason`` in the message. Then the page must describe ``video_id``, not be private, and not
+    refuse embedding; a missing ``playableInEmbed`` is unknown, not a refusal.
+    """
+    if player is None:
+        raise _unavailable(video_id, url, "the watch page carries no player response")
+    playability = player.get("playabilityStatus")
+    status = dig(playability, "status")
+    if status != "OK":
+        reason = (text(dig(playability, "reason"))
+                  or text(dig(playability, "errorScreen", "playerErrorMessageRenderer", "reason")))
+        state = f"status {status or 'missing'}"
+        raise _unavailable(video_id, url, f"{reason.rstrip('.')} ({state})" if reason else state)
+    details = player.get("videoDetails")
+    found = dig(details, "videoId")
+    if found != video_id:
+        raise _unavailable(video_id, url, f"the watch page describes video {found} instead"
+                           if found else "the watch page describes no video")
+    if details.get("isPrivate") is True:
+        raise _unavailable(video_id, url, "it is private")
+    if dig(playability, "playableInEmbed") is False:
+        raise _unavailable(video_id, url, "its owner does not allow embedding")
+    micro = dig(player, "microformat", "playerMicroformatRenderer")
+    return details, micro if isinstance(micro, dict) else {}
+
+
+def _first_not_none(parse: Callable[[Any], Any], *values: Any) -> Any:
+    """The first value ``parse`` can read; a legitimate 0 wins over a later value."""
+    return next((parsed for parsed in map(parse, values) if parsed is not None), None)
+
+
+def _flag(value: Any) -> bool | None:
+    return value if isinstance(value, bool) else None
+
+
+def _timestamp(value: Any) -> str | None:
+    """A date stays ``YYYY-MM-DD``; a time with an offset becomes UTC ``…Z``, the API's form.
+
+    A time without an offset, or anything unreadable, is kept as found: there is no zone to
+    convert it from, and guessing one would shift the date.
+    """
+    found = clean(value)
+    if found is None:
+        return None
+    try:
+        parsed = datetime.fromisoformat(found)
+        if parsed.tzinfo is None:
+            return found
+        return parsed.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    except (ValueError, OverflowError):
+        return found
+
+
+def _https(href: Any) -> str | None:
+    """Absolute and https: YouTube's own hosts all serve https, yet the page still writes some
+    URLs as ``http://`` (channel profiles) or protocol-relative (``//i.ytimg.com``)."""
+    absolute = join(CANONICAL_BASE, href)
+    if absolute and absolute.startswith("http://"):
+        return "https://" + absolute[len("http://"):]
+    return absolute
+
+
+def _channel(channel_id: str | None, name: str | None, profile_url: Any) -> dict[str, Any]:
+    fallback = f"{CANONICAL_BASE}/channel/{quote(channel_id)}" if channel_id else None
+    return {"id": channel_id, "name": name, "url": _https(profile_url) or fallback}
+
+
+def _thumbnails(items: Any) -> list[dict[str, Any]]:
+    """``[{"url", "width", "height"}]``, absolute, each URL once, in the source's order."""
+    thumbnails: dict[str, dict[str, Any]] = {}
+    for item in items if isinstance(items, list) else []:
+        url = _https(dig(item, "url"))
+        if url and url not in thumbnails:
+            thumbnails[url] = {"url": url, "width": parse_count(item.get("width")),
+                               "height": parse_count(item.get("height"))}
+    return list(thumbnails.values())
+
+
+def _tags(keywords: Any) -> list[str]:
+    found = (clean(tag) for tag in (keywords if isinstance(keywords, list) else []))
+    return list(dict.fromkeys(filter(None, found)))
+
+
+def _captions(player: dict[str, Any]) -> dict[str, Any]:
+    """Caption tracks; status ``none`` only when the (playable, so complete) player response has
+    no ``captions`` key at all, ``unknown`` when the key is there but lists no readable track."""
+    if "captions" not in player:
+        return {"status": "none", "tracks": []}
+    found = dig(player, "captions", "playerCaptionsTracklistRenderer", "captionTracks")
+    tracks = [
+        {"language": clean(track["languageCode"]), "name": text(track.get("name")),
+         "auto_generated": track.get("kind") == "asr"}
+        for track in (found if isinstance(found, list) else [])
+        if isinstance(track, dict) and clean(track.get("languageCode"))
+    ]
+    return {"status": "available" if tracks else "unknown", "tracks": tracks}
+
+
+def _related(data: dict[str, Any] | None, video_id: str) -> list[dict[str, Any]]:
+    """At most :data:`MAX_RELATED` related videos, each once, never the video itself."""
+    seen = {video_id}
+    related: list[dict[str, Any]] = []
+    for video in related_videos(data):
+        if video["video_id"] in seen:
+            continue
+        seen.add(video["video_id"])
+        related.append({"video_id": video["video_id"], "url": watch_url(video["video_id"]),
+                        "title": video["title"], "channel": video["channel"],
+                        "duration_seconds": video["duration_seconds"]})
+        if len(related) == MAX_RELATED:
+            break
+    return related
+
+
+def data_api_videos_url(base: str, video_ids: list[str], key: str | None = None) -> str:
+    """``videos.list`` of ``video_ids`` with every part the record uses.
+
+    ``base`` is the API root (:data:`DATA_API_BASE` when empty; tests point it at a fake).
+    Without ``key`` the URL carries none, for callers that send it in the ``X-Goog-Api-Key``
+    header so that it stays out of logs.
+    """
+    if not 0 < len(video_ids) <= DATA_API_MAX_IDS:
+        raise ValueError(f"videos.list takes 1 to {DATA_API_MAX_IDS} ids, not {len(video_ids)}")
+    query = {"part": DATA_API_PARTS, "id": ",".join(video_ids)}
+    if key:
+        query["key"] = key
+    return f"{(base or DATA_API_BASE).rstrip('/')}/videos?{urlencode(query, safe=',')}"
+
+
+def data_api_engagement(item: dict[str, Any]) -> dict[str, int | None]:
+    """``{"views", "likes", "comments"}`` of one ``videos.list`` item.
+
+    The API writes counts as strings and leaves ``likeCount``/``commentCount`` out when the
+    owner hides or disables them: those stay None, never 0.
+    """
+    statistics = dig(item, "statistics")
+    return {field: parse_count(dig(statistics, key)) for field, key in _STATISTICS}
+
+
+def apply_data_api(video: dict[str, Any], answer: dict[str, Any]) -> dict[str, Any]:
+    """``video`` (from :func:`extract_video`) with a ``videos.list`` answer laid over it.
+
+    The Data API is the source of the counts, the caption flag and embeddability, and
+    ``source`` becomes ``"data_api"``; other fields keep the page's values and are only filled
+    where the page had none. Returns a new dict. Raises :class:`VideoUnavailable` when the
+    answer does not list the video (private, deleted and unknown ids all give ``items: []``),
+    says it is private, or says it cannot be embedded.
+    """
+    video_id = video.get("video_id")
+    items = answer.get("items") if isinstance(answer, dict) else None
+    item = next((entry for entry in (items if isinstance(items, list) else [])
+                 if dig(entry, "id") == video_id), None)
+    if item is None:
+        raise _unavailable(video_id, video.get("url"),
+                           "the Data API does not list it (private, deleted or unknown)")
+    if dig(item, "status", "privacyStatus") == "private":
+        raise _unavailable(video_id, video.get("url"), "it is private")
+    if dig(item, "status", "embeddable") is False:
+        raise _unavailable(video_id, video.get("url"), "its owner does not allow embedding")
+    snippet = item.get("snippet") if isinstance(item.get("snippet"), dict) else {}
+    is_live = bool(video.get("is_live")) or snippet.get("liveBroadcastContent") == "live"
+    channel = dict(video.get("channel") or {})
+    channel_id = channel.get("id") or clean(snippet.get("channelId"))
+    sizes = snippet.get("thumbnails")  # {"default": {…}, "medium": {…}, …}, smallest first
+    return {
+        **video,
+        "title": video.get("title") or text(snippet.get("title")),
+        "description": video.get("description") or text(snippet.get("description"),
+                                                         collapse=False),
+        "published_at": video.get("published_at") or _timestamp(snippet.get("publishedAt")),
+        "duration_seconds": None if is_live else (
+            video.get("duration_seconds") or parse_duration(dig(item, "contentDetails",
+                                                                 "duration"))),
+        "channel": _channel(channel_id, channel.get("name") or text(snippet.get("channelTitle")),
+                            channel.get("url")),
+        "thumbnails": video.get("thumbnails")
+        or _thumbnails(list(sizes.values()) if isinstance(sizes, dict) else []),
+        "tags": video.get("tags") or _tags(snippet.get("tags")),
+        "is_live": is_live,
+        "embeddable": _flag(dig(item, "status", "embeddable")) or video.get("embeddable"),
+        "engagement": data_api_engagement(item),
+        "captions": _merged_captions(video.get("captions"), dig(item, "contentDetails", "caption")),
+        "source": "data_api",
+    }
+
+
+def _merged_captions(captions: Any, flag: Any) -> dict[str, Any]:
+    """The Data API's caption flag as status, the page's tracks kept.
+
+    The flag counts uploaded captions only, so "false" with automatic tracks on the page
+    stays ``available``: the tracks are there to be read. An absent flag keeps the page's status.
+    """
+    tracks = list(dig(captions, "tracks") or [])
+    status = _CAPTION_FLAG.get(flag) if isinstance(flag, str) else None
+    if status is None or (status == "none" and tracks):
+        status = dig(captions, "status") or ("available" if tracks else "unknown")
+    return {"status": status, "tracks": tracks}
