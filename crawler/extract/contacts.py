@@ -1,0 +1,323 @@
+"""Find the contact details one HTML page offers: e-mails, phones, social profiles, the
+organisation behind it, and which of its links probably lead to more (contact, imprint…).
+
+Pure function (no network, no Scrapy): the page is parsed once and every detail is read from
+the same tree, its visible text, its links and its JSON-LD/microdata. The per-kind rules live
+in :mod:`~crawler.extract.emails`, :mod:`~crawler.extract.phones` and
+:mod:`~crawler.extract.social`; this module decides where to look and in which order.
+
+Priority (first occurrence of a duplicate wins, so it decides ``found_in``): what the site made
+clickable (``mailto:``/``tel:``), then what it declared (JSON-LD, then microdata), then what it
+hid (Cloudflare and written obfuscations), then plain text. Within one source, page order.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import unicodedata
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from typing import Any, NamedTuple
+from urllib.parse import unquote, urlsplit
+
+from lxml.html import HtmlElement
+from w3lib.html import strip_html5_whitespace
+
+from crawler.extract.emails import (
+    cloudflare_email,
+    deobfuscated_emails,
+    emails_from_mailto,
+    emails_in_text,
+    normalise_email,
+    registrable_domain,
+)
+from crawler.extract.phones import default_region, parse_phone, phone_from_href, phones_in_text
+from crawler.extract.social import dedupe_key, mastodon_in_text, social_profile
+from crawler.extract.structured import (
+    base_url,
+    clean,
+    header,
+    host,
+    join,
+    json_ld,
+    microdata,
+    parse_html,
+)
+
+logger = logging.getLogger(__name__)
+
+MAX_ITEMS = 50  # per category: a directory page must not produce an unbounded answer
+MAX_SUGGESTED_PAGES = 10
+
+_HIDDEN_TAGS = frozenset({"head", "script", "style", "template", "svg"})
+_BLOCK_TAGS = frozenset({
+    "address", "article", "aside", "blockquote", "br", "dd", "div", "dl", "dt", "fieldset",
+    "figcaption", "figure", "footer", "form", "h1", "h2", "h3", "h4", "h5", "h6", "header",
+    "hr", "li", "main", "nav", "ol", "option", "p", "pre", "section", "table", "td", "th",
+    "tr", "ul",
+})
+_CLOUDFLARE = "//*[@data-cfemail] | //a[contains(@href, '/cdn-cgi/l/email-protection#')]"
+_SLUG_SEPARATORS = re.compile(r"[^a-z0-9]+")
+_PAGE_EXTENSION = re.compile(r"\.(?:html?|php|aspx?|jsp|cfm)$")
+# Slugs (lower case, accents stripped, words joined by "-") of pages that list contacts.
+_CONTACT_PAGES = frozenset({
+    "contact", "contacts", "contact-us", "contactus", "get-in-touch", "kontakt", "contacto",
+    "contactenos", "contato", "contatti", "contattaci", "impressum", "imprint", "legal-notice",
+    "mentions-legales", "aviso-legal", "colofon", "about", "about-us", "aboutus", "ueber-uns",
+    "uber-uns", "a-propos", "qui-sommes-nous", "chi-siamo", "quienes-somos", "sobre-nosotros",
+    "sobre-nos", "over-ons", "team", "our-team", "unser-team", "people", "leadership",
+    "support", "help", "hilfe", "help-center", "help-centre", "support-center",
+    "kundenservice", "customer-service", "customer-support", "contact-form", "kontaktformular",
+    "locations", "offices", "standorte",
+})
+_ORGANIZATION_TYPES = frozenset({
+    "Organization", "Corporation", "LocalBusiness", "NGO", "Airline", "Consortium",
+    "LibrarySystem", "PerformingGroup", "WorkersUnion", "Store", "Restaurant", "Hotel",
+    "FoodEstablishment", "LodgingBusiness", "ProfessionalService", "LegalService",
+    "Attorney", "Notary", "Dentist", "Physician", "MedicalClinic", "Pharmacy", "Bakery",
+    "CafeOrCoffeeShop", "BarOrPub", "RealEstateAgent", "TravelAgency", "InsuranceAgency",
+    "EmploymentAgency", "AccountingService", "BankOrCreditUnion", "FinancialService",
+})
+# Subtypes not listed above still follow schema.org's naming ("GovernmentOrganization"…).
+_ORGANIZATION_SUFFIXES = ("Organization", "Business", "Store")
+
+
+class _Anchor(NamedTuple):
+    href: str  # as written, for mailto:/tel:
+    url: str | None  # absolute http(s), for profiles and pages
+    text: str | None
+
+
+def extract_contacts(url: str, html: str, headers: Mapping[str, str] | None = None
+                     ) -> dict[str, Any]:
+    """Contacts found on one page; never raises, every key is present.
+
+    ``url`` is the final URL (after redirects): it is each record's ``source_url`` and, with
+    ``<base href>``, resolves links. ``headers`` supplies Content-Language as a region hint.
+    """
+    try:
+        root = parse_html(html)
+        return _blank() if root is None else _extract(url, root, headers)
+    except Exception:  # last resort: one odd page must not fail a crawl or an API call
+        logger.exception("contact extraction failed for %s", url)
+        return _blank()
+
+
+def _blank() -> dict[str, Any]:
+    return {"emails": [], "phones": [], "social_links": [], "organization": None,
+            "suggested_pages": []}
+
+
+def _extract(url: str, root: HtmlElement, headers: Mapping[str, str] | None) -> dict[str, Any]:
+    base = base_url(root, url)
+    anchors = _anchors(root, base)
+    text = _visible_text(root)
+    sources = {"json_ld": json_ld(root), "microdata": list(map(_from_microdata,
+                                                               microdata(root, base)))}
+    site = registrable_domain(host(url))
+    region = default_region(
+        [root.get("lang"), root.get("xml:lang"),
+         next(iter(root.xpath("//meta[@property='og:locale']/@content")), None),
+         header(headers, "content-language")],
+        host(url))
+    return {
+        "emails": _unique(_emails(root, anchors, sources, text), MAX_ITEMS,
+                          lambda e: e["value"].lower(), url),
+        "phones": _unique(_phones(anchors, sources, text, region), MAX_ITEMS,
+                          lambda p: p["value"], url),
+        "social_links": _unique(_profiles(anchors, sources, text, base, site), MAX_ITEMS,
+                                dedupe_key, url),
+        "organization": _organization(sources, base),
+        "suggested_pages": [page["url"] for page in _unique(
+            _suggested_pages(anchors, url, site), MAX_SUGGESTED_PAGES, lambda p: p["url"])],
+    }
+
+
+def _unique(records: Iterable[dict[str, Any]], limit: int, key: Callable[[dict[str, Any]], str],
+            source_url: str | None = None) -> list[dict[str, Any]]:
+    """The first ``limit`` records with distinct keys, in order; stamped with ``source_url``."""
+    seen: set[str] = set()
+    unique: list[dict[str, Any]] = []
+    for record in records:
+        if len(unique) >= limit:
+            break
+        if (record_key := key(record)) not in seen:
+            seen.add(record_key)
+            unique.append(record if source_url is None else {**record, "source_url": source_url})
+    return unique
+
+
+def _visible_text(root: HtmlElement) -> str:
+    """The text a reader sees: no script/style/comments, blocks on their own lines, inline
+    elements joined without spaces (``<b>info</b>@example.org`` stays one address)."""
+    parts: list[str] = []
+    stack: list[tuple[HtmlElement, bool]] = [(root, False)]
+    while stack:  # iterative: deeply nested markup must not hit the recursion limit
+        element, closing = stack.pop()
+        tag = element.tag if isinstance(element.tag, str) else ""
+        if not closing and tag and tag not in _HIDDEN_TAGS:
+            parts.extend(("\n" if tag in _BLOCK_TAGS else "", element.text or ""))
+            stack.append((element, True))
+            stack.extend((child, False) for child in reversed(element))
+            continue
+        parts.extend(("\n" if closing and tag in _BLOCK_TAGS else "", element.tail or ""))
+    return "".join(parts)
+
+
+def _anchors(root: HtmlElement, base: str) -> list[_Anchor]:
+    anchors = []
+    for element in root.iter("a", "area"):
+        href = strip_html5_whitespace(element.get("href") or "")
+        if href:  # a "#fragment" href is this very document, even under <base href>
+            absolute = None if href.startswith("#") else join(base, href)
+            is_web = absolute is not None and absolute.startswith(("http://", "https://"))
+            anchors.append(_Anchor(href, absolute if is_web else None,
+                                   clean(element.text_content())))
+    return anchors
+
+
+def _from_microdata(value: Any) -> Any:
+    """extruct's ``{"type", "properties"}`` items reshaped like JSON-LD nodes, so that one set
+    of readers serves both syntaxes."""
+    if isinstance(value, list):
+        return [_from_microdata(item) for item in value]
+    if isinstance(value, dict) and isinstance(value.get("properties"), dict):
+        node = {key: _from_microdata(item) for key, item in value["properties"].items()}
+        return {**node, "@type": value.get("type")}
+    return value
+
+
+def _walk(value: Any) -> Iterator[dict[str, Any]]:
+    """Every object in a JSON-LD/microdata tree, outer before inner (``@graph`` included)."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            yield item
+            stack.extend(reversed(list(item.values())))
+        elif isinstance(item, list):
+            stack.extend(reversed(item))
+
+
+def _values(items: Any, key: str) -> Iterator[Any]:
+    """Every value of ``key`` anywhere in a structured-data tree, lists flattened."""
+    for node in _walk(items):
+        value = node.get(key)
+        yield from value if isinstance(value, list) else [value]
+
+
+def _emails(root: HtmlElement, anchors: list[_Anchor], sources: dict[str, Any],
+            text: str) -> Iterator[dict[str, Any]]:
+    for anchor in anchors:
+        for email in emails_from_mailto(anchor.href):
+            yield {"value": email, "found_in": "mailto"}
+    for found_in, items in sources.items():
+        for email in filter(None, map(normalise_email, _values(items, "email"))):
+            yield {"value": email, "found_in": found_in}
+    for element in root.xpath(_CLOUDFLARE):
+        encoded = element.get("data-cfemail") or element.get("href", "").partition("#")[2]
+        if (email := cloudflare_email(encoded)) is not None:
+            yield {"value": email, "found_in": "obfuscated"}
+    for email in deobfuscated_emails(text):
+        yield {"value": email, "found_in": "obfuscated"}
+    for email in emails_in_text(text):
+        yield {"value": email, "found_in": "text"}
+
+
+def _phones(anchors: list[_Anchor], sources: dict[str, Any], text: str,
+            region: str | None) -> Iterator[dict[str, Any]]:
+    for anchor in anchors:
+        if (phone := phone_from_href(anchor.href, region)) is not None:
+            yield {**phone, "found_in": "tel"}
+    for found_in, items in sources.items():
+        for value in _values(items, "telephone"):
+            if (phone := parse_phone(value, region)) is not None:
+                yield {**phone, "found_in": found_in}
+    for phone in phones_in_text(text, region):
+        yield {**phone, "found_in": "text"}
+
+
+def _profiles(anchors: list[_Anchor], sources: dict[str, Any], text: str, base: str,
+              site: str) -> Iterator[dict[str, Any]]:
+    """Links in page order, then structured ``sameAs``, then ``@user@host`` in text."""
+    urls = [anchor.url for anchor in anchors]
+    urls += [join(base, value) for items in sources.values() for value in _values(items, "sameAs")
+             if isinstance(value, str)]
+    yield from filter(None, (social_profile(url, site) for url in urls if url))
+    yield from mastodon_in_text(text, site)
+
+
+def _suggested_pages(anchors: list[_Anchor], page_url: str, site: str
+                     ) -> Iterator[dict[str, Any]]:
+    """Same-site links that look like contact/about/imprint/team/support pages."""
+    page = (join(page_url, page_url) or page_url).partition("#")[0]
+    for anchor in anchors:
+        url = (anchor.url or "").partition("#")[0]
+        if not url or url == page or registrable_domain(host(url)) != site:
+            continue
+        last_segment = urlsplit(url).path.rstrip("/").rpartition("/")[2]
+        slugs = {_slug(_PAGE_EXTENSION.sub("", unquote(last_segment).lower())),
+                 _slug(anchor.text or "")}
+        if slugs & _CONTACT_PAGES:
+            yield {"url": url}
+
+
+def _slug(value: str) -> str:
+    """"Über uns" → "uber-uns", "À propos" → "a-propos", "Contact_Us" → "contact-us"."""
+    ascii_text = unicodedata.normalize("NFKD", value).encode("ascii", "ignore").decode()
+    return _SLUG_SEPARATORS.sub("-", ascii_text.lower()).strip("-")
+
+
+def _organization(sources: dict[str, Any], base: str) -> dict[str, Any] | None:
+    """The first Organization (or subtype) node with at least one field; JSON-LD first."""
+    nodes = [node for items in sources.values() for node in _walk(items)]
+    by_id = {node["@id"]: node for node in nodes if isinstance(node.get("@id"), str)
+             and len(node) > 1}
+    for node in filter(_is_organization, nodes):
+        logo = _resolve(node.get("logo"), by_id)
+        if isinstance(logo, dict):
+            logo = _first(logo.get("url")) or _first(logo.get("contentUrl"))
+        organization = {
+            "name": clean(_first(node.get("name"))),
+            "url": join(base, clean(_first(node.get("url")))),
+            "logo": join(base, clean(logo)),
+            "address": _address(_resolve(node.get("address"), by_id)),
+        }
+        if any(organization.values()):
+            return organization
+    return None
+
+
+def _is_organization(node: dict[str, Any]) -> bool:
+    types = node.get("@type")
+    for name in types if isinstance(types, list) else [types]:
+        # microdata types are URLs ("https://schema.org/Store"), JSON-LD may prefix "schema:"
+        short = re.split(r"[/#:]", name)[-1] if isinstance(name, str) else ""
+        if short in _ORGANIZATION_TYPES or short.endswith(_ORGANIZATION_SUFFIXES):
+            return True
+    return False
+
+
+def _first(value: Any) -> Any:
+    return (value[0] if value else None) if isinstance(value, list) else value
+
+
+def _resolve(value: Any, by_id: Mapping[str, dict[str, Any]]) -> Any:
+    """The first of a value's items, a bare ``{"@id"}`` reference replaced by its node."""
+    value = _first(value)
+    if isinstance(value, dict) and isinstance(value.get("@id"), str):
+        return by_id.get(value["@id"], value)
+    return value
+
+
+def _address(value: Any) -> str | None:
+    """A PostalAddress as one line: street, postcode + town, region, country."""
+    if not isinstance(value, dict):
+        return clean(value)
+    country = _first(value.get("addressCountry"))
+    country = country.get("name") if isinstance(country, dict) else country
+    town = " ".join(filter(None, (clean(_first(value.get(key)))
+                                  for key in ("postalCode", "addressLocality"))))
+    parts = (_first(value.get("streetAddress")), town, _first(value.get("addressRegion")),
+             _first(country))
+    return ", ".join(filter(None, map(clean, parts))) or None

@@ -1,0 +1,170 @@
+"""Recognise links to social-media *profiles* (not shares, posts or the platforms' own pages).
+
+Small pure functions used by :mod:`crawler.extract.contacts`. Each platform is a table row:
+its registrable domains, the path shapes of a profile (matched whole, so a post or a tab under
+a profile is not a profile) and the first path segments it reserves for its own pages
+(``/login``, ``/intent``, ``/sharer.php``…). Adding a platform means adding a row.
+
+Twitter and X are one platform, named ``x``. Any other host with a ``/@user`` path is taken
+for a Mastodon-style (fediverse) server, with the handle ``user@host``.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import parse_qsl, urlencode, urlsplit
+
+from crawler.extract.emails import registrable_domain, split_host
+
+logger = logging.getLogger(__name__)
+
+# The site's own (common) pages, shared by every platform with one-segment profiles.
+_COMMON_RESERVED = frozenset({
+    "about", "help", "legal", "login", "logout", "policies", "policy", "privacy", "search",
+    "settings", "share", "signup", "terms", "tos", "home", "explore", "business", "careers",
+    "developers", "jobs", "press", "security", "support", "contact", "pricing", "features",
+})
+_PLAIN_SUBDOMAINS = re.compile(r"(?:www\.|m\.|mobile\.)?")
+_TEXT_MASTODON = re.compile(r"(?<![\w@/.])@(\w{1,30})@((?:[a-z0-9-]+\.)+[a-z]{2,63})(?![\w.-])",
+                            re.IGNORECASE)
+_MASTODON_PATH = re.compile(r"/@(?P<handle>\w{1,30})")
+# Hosts using /@name for things that are not fediverse accounts.
+_NOT_MASTODON = frozenset({"medium.com", "substack.com"})
+_NON_DIGITS = re.compile(r"\D")
+_PLAIN_HOST_PREFIX = re.compile(r"^https://(?:www\.|m\.|mobile\.)")
+
+
+@dataclass(frozen=True)
+class _Platform:
+    name: str
+    domains: frozenset[str]
+    # fullmatch on path (plus the kept query); the handle is formatted from the groups
+    profiles: tuple[tuple[re.Pattern[str], str | None], ...]
+    reserved: frozenset[str] = frozenset()
+    subdomains: re.Pattern[str] = _PLAIN_SUBDOMAINS
+    keep_query: frozenset[str] = frozenset()  # numeric identifiers a profile URL needs
+
+
+def _profile(pattern: str, handle: str | None = "{0}") -> tuple[re.Pattern[str], str | None]:
+    return re.compile(pattern), handle
+
+
+_PLATFORMS = (
+    _Platform("linkedin", frozenset({"linkedin.com"}),
+              (_profile(r"/(?:in|company|school|showcase)/([\w%.-]+)"),),
+              subdomains=re.compile(r"(?:www\.|m\.|[a-z]{2}\.)?")),
+    _Platform("x", frozenset({"twitter.com", "x.com"}), (_profile(r"/(\w{1,15})"),),
+              _COMMON_RESERVED | {"intent", "i", "hashtag", "messages", "notifications",
+                                  "compose", "status", "download", "en", "rules"}),
+    _Platform("facebook", frozenset({"facebook.com", "fb.com"}),
+              (_profile(r"/(?![\w.-]*\.php$)([\w.-]{2,80})"),
+               _profile(r"/profile\.php\?id=\d+", None)),
+              _COMMON_RESERVED | {"sharer", "sharer.php", "dialog", "plugins", "groups",
+                                  "events", "watch", "marketplace", "gaming", "pages",
+                                  "photo.php", "story.php", "permalink.php", "hashtag", "tr",
+                                  "login.php", "ads", "people"},
+              re.compile(r"(?:www\.|m\.|web\.|mobile\.|[a-z]{2}-[a-z]{2}\.)?"),
+              frozenset({"id"})),
+    _Platform("instagram", frozenset({"instagram.com"}), (_profile(r"/([\w.]{1,30})"),),
+              _COMMON_RESERVED | {"p", "reel", "reels", "tv", "stories", "accounts",
+                                  "direct", "developer", "web"}),
+    _Platform("youtube", frozenset({"youtube.com"}),
+              (_profile(r"/@([\w.-]{3,30})"), _profile(r"/channel/UC[\w-]{22}", None),
+               _profile(r"/(?:c|user)/([\w.-]+)"))),
+    _Platform("tiktok", frozenset({"tiktok.com"}), (_profile(r"/@([\w.]{2,24})"),)),
+    _Platform("github", frozenset({"github.com"}), (_profile(r"/([A-Za-z0-9-]{1,39})"),),
+              _COMMON_RESERVED | {"orgs", "topics", "marketplace", "sponsors", "enterprise",
+                                  "collections", "trending", "events", "join", "new",
+                                  "notifications", "site", "customer-stories", "readme",
+                                  "team", "apps", "codespaces", "issues", "pulls"}),
+    _Platform("pinterest", frozenset({"pinterest.com", "pinterest.co.uk", "pinterest.de",
+                                      "pinterest.fr", "pinterest.ca", "pinterest.com.au",
+                                      "pinterest.es", "pinterest.it"}),
+              (_profile(r"/([\w.-]{3,30})"),),
+              _COMMON_RESERVED | {"pin", "ideas", "today", "categories", "_", "resource"},
+              re.compile(r"(?:www\.|[a-z]{2}\.)?")),
+    _Platform("threads", frozenset({"threads.net", "threads.com"}),
+              (_profile(r"/@([\w.]{1,30})"),)),
+    _Platform("telegram", frozenset({"t.me", "telegram.me"}), (_profile(r"/(\w{4,32})"),),
+              _COMMON_RESERVED | {"joinchat", "addstickers", "proxy", "iv", "setlanguage",
+                                  "socks", "addtheme"}),
+    _Platform("whatsapp", frozenset({"wa.me"}), (_profile(r"/(\d{7,15})"),)),
+    _Platform("whatsapp", frozenset({"whatsapp.com"}), (_profile(r"/send\?phone=(\d{7,15})"),),
+              subdomains=re.compile(r"(?:www\.|api\.)?"), keep_query=frozenset({"phone"})),
+    # an invite code is the only stable name a server has: it is the handle
+    _Platform("discord", frozenset({"discord.gg"}), (_profile(r"/([\w-]{2,32})"),)),
+    _Platform("discord", frozenset({"discord.com", "discordapp.com"}),
+              (_profile(r"/invite/([\w-]{2,32})"),)),
+    _Platform("reddit", frozenset({"reddit.com"}),
+              (_profile(r"/r/(\w{2,21})", "r/{0}"),
+               _profile(r"/(?:u|user)/([\w-]{3,20})", "u/{0}")),
+              subdomains=re.compile(r"(?:www\.|old\.|new\.|m\.)?")),
+    _Platform("vimeo", frozenset({"vimeo.com"}), (_profile(r"/(?!\d+$)(\w{3,50})"),),
+              _COMMON_RESERVED | {"watch", "channels", "groups", "categories", "upload",
+                                  "join", "blog", "ondemand", "solutions", "enterprise",
+                                  "create", "stock", "manage", "features", "log_in"}),
+)
+_BY_DOMAIN = {domain: platform for platform in _PLATFORMS for domain in platform.domains}
+
+
+def social_profile(url: str, site: str) -> dict[str, Any] | None:
+    """``{"platform", "url", "handle"}`` when ``url`` (absolute) is a profile; else None.
+
+    ``site`` is the page's registrable domain: a ``/@name`` link on the site itself is one of
+    its own author pages, not a fediverse account.
+    """
+    try:
+        parts = urlsplit(url)
+        hostname = (parts.hostname or "").rstrip(".")
+    except ValueError:
+        return None
+    if parts.scheme not in ("http", "https") or not hostname:
+        return None
+    path = parts.path.rstrip("/")
+    domain = registrable_domain(hostname)
+    platform = _BY_DOMAIN.get(domain)
+    if platform is None:
+        return _mastodon(hostname, path, domain, site)
+    subdomain = hostname[: -len(domain)]
+    if not platform.subdomains.fullmatch(subdomain) or _reserved(platform, path):
+        return None
+    query = urlencode([(key, _NON_DIGITS.sub("", value))
+                       for key, value in parse_qsl(parts.query) if key in platform.keep_query])
+    target = f"{path}?{query}" if query else path
+    for pattern, handle in platform.profiles:
+        if (match := pattern.fullmatch(target)) is not None:
+            return {"platform": platform.name, "url": f"https://{hostname}{target}",
+                    "handle": handle.format(*match.groups()) if handle else None}
+    return None
+
+
+def _reserved(platform: _Platform, path: str) -> bool:
+    first = path.lstrip("/").split("/", 1)[0].lower()
+    return first in platform.reserved
+
+
+def _mastodon(hostname: str, path: str, domain: str, site: str) -> dict[str, Any] | None:
+    match = _MASTODON_PATH.fullmatch(path)
+    if match is None or domain in _NOT_MASTODON or domain == site or not split_host(
+            hostname).suffix:
+        return None
+    user = match.group("handle")
+    return {"platform": "mastodon", "url": f"https://{hostname}/@{user}",
+            "handle": f"{user}@{hostname}"}
+
+
+def mastodon_in_text(text: str, site: str) -> Iterator[dict[str, Any]]:
+    """Fediverse handles written as ``@user@host`` in visible text, as profile records."""
+    for match in _TEXT_MASTODON.finditer(text):
+        user, hostname = match.group(1), match.group(2).lower()
+        if (profile := social_profile(f"https://{hostname}/@{user}", site)) is not None:
+            yield profile
+
+
+def dedupe_key(profile: dict[str, Any]) -> str:
+    """Profiles are the same when their URLs differ only in case or a www./m. prefix."""
+    return _PLAIN_HOST_PREFIX.sub("https://", profile["url"].lower(), count=1)
