@@ -11,7 +11,6 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Iterable, Iterator, Mapping
-from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -26,9 +25,11 @@ from crawler.extract.structured import (
     clean,
     header,
     host,
+    iso_utc,
     join,
     json_ld,
     json_ld_nodes,
+    meta_tags,
     microdata,
 )
 
@@ -71,7 +72,7 @@ def extract_page(url: str, html: str, headers: Mapping[str, str] | None = None, 
             return result
         root = tree.getroottree().getroot()
         base = base_url(root, url)
-        meta, http_equiv = _meta_tags(root)
+        meta, http_equiv = meta_tags(root)
         result["title"] = _title(root, meta)
         result["text"] = _text(tree, url) if trafilatura_ok else None
         result["language"] = _language(root, meta, http_equiv) or result["language"]
@@ -121,25 +122,6 @@ def _parse(html: str) -> tuple[HtmlElement | None, bool]:
 
 
 
-
-
-def _meta_tags(root: HtmlElement) -> tuple[dict[str, str], dict[str, str]]:
-    """Read every ``<meta>`` once: name/property → content, and http-equiv → content.
-
-    Keys are lower-cased (``Description`` and ``description`` are the same tag); first wins.
-    """
-    meta: dict[str, str] = {}
-    http_equiv: dict[str, str] = {}
-    for element in root.iter("meta"):
-        content = clean(element.get("content"))
-        if content is None:
-            continue
-        for key in (element.get("name"), element.get("property")):
-            if key and key.strip():
-                meta.setdefault(key.strip().lower(), content)
-        if (equiv := (element.get("http-equiv") or "").strip().lower()):
-            http_equiv.setdefault(equiv, content)
-    return meta, http_equiv
 
 
 def _title(root: HtmlElement, meta: Mapping[str, str]) -> str | None:
@@ -246,23 +228,7 @@ def _date(root: HtmlElement, meta: Mapping[str, str], nodes: list[dict[str, Any]
         if published:
             yield from root.xpath("//article//time/@datetime")
 
-    return next(filter(None, map(_normalise_date, candidates())), None)
-
-
-def _normalise_date(value: Any) -> str | None:
-    """ISO 8601 with a timezone → UTC "YYYY-MM-DDTHH:MM:SSZ"; anything else kept as found."""
-    text = clean(value)
-    if text is None:
-        return None
-    try:
-        parsed = datetime.fromisoformat(text)
-        if parsed.tzinfo is None:
-            return text
-        return parsed.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-    except (ValueError, OverflowError):
-        return text
-
-
+    return next(filter(None, map(iso_utc, candidates())), None)
 
 
 

@@ -1,4 +1,5 @@
-"""Shared reading of HTML for every extractor: parsing, URL joining, JSON-LD and microdata.
+"""Shared reading of HTML for every extractor: parsing, URL joining, ``<meta>`` tags, JSON-LD,
+microdata and RDFa.
 
 Pure helpers (no network, no Scrapy). Each extractor in this package reads the page through
 these, so a quirk fixed here (a broken JSON-LD script, a bad ``<base href>``) is fixed for all.
@@ -6,13 +7,18 @@ these, so a quirk fixed here (a broken JSON-LD script, a bad ``<base href>``) is
 
 from __future__ import annotations
 
+import html
+import json
 import logging
 import re
 from collections.abc import Iterable, Iterator, Mapping
+from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import urljoin, urlsplit
 
-from extruct import JsonLdExtractor, MicrodataExtractor
+import jstyleson
+from extruct import JsonLdExtractor, MicrodataExtractor, RDFaExtractor
+from extruct.utils import parse_xmldom_html
 from lxml import etree
 from lxml.html import HtmlElement, document_fromstring
 from w3lib.html import strip_html5_whitespace
@@ -22,8 +28,14 @@ logger = logging.getLogger(__name__)
 
 _JSON_LD = JsonLdExtractor()
 _MICRODATA = MicrodataExtractor()
+_RDFA = RDFaExtractor()
 _WHITESPACE = re.compile(r"\s+")
 CONTROL_CHARS = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
+# wrappers some CMSs put around a script's JSON: CDATA sections and HTML comment markers
+_JSON_WRAPPERS = re.compile(r"<!\[CDATA\[|\]\]>|<!--|-->")
+# a backslash pair, or a backslash before a character JSON cannot escape (\' \x \$ …)
+_JSON_ESCAPES = re.compile(r"\\\\|\\(?![\"\\/bfnrtu])")
+_JSON_SEPARATORS = re.compile(r"[\s,;]*")
 
 
 def parse_html(html: str) -> HtmlElement | None:
@@ -59,6 +71,22 @@ def join(base: str, href: str | None) -> str | None:
         return None
 
 
+def iso_utc(value: object) -> str | None:
+    """ISO 8601 with an offset → UTC ``YYYY-MM-DDTHH:MM:SSZ`` (the API's form); a bare date,
+    a time without an offset, or anything unreadable is kept as found: there is no zone to
+    convert it from, and guessing one would shift the date."""
+    text = clean(value)
+    if text is None:
+        return None
+    try:
+        parsed = datetime.fromisoformat(text)
+    except (ValueError, OverflowError):
+        return text
+    if parsed.tzinfo is None:
+        return text
+    return parsed.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
 def host(url: str) -> str:
     """The URL's host name without a leading ``www.``; "" when it has none."""
     try:
@@ -91,15 +119,54 @@ def header(headers: Mapping[str, Any] | None, name: str) -> str | None:
 def json_ld(root: HtmlElement) -> list[dict[str, Any]]:
     """JSON-LD items, script by script: one broken script must not hide the others.
 
-    extruct's parser already tolerates comments, trailing commas and raw newlines in strings.
+    extruct's parser already tolerates comments, trailing commas and raw newlines in strings;
+    what it still rejects gets one more, more lenient, try (``lenient_json``).
     """
     items: list[dict[str, Any]] = []
     for script in root.xpath('//script[@type="application/ld+json"]'):
         try:
-            items.extend(i for i in _JSON_LD.extract_items(script) if isinstance(i, dict))
+            found = list(_JSON_LD.extract_items(script))
         except Exception as error:  # json, jstyleson and recursion errors alike
-            logger.debug("skipping unparsable JSON-LD script: %r", error)
+            found = _flatten(lenient_json(script.xpath("string()")))
+            if not found:
+                logger.debug("skipping unparsable JSON-LD script: %r", error)
+        items.extend(i for i in found if isinstance(i, dict))
     return items
+
+
+def lenient_json(text: str) -> list[Any]:
+    """The JSON values in ``text`` as real sites write them; [] when nothing can be read.
+
+    Undoes what breaks strict parsers in the wild: CDATA and HTML comment wrappers, a script
+    HTML-escaped as a whole (``{&quot;name&quot;: …}``), control characters, invalid escapes
+    (``\\'``), comments and trailing commas (jstyleson), and several values written one after
+    the other without an enclosing array. Values read before a broken one are kept.
+    """
+    text = _JSON_WRAPPERS.sub("", text).strip()
+    if "&quot;" in text and '"' not in text:  # escaped as a whole, not one value inside
+        text = html.unescape(text)
+    text = CONTROL_CHARS.sub("", text)
+    text = _JSON_ESCAPES.sub(lambda m: m.group() if len(m.group()) == 2 else "", text)
+    try:
+        text = jstyleson.dispose(text)
+    except Exception as error:  # jstyleson's index juggling on truncated input
+        logger.debug("could not strip JSON comments: %r", error)
+    decoder = json.JSONDecoder(strict=False)
+    values: list[Any] = []
+    position = _JSON_SEPARATORS.match(text).end()
+    while position < len(text):
+        try:
+            value, position = decoder.raw_decode(text, position)
+        except (ValueError, RecursionError):
+            break
+        values.append(value)
+        position = _JSON_SEPARATORS.match(text, position).end()
+    return values
+
+
+def _flatten(values: list[Any]) -> list[Any]:
+    """Top-level arrays spread into their items, as extruct does for one array per script."""
+    return [item for value in values for item in (value if isinstance(value, list) else [value])]
 
 
 def json_ld_nodes(items: Iterable[dict[str, Any]]) -> Iterator[dict[str, Any]]:
@@ -120,3 +187,39 @@ def microdata(root: HtmlElement, base: str) -> list[dict[str, Any]]:
     except Exception as error:  # extruct on malformed itemref/itemprop soup
         logger.debug("microdata extraction failed: %r", error)
         return []
+
+
+def rdfa(html_text: str, root: HtmlElement, base: str) -> list[dict[str, Any]]:
+    """extruct's RDFa graph (expanded JSON-LD nodes); [] when the page types nothing.
+
+    pyRdfa needs its own DOM, so the page is parsed a second time, and only when ``root``
+    shows a ``typeof`` attribute: RDFa without types (plain OpenGraph ``property`` tags) is
+    read from the ``<meta>`` tags instead.
+    """
+    if not root.xpath("boolean(//*[@typeof])"):
+        return []
+    try:
+        document = parse_xmldom_html(CONTROL_CHARS.sub("", html_text).encode("utf-8"), "utf-8")
+        return [node for node in _RDFA.extract_items(document, base) if isinstance(node, dict)]
+    except Exception as error:  # pyRdfa and rdflib on malformed markup
+        logger.debug("RDFa extraction failed: %r", error)
+        return []
+
+
+def meta_tags(root: HtmlElement) -> tuple[dict[str, str], dict[str, str]]:
+    """Read every ``<meta>`` once: name/property → content, and http-equiv → content.
+
+    Keys are lower-cased (``Description`` and ``description`` are the same tag); first wins.
+    """
+    meta: dict[str, str] = {}
+    http_equiv: dict[str, str] = {}
+    for element in root.iter("meta"):
+        content = clean(element.get("content"))
+        if content is None:
+            continue
+        for key in (element.get("name"), element.get("property")):
+            if key and key.strip():
+                meta.setdefault(key.strip().lower(), content)
+        if (equiv := (element.get("http-equiv") or "").strip().lower()):
+            http_equiv.setdefault(equiv, content)
+    return meta, http_equiv

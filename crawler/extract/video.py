@@ -12,13 +12,12 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Callable, Mapping
-from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import SplitResult, parse_qs, quote, urlencode, urlsplit
 
 from crawler.exceptions import VideoUnavailable
 from crawler.extract.numbers import parse_count, parse_duration
-from crawler.extract.structured import clean, join
+from crawler.extract.structured import clean, iso_utc, join
 from crawler.extract.youtube_page import (
     VIDEO_ID,
     dig,
@@ -118,7 +117,7 @@ def extract_video(url: str, html: str, headers: Mapping[str, Any] | None = None,
         "title": text(details.get("title")) or text(micro.get("title")),
         "description": (text(details.get("shortDescription"), collapse=False)
                         or text(micro.get("description"), collapse=False)),
-        "published_at": _timestamp(micro.get("publishDate")) or _timestamp(micro.get("uploadDate")),
+        "published_at": iso_utc(micro.get("publishDate")) or iso_utc(micro.get("uploadDate")),
         "duration_seconds": None if is_live else _first_not_none(
             parse_duration, details.get("lengthSeconds"), micro.get("lengthSeconds")),
         "channel": _channel(channel_id,
@@ -195,22 +194,6 @@ def _flag(value: Any) -> bool | None:
     return value if isinstance(value, bool) else None
 
 
-def _timestamp(value: Any) -> str | None:
-    """A date stays ``YYYY-MM-DD``; a time with an offset becomes UTC ``…Z``, the API's form.
-
-    A time without an offset, or anything unreadable, is kept as found: there is no zone to
-    convert it from, and guessing one would shift the date.
-    """
-    found = clean(value)
-    if found is None:
-        return None
-    try:
-        parsed = datetime.fromisoformat(found)
-        if parsed.tzinfo is None:
-            return found
-        return parsed.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-    except (ValueError, OverflowError):
-        return found
 
 
 def _https(href: Any) -> str | None:
@@ -329,7 +312,7 @@ def apply_data_api(video: dict[str, Any], answer: dict[str, Any]) -> dict[str, A
         "title": video.get("title") or text(snippet.get("title")),
         "description": video.get("description") or text(snippet.get("description"),
                                                          collapse=False),
-        "published_at": video.get("published_at") or _timestamp(snippet.get("publishedAt")),
+        "published_at": video.get("published_at") or iso_utc(snippet.get("publishedAt")),
         "duration_seconds": None if is_live else (
             video.get("duration_seconds") or parse_duration(dig(item, "contentDetails",
                                                                  "duration"))),

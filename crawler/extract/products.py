@@ -1,0 +1,266 @@
+"""Read the products one HTML page describes, with their offers, from its structured data.
+
+Pure function (no network, no Scrapy) shared by the API, the crawler and the benchmarks. The
+syntaxes are tried in order of how complete shops make them: JSON-LD, then microdata, then RDFa,
+then OpenGraph product tags; the first that yields a product is the answer (``source`` says
+which). They are not merged: on the product benchmark no page describes its product in two
+syntaxes with complementary values, so merging gained nothing and would blur ``source``.
+Microdata and RDFa are reshaped into JSON-LD-like nodes (``crawler.extract.schema``) so one
+walker and one reader serve all four. Prices, currencies and availability are normalised in
+``crawler.extract.offers``; the page's main product may take a SKU its markup lacks from the
+page text (``crawler.extract.labels``).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from lxml.html import HtmlElement
+
+from crawler.extract.labels import labelled_sku
+from crawler.extract.numbers import parse_count
+from crawler.extract.offers import offers
+from crawler.extract.schema import (
+    MAX_DEPTH,
+    Reader,
+    from_microdata,
+    from_rdfa,
+    id_index,
+    prop,
+    types,
+)
+from crawler.extract.structured import (
+    base_url,
+    json_ld,
+    meta_tags,
+    microdata,
+    parse_html,
+    rdfa,
+)
+
+logger = logging.getLogger(__name__)
+
+MAX_PRODUCTS = 20
+# schema.org Product and its subtypes (lower-case local names, as schema.types() gives them)
+PRODUCT_TYPES = frozenset({
+    "product", "productgroup", "productmodel", "individualproduct", "someproducts",
+    "vehicle", "car", "motorcycle", "busorcoach", "motorizedbicycle",
+})
+OFFER_TYPES = frozenset({"offer", "aggregateoffer"})
+_GTINS = ("gtin", "gtin8", "gtin12", "gtin13", "gtin14")
+# what identifies one variant rather than the group: never copied from a ProductGroup
+_VARIANT_ONLY = frozenset({
+    "@id", "@type", "sku", "mpn", *_GTINS, "productID", "color", "size", "hasVariant",
+    "isVariantOf", "productGroupID", "variesBy", "inProductGroupWithID",
+})
+# schema.org property → OpenGraph / Facebook catalogue <meta> tags, first one present wins
+_OPEN_GRAPH = {
+    "name": ("og:title",),
+    "description": ("og:description",),
+    "url": ("og:url",),
+    "image": ("og:image", "og:image:url", "og:image:secure_url"),
+    "brand": ("product:brand", "og:brand"),
+    "sku": ("product:retailer_item_id", "product:sku"),
+    "mpn": ("product:mfr_part_no",),
+    "gtin": ("product:gtin", "product:ean", "product:upc"),
+    "category": ("product:category",),
+    "color": ("product:color",),
+}
+_OPEN_GRAPH_OFFER = {
+    # the sale price, when there is one, is what a buyer pays now; price:amount is the regular
+    "price": ("product:sale_price:amount", "product:price:amount", "og:price:amount",
+              "og:price"),
+    "priceCurrency": ("product:sale_price:currency", "product:price:currency",
+                      "og:price:currency"),
+    "availability": ("product:availability", "og:availability"),
+    "itemCondition": ("product:condition", "og:condition"),
+}
+_RATING_NUMBER = re.compile(r"\d+(?:[.,]\d+)?")
+# tried in this order, the first with a product is the answer: the later ones are slower (RDFa
+# parses the page again) or poorer (OpenGraph describes one product, without identifiers)
+SOURCES = ("json_ld", "microdata", "rdfa", "opengraph")
+
+
+def extract_products(url: str, html: str, headers: Mapping[str, str] | None = None
+                     ) -> dict[str, Any]:
+    """``{"products": [...]}`` for one page; never raises, [] when the page has none.
+
+    ``url`` is the final URL (after redirects), used with ``<base href>`` to make URLs
+    absolute. ``headers`` is accepted for symmetry with ``extract_page`` (the callers pass the
+    same arguments to every extractor); nothing in a product depends on them.
+    """
+    result: dict[str, Any] = {"products": []}
+    try:
+        root = parse_html(html)
+        if root is None:
+            return result
+        base = base_url(root, url)
+        for source in SOURCES:
+            if found := _from_source(source, root, html, base):
+                _complete_sku(found[0], root)
+                result["products"] = found
+                break
+    except Exception:  # last resort: one odd page must not fail a crawl or an API call
+        logger.exception("product extraction failed for %s", url)
+    return result
+
+
+def _from_source(source: str, root: HtmlElement, html: str, base: str
+                 ) -> list[dict[str, Any]]:
+    """One syntax's products; [] (logged) when reading it fails, so that markup broken in one
+    syntax does not hide the products another one describes."""
+    try:
+        nodes, reader = _read(source, root, html, base)
+        return _unique(_product(node, source, reader, offer)
+                       for node, offer in product_nodes(nodes, reader))
+    except Exception:
+        logger.warning("reading %s products failed", source, exc_info=True)
+        return []
+
+
+def _read(source: str, root: HtmlElement, html: str, base: str) -> tuple[list[Any], Reader]:
+    """One syntax's items as JSON-LD-shaped nodes, and the reader that resolves them."""
+    if source == "json_ld":
+        items = json_ld(root)
+        return items, Reader(base, id_index(items))
+    if source == "microdata":
+        return from_microdata(microdata(root, base)), Reader(base)
+    if source == "rdfa":
+        return from_rdfa(rdfa(html, root, base)), Reader(base)
+    return _open_graph(meta_tags(root)[0]), Reader(base)
+
+
+def _complete_sku(product: dict[str, Any], root: HtmlElement) -> None:
+    """Give the page's main (first) product the SKU its text shows when no markup states one
+    for it or its offers; other products are not the page's subject, so the text is not
+    theirs."""
+    if not product["sku"] and not any(offer["sku"] for offer in product["offers"]):
+        product["sku"] = labelled_sku(root)
+
+
+def product_nodes(items: list[Any], reader: Reader
+                  ) -> Iterator[tuple[dict[str, Any], dict[str, Any] | None]]:
+    """(product node, the Offer it was found in) for every Product at any depth.
+
+    Document order, parents before children: top level, arrays, ``@graph``,
+    ``ItemList``/``ListItem.item``, ``WebPage.mainEntity``, ``Offer.itemOffered`` (that offer
+    is kept for a product without offers of its own). A ProductGroup with variants gives its
+    variants instead of itself, each completed from the group (``_inherit``); a product found
+    through ``isVariantOf`` is completed the same way.
+    """
+    seen: set[int] = set()
+
+    def visit(value: Any, offer: dict[str, Any] | None, depth: int
+              ) -> Iterator[tuple[dict[str, Any], dict[str, Any] | None]]:
+        if depth > MAX_DEPTH:
+            return
+        if isinstance(value, list):
+            for item in value:
+                yield from visit(item, offer, depth + 1)
+            return
+        if not isinstance(value, dict) or id(value := reader.resolve(value)) in seen:
+            return
+        seen.add(id(value))
+        kinds = types(value)
+        if kinds & PRODUCT_TYPES and set(value) - {"@id", "@type"}:
+            variants = [v for v in reader.nodes(prop(value, "hasVariant"))
+                        if types(v) & PRODUCT_TYPES]
+            for variant in variants:
+                if id(variant) not in seen:
+                    seen.add(id(variant))
+                    yield _inherit(value, variant), offer
+            if not variants:
+                group = reader.node(prop(value, "isVariantOf"))
+                yield (_inherit(group, value) if group else value), offer
+        offered = value if kinds & OFFER_TYPES else None
+        for key, child in value.items():
+            yield from visit(child, offered if key == "itemOffered" else None, depth + 1)
+
+    yield from visit(items, None, 0)
+
+
+def _inherit(group: dict[str, Any], variant: dict[str, Any]) -> dict[str, Any]:
+    """The variant, completed with what its ProductGroup says for all variants (name,
+    description, brand, images, offers, …) where the variant says nothing; identifiers, colour
+    and size are the variant's own and never copied."""
+    merged = {key: value for key, value in group.items() if key not in _VARIANT_ONLY}
+    merged.update((key, value) for key, value in variant.items()
+                  if value not in (None, "", [], {}))
+    return merged
+
+
+def _product(node: dict[str, Any], source: str, reader: Reader,
+             offer: dict[str, Any] | None) -> dict[str, Any]:
+    """The output shape of one product node. ``sku`` falls back to ``productID`` (schema.org's
+    "product identifier", which shops fill with their own code); the offers are the node's,
+    else the Offer the node was found in (``Offer.itemOffered``)."""
+    product_offers = offers(prop(node, "offers"), reader) or offers(offer, reader)
+    return {
+        "source": source,
+        "name": reader.text(prop(node, "name")),
+        "description": reader.text(prop(node, "description")),
+        "url": reader.url(prop(node, "url")),
+        "sku": reader.text(prop(node, "sku")) or reader.text(prop(node, "productID")),
+        "mpn": reader.text(prop(node, "mpn")),
+        "gtin": next(filter(None, (reader.text(prop(node, key)) for key in _GTINS)), None),
+        "brand": reader.name(prop(node, "brand")),
+        "category": reader.name(prop(node, "category")),
+        "color": reader.text(prop(node, "color")),
+        "images": reader.urls(prop(node, "image")),
+        "aggregate_rating": _rating(reader.node(prop(node, "aggregateRating")), reader),
+        "offers": product_offers,
+    }
+
+
+def _rating(node: dict[str, Any] | None, reader: Reader) -> dict[str, Any] | None:
+    """Numbers of an AggregateRating; None when it has none of them."""
+    if node is None:
+        return None
+    count = parse_count(reader.text(prop(node, "reviewCount")))
+    if count is None:
+        count = parse_count(reader.text(prop(node, "ratingCount")))
+    rating = {
+        "rating_value": _rating_number(reader.text(prop(node, "ratingValue"))),
+        "review_count": count,
+        "best_rating": _rating_number(reader.text(prop(node, "bestRating"))),
+    }
+    return rating if any(value is not None for value in rating.values()) else None
+
+
+def _rating_number(text: str | None) -> float | None:
+    """``"4.5"``, ``"4,5"`` and ``"4.5 / 5"`` → 4.5."""
+    match = _RATING_NUMBER.search(text or "")
+    return float(match.group().replace(",", ".")) if match else None
+
+
+def _unique(products: Iterator[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Products that say something, each once (same source, name, sku, url and offers)."""
+    found: dict[str, dict[str, Any]] = {}
+    for product in products:
+        if not any(value for key, value in product.items() if key != "source"):
+            continue
+        key = json.dumps([product[k] for k in ("source", "name", "sku", "url", "offers")],
+                         sort_keys=True)
+        found.setdefault(key, product)
+        if len(found) == MAX_PRODUCTS:
+            break
+    return list(found.values())
+
+
+def _open_graph(meta: Mapping[str, str]) -> list[dict[str, Any]]:
+    """One Product node from OpenGraph / Facebook product tags, when the page is a product
+    (``og:type`` mentions product) or states a price; [] otherwise."""
+    def first(keys: tuple[str, ...]) -> str | None:
+        return next((meta[key] for key in keys if meta.get(key)), None)
+
+    offer = {key: first(keys) for key, keys in _OPEN_GRAPH_OFFER.items()}
+    if "product" not in meta.get("og:type", "").lower() and offer["price"] is None:
+        return []
+    node: dict[str, Any] = {key: first(keys) for key, keys in _OPEN_GRAPH.items()}
+    node["@type"] = "Product"
+    node["offers"] = offer
+    return [node]
