@@ -13,6 +13,7 @@ from api.config import Config
 from api.limits import AccountRateLimiter
 from api.operations import request_charge
 from api.schemas import ErrorSchema
+from api.search import Search
 from crawler.policy import SourcePolicy
 from storage import ledger
 from storage.db import Database
@@ -90,6 +91,8 @@ def create_app(config: Config | None = None) -> Flask:
     app.extensions["webdata.policy"] = SourcePolicy.from_lists(
         config.allowed_networks, config.allowed_ports, config.blocked_domains
     )
+    # Built once: each provider keeps a connection pool for every request thread to share.
+    app.extensions["webdata.search"] = Search.from_config(config)
     app.before_request(_begin_request)
     app.after_request(_finish_request)
 
@@ -98,6 +101,9 @@ def create_app(config: Config | None = None) -> Flask:
 
     for blueprint in (health.blp, account.blp, extraction.blp):
         api.register_blueprint(blueprint)
+    from api.resources import search
+
+    api.register_blueprint(search.blp)
 
     from api.cli import register_cli
 

@@ -1,0 +1,1 @@
+"""Local fakes of third-party services, for tests and benchmarks."""
