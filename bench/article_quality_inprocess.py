@@ -29,31 +29,23 @@ from __future__ import annotations
 
 import argparse
 import gzip
-import importlib.util
 import json
 import statistics
 import sys
 import time
 from pathlib import Path
-from types import ModuleType
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from bench import shared_tools  # noqa: E402
+from bench.shared_tools import load_quality  # noqa: E402
 from crawler.extract import page  # noqa: E402
 
-DATA = Path("/work/shared/data/article-extraction-benchmark")
-QUALITY = Path("/work/shared/tools/quality.py")
+DATA = shared_tools.DATA / "article-extraction-benchmark"
+QUALITY = shared_tools.QUALITY
 
 
-def load_quality(path: Path) -> ModuleType:
-    """Import quality.py from its path so the scoring can never drift from the official one."""
-    spec = importlib.util.spec_from_file_location("shared_quality", path)
-    if spec is None or spec.loader is None:
-        raise SystemExit(f"cannot import {path}")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def parse_option(text: str) -> tuple[str, object]:

@@ -29,33 +29,24 @@ from __future__ import annotations
 
 import argparse
 import gzip
-import importlib.util
 import json
 import statistics
 import sys
 import time
 from pathlib import Path
-from types import ModuleType
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from bench import shared_tools  # noqa: E402
+from bench.shared_tools import load_quality  # noqa: E402
 from crawler.extract.products import extract_products  # noqa: E402
 
-SHARED = Path(__file__).resolve().parents[2] / "shared"
-DATA = SHARED / "data" / "product-extraction-benchmark"
-QUALITY = SHARED / "tools" / "quality.py"
+DATA = shared_tools.DATA / "product-extraction-benchmark"
+QUALITY = shared_tools.QUALITY
 ATTRIBUTES = ("price", "sku", "availability")
 
 
-def load_quality(path: Path) -> ModuleType:
-    """Import quality.py from its path so the scoring can never drift from the official one."""
-    spec = importlib.util.spec_from_file_location("shared_quality", path)
-    if spec is None or spec.loader is None:
-        raise SystemExit(f"cannot import {path}")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def main() -> int:
