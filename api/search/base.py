@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import logging
+import time
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, ClassVar
@@ -42,6 +43,9 @@ HEADERS = {"User-Agent": "webdata-platform/0.1 (search proxy)", "Accept": "appli
 TRADITIONAL_CHINESE = frozenset({"tw", "hk", "mo"})
 #: Longest provider reason put in an error message (error bodies can be whole HTML pages).
 MAX_REASON = 300
+#: Largest provider answer read, in bytes: a page of ten results is a few dozen KiB.
+MAX_ANSWER_BYTES = 5 * 1024 * 1024
+_CHUNK = 64 * 1024
 
 
 @dataclass(frozen=True)
@@ -107,7 +111,13 @@ class SearchProvider:
         """Results of the contract's shape for ``kind``; raises ProviderError."""
         if kind not in self.supports:
             raise ValueError(f"{self.name} does not support {kind} search")
-        return finish(kind, self.fetch(kind, query), query.limit)
+        try:
+            return finish(kind, self.fetch(kind, query), query.limit)
+        except (ValueError, TypeError, AttributeError, KeyError) as exc:
+            # A well-formed JSON answer of an unexpected shape is the provider's failure,
+            # not ours: 502 with a reason, never a 500.
+            logger.warning("%s: unexpected answer: %r", self.name, exc)
+            raise ProviderError("unexpected answer from the provider") from None
 
     def fetch(self, kind: str, query: SearchQuery) -> Page:
         """Ask the provider; its results with raw values (see :class:`Page`)."""
@@ -122,15 +132,18 @@ class SearchProvider:
         ``Timeout(total=…)`` bounds connecting and answering together, not each step apart.
         """
         fields = {name: str(value) for name, value in params.items() if value is not None}
+        deadline = time.monotonic() + self.timeout
         try:
             response = self.http.request(
                 "GET", self.base_url + path, fields=fields, headers={**HEADERS, **(headers or {})},
                 timeout=urllib3.Timeout(total=self.timeout), retries=False,
+                preload_content=False,
             )
+            body = _read_until(response, deadline)
         except urllib3.exceptions.NewConnectionError as exc:  # before: it is a TimeoutError
             logger.warning("%s: could not connect: %r", self.name, exc)
             raise ProviderError(_transport_reason(exc)) from None
-        except urllib3.exceptions.TimeoutError:
+        except (urllib3.exceptions.TimeoutError, TimeoutError):
             logger.warning("%s: no answer within %s s", self.name, self.timeout)
             raise ProviderError(f"no answer within {self.timeout:g} s") from None
         except urllib3.exceptions.HTTPError as exc:
@@ -138,11 +151,11 @@ class SearchProvider:
             raise ProviderError(_transport_reason(exc)) from None
         received_at = http_date(response.headers.get("Date")) or datetime.now(UTC)
         if not 200 <= response.status < 300:
-            reason = error_reason(response.data) or response.reason or ""
+            reason = error_reason(body) or response.reason or ""
             logger.warning("%s answered HTTP %s: %s", self.name, response.status, reason)
             raise ProviderError(f"HTTP {response.status}" + (f": {reason}" if reason else ""))
         try:
-            data = json.loads(response.data)
+            data = json.loads(body)
         except ValueError:
             content_type = response.headers.get("Content-Type") or "no content type"
             logger.warning("%s answered with a body that is not JSON (%s)", self.name,
@@ -151,6 +164,28 @@ class SearchProvider:
         if not isinstance(data, dict):
             raise ProviderError("the answer is not a JSON object")
         return Reply(data, received_at)
+
+
+def _read_until(response: urllib3.BaseHTTPResponse, deadline: float) -> bytes:
+    """The whole body, read against ``deadline``: urllib3's timeouts bound each socket read,
+    not the total, so a provider that drips its answer would otherwise hold the request
+    thread for as long as it likes. Over MAX_ANSWER_BYTES is a provider error too. An
+    abandoned answer closes its connection rather than draining what was refused."""
+    chunks: list[bytes] = []
+    size = 0
+    try:
+        while chunk := response.read1(_CHUNK):  # at most one socket read per call
+            size += len(chunk)
+            if size > MAX_ANSWER_BYTES:
+                raise ProviderError(f"the answer is larger than {MAX_ANSWER_BYTES} bytes")
+            if time.monotonic() > deadline:
+                raise TimeoutError("provider answer past the deadline")
+            chunks.append(chunk)
+    except BaseException:
+        response.close()
+        raise
+    response.release_conn()
+    return b"".join(chunks)
 
 
 def results_of(container: object, key: str) -> list[dict[str, Any]]:
@@ -164,13 +199,6 @@ def results_of(container: object, key: str) -> list[dict[str, Any]]:
     return [item for item in value if isinstance(item, dict)]
 
 
-def dig(value: object, *path: str) -> Any:
-    """``value[path[0]][path[1]]…``, or None where a level is missing or not an object."""
-    for key in path:
-        if not isinstance(value, dict):
-            return None
-        value = value.get(key)
-    return value
 
 
 def error_reason(body: bytes) -> str | None:

@@ -18,10 +18,10 @@ from api.search.base import (
     ProviderError,
     SearchProvider,
     SearchQuery,
-    dig,
     json_error_reason,
     results_of,
 )
+from crawler.extract.structured import dig
 
 ENDPOINTS = {"web": "/web/search", "news": "/news/search", "videos": "/videos/search"}
 #: Brave's largest ``count`` per endpoint.

@@ -52,6 +52,7 @@ def web_url(value: object) -> str | None:
         url = "https:" + url
     try:
         parts = urlsplit(url)
+        parts.port  # noqa: B018 -- reading it validates it ("https://e.com:abc/" raises)
     except ValueError:
         return None
     return url if parts.scheme in ("http", "https") and parts.hostname else None
@@ -80,7 +81,7 @@ def dedupe_key(url: str) -> str:
     return f"{host}{port}{parts.path.rstrip('/')}{query}"
 
 
-def iso_utc(moment: datetime) -> str:
+def format_utc(moment: datetime) -> str:
     """ISO 8601 UTC, as the contract writes times; a naive datetime is taken as UTC."""
     moment = moment.astimezone(UTC) if moment.tzinfo else moment.replace(tzinfo=UTC)
     return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
@@ -112,15 +113,15 @@ def published_at(value: object, received_at: datetime) -> str | None:
         return None
     text = value.strip()
     if text.lower() in _JUST_NOW:
-        return iso_utc(received_at)
+        return format_utc(received_at)
     if (age := _EXACT_AGE.fullmatch(text)) is not None:
         count = age["count"].lower()
         amount = int(count) if count.isdigit() else 1
         unit = 60 if age["unit"].lower().startswith("min") else 1
-        return iso_utc(received_at - timedelta(seconds=amount * unit))
+        return format_utc(received_at - timedelta(seconds=amount * unit))
     absolute = _absolute(text)
     if isinstance(absolute, datetime):
-        return iso_utc(absolute)
+        return format_utc(absolute)
     if isinstance(absolute, date):
         return absolute.isoformat()
     return text

@@ -19,11 +19,11 @@ from api.search.base import (
     ProviderError,
     SearchProvider,
     SearchQuery,
-    dig,
     google_key_header,
     results_of,
 )
 from crawler.extract.numbers import parse_duration
+from crawler.extract.structured import dig
 from crawler.extract.video import DATA_API_MAX_IDS, data_api_engagement, parse_video_url
 
 logger = logging.getLogger(__name__)
@@ -66,7 +66,7 @@ class YouTubeProvider(SearchProvider):
             video_id = dig(item, "id", "videoId")
             if not isinstance(video_id, str):  # a channel or playlist despite type=video
                 continue
-            snippet = item.get("snippet") or {}
+            snippet = item.get("snippet") if isinstance(item.get("snippet"), dict) else {}
             page.results.append({
                 "url": WATCH_URL.format(video_id), "title": snippet.get("title"),
                 "snippet": snippet.get("description"), "channel": snippet.get("channelTitle"),
@@ -100,7 +100,8 @@ class YouTubeProvider(SearchProvider):
                            exc.reason)
             return
         for item in items:
-            for result in by_id.get(item.get("id"), []):
+            video_id = item.get("id")
+            for result in by_id.get(video_id, []) if isinstance(video_id, str) else []:
                 result["engagement"] = data_api_engagement(item)
                 if result["duration_seconds"] is None:
                     result["duration_seconds"] = parse_duration(

@@ -6,6 +6,7 @@ Small pure functions shared by the video extractor and the search adapters, so "
 
 from __future__ import annotations
 
+import math
 import re
 
 _DIGITS = re.compile(r"\d[\d,.\u00a0\u202f' ]*")
@@ -28,7 +29,7 @@ def parse_count(value: object) -> int | None:
     if isinstance(value, int):
         return value if value >= 0 else None
     if isinstance(value, float):
-        return int(value) if value >= 0 and value.is_integer() else None
+        return int(value) if math.isfinite(value) and value >= 0 and value.is_integer() else None
     if not isinstance(value, str):
         return None
     match = _DIGITS.search(value)
@@ -62,6 +63,6 @@ def parse_duration(value: object) -> int | None:
                 seconds = (parts.get("weeks", 0) * 604800 + parts.get("days", 0) * 86400
                            + parts.get("hours", 0) * 3600 + parts.get("minutes", 0) * 60
                            + parts.get("seconds", 0))
-    if seconds is None or seconds <= 0:
+    if seconds is None or not math.isfinite(seconds) or seconds <= 0:  # JSON allows NaN
         return None
     return round(seconds)

@@ -71,6 +71,19 @@ def join(base: str, href: str | None) -> str | None:
         return None
 
 
+def dig(node: Any, *path: str | int) -> Any:
+    """``node[p0][p1]…`` through dicts (str steps) and lists (int steps); None as soon as a
+    step is missing or of the wrong type. JSON from pages and APIs is read with it."""
+    for step in path:
+        if isinstance(step, int):
+            node = node[step] if isinstance(node, list) and -len(node) <= step < len(node) else None
+        else:
+            node = node.get(step) if isinstance(node, dict) else None
+        if node is None:
+            return None
+    return node
+
+
 def iso_utc(value: object) -> str | None:
     """ISO 8601 with an offset → UTC ``YYYY-MM-DDTHH:MM:SSZ`` (the API's form); a bare date,
     a time without an offset, or anything unreadable is kept as found: there is no zone to

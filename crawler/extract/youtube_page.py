@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from crawler.extract.numbers import parse_count, parse_duration
-from crawler.extract.structured import clean
+from crawler.extract.structured import clean, dig
 
 logger = logging.getLogger(__name__)
 
@@ -64,16 +64,6 @@ def _assigned_object(html: str, assignment: re.Pattern[str], key: str) -> dict[s
     return None
 
 
-def dig(node: Any, *path: str | int) -> Any:
-    """``node[p0][p1]…``, or None as soon as a step is missing or of the wrong type."""
-    for step in path:
-        if isinstance(step, int):
-            node = node[step] if isinstance(node, list) and -len(node) <= step < len(node) else None
-        else:
-            node = node.get(step) if isinstance(node, dict) else None
-        if node is None:
-            return None
-    return node
 
 
 def text(node: Any, *, collapse: bool = True) -> str | None:
