@@ -83,6 +83,13 @@ def test_unavailable_videos_cost_nothing(customer, video_id):
     assert customer.balance() == 100
 
 
+def test_a_consent_wall_is_a_fetch_failure_not_an_unavailable_video(customer):
+    response = customer.post("/video-platform", {"url": "https://youtu.be/cOnSeNtWall"})
+    assert response.status_code == 502
+    assert response.get_json()["error"] == "fetch_failed"
+    assert customer.balance() == 100
+
+
 def test_hidden_likes_stay_null_and_live_has_no_duration(customer):
     hidden = customer.post("/video-platform", {"url": "https://youtu.be/hIdDenLikes"}).get_json()
     assert hidden["engagement"]["likes"] is None

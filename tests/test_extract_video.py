@@ -15,7 +15,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
-from crawler.exceptions import CrawlError, VideoUnavailable
+from crawler.exceptions import CrawlError, FetchFailed, VideoUnavailable
 from crawler.extract.video import (
     MAX_RELATED,
     apply_data_api,
@@ -381,10 +381,11 @@ def test_private_flag_alone_is_enough() -> None:
         extract_video(watch_url("pUbLiC_vid1"), player_page(player))
 
 
-def test_page_without_player_response_raises() -> None:
+def test_page_without_player_response_is_a_fetch_failure_not_a_verdict() -> None:
     html = "<html><body><form action='https://consent.youtube.com/save'></form></body></html>"
-    with pytest.raises(VideoUnavailable, match="the watch page carries no player response"):
+    with pytest.raises(FetchFailed, match="carries no player data") as raised:
         extract_video(watch_url("pUbLiC_vid1"), html)
+    assert not isinstance(raised.value, VideoUnavailable)
 
 
 def test_page_of_another_video_raises() -> None:

@@ -15,12 +15,11 @@ from collections.abc import Callable, Mapping
 from typing import Any
 from urllib.parse import SplitResult, parse_qs, quote, urlencode, urlsplit
 
-from crawler.exceptions import VideoUnavailable
+from crawler.exceptions import FetchFailed, VideoUnavailable
 from crawler.extract.numbers import parse_count, parse_duration
-from crawler.extract.structured import clean, iso_utc, join
+from crawler.extract.structured import clean, dig, iso_utc, join
 from crawler.extract.youtube_page import (
     VIDEO_ID,
-    dig,
     initial_data,
     like_count,
     player_response,
@@ -163,8 +162,9 @@ def _playable(player: dict[str, Any] | None, video_id: str, url: str
     ``reason`` in the message. Then the page must describe ``video_id``, not be private, and not
     refuse embedding; a missing ``playableInEmbed`` is unknown, not a refusal.
     """
-    if player is None:
-        raise _unavailable(video_id, url, "the watch page carries no player response")
+    if player is None:  # a consent wall or bot check: a fetch problem worth a retry, not a verdict
+        raise FetchFailed(f"The watch page of {video_id} carries no player data (a consent or "
+                          "bot-check page?); nothing was charged, try again later.", url=url)
     playability = player.get("playabilityStatus")
     status = dig(playability, "status")
     if status != "OK":

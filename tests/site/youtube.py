@@ -1,6 +1,7 @@
 """A fake of the video platform on the test website: watch pages and the Data API.
 
-``GET /watch?v=ID`` serves ``tests/fixtures/video/<state>.html`` and
+``GET /watch?v=ID`` serves ``tests/fixtures/video/<state>.html`` (a consent wall for
+:data:`CONSENT_WALL`) and
 ``GET /youtube/v3/videos?id=ID`` serves ``<state>.json``, the state being looked up by video id
 in the fixtures' README table. The Data API side answers like Google's: 400 ``API_KEY_INVALID``
 without the right key (header ``X-Goog-Api-Key`` or ``key=``), 403 ``quotaExceeded`` for the
@@ -23,6 +24,11 @@ FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "video"
 API_KEY = "test-data-api-key"
 #: The Data API answers these with its quota error (the old_likes video).
 QUOTA_EXCEEDED = {"oLdLikes-01"}
+#: The watch page of this id is a consent wall: no player data at all.
+CONSENT_WALL = "cOnSeNtWall"
+_CONSENT_PAGE = (b"<!DOCTYPE html><html><head><title>Before you continue to YouTube</title></head>"
+                 b"<body><form action='https://consent.youtube.com/save' method='POST'>"
+                 b"<button>Accept all</button></form></body></html>")
 _ROW = re.compile(r"^\| `(\w+)` \| `([\w-]{11})` \|", re.MULTILINE)
 
 
@@ -37,7 +43,11 @@ def _query(h: Handler) -> dict[str, list[str]]:
 
 
 def watch(h: Handler) -> None:
-    state = states().get((_query(h).get("v") or [""])[0])
+    video_id = (_query(h).get("v") or [""])[0]
+    if video_id == CONSENT_WALL:
+        h.send_body(_CONSENT_PAGE)
+        return
+    state = states().get(video_id)
     if state is None:  # the platform answers 200 with an error page; an unknown id is "deleted"
         state = "deleted"
     h.send_body((FIXTURES / f"{state}.html").read_bytes())
