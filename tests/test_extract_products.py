@@ -339,6 +339,7 @@ def test_parse_price(value: Any, expected: tuple[str | None, str | None]) -> Non
 @pytest.mark.parametrize(("value", "expected"), [
     ("usd", "USD"), (" EUR ", "EUR"), ("€", "EUR"), ("£", "GBP"), ("zł", "PLN"), ("R$", "BRL"),
     ("US$", "USD"), ("$", None), ("¥", None), ("kr", None), ("dollars", None), (None, None),
+    ("lei", None), ("abc", None), ("SFr", None), ("Dhs", None), ("ron", "RON"),
 ])
 def test_currency_code(value: Any, expected: str | None) -> None:
     assert currency_code(value) == expected
@@ -428,11 +429,14 @@ def test_labelled_sku(body: str, sku: str | None) -> None:
     assert labelled_sku(root) == sku
 
 
-def test_labelled_sku_only_fills_a_missing_sku_of_the_first_product() -> None:
+def test_labelled_sku_only_fills_the_missing_sku_of_a_lone_product() -> None:
+    lone = ld({"@type": "Product", "name": "A"}).replace("<body>", "<body><p>SKU: 555</p>")
+    assert first(lone)["sku"] == "555"
+    # with several products nothing says whose SKU the text shows (here: C's)
     html = ld({"@type": "Product", "name": "A"}, {"@type": "Product", "name": "B"},
               {"@type": "Product", "name": "C", "sku": "C-1"}).replace(
-        "<body>", "<body><p>SKU: 555</p>")
-    assert [p["sku"] for p in extract_products(URL, html)["products"]] == ["555", None, "C-1"]
+        "<body>", "<body><p>SKU: C-1</p>")
+    assert [p["sku"] for p in extract_products(URL, html)["products"]] == [None, None, "C-1"]
     offer_sku = ld({"@type": "Product", "name": "A", "offers": offer(price="1", sku="O-1")})
     assert first(offer_sku.replace("<body>", "<body>SKU: 555"))["sku"] is None
 
@@ -468,3 +472,12 @@ def test_never_raises(html: str) -> None:
     result = extract_products("not a url", html, {"Content-Type": "text/html"})
     assert set(result) == {"products"}
     assert isinstance(result["products"], list)
+
+
+def test_price_valid_until_is_written_in_utc() -> None:
+    html = ld({"@type": "Product", "name": "A", "offers": offer(
+        price="5", priceValidUntil="2025-12-31T23:59:59+02:00")})
+    assert first(html)["offers"][0]["price_valid_until"] == "2025-12-31T21:59:59Z"
+    dated = ld({"@type": "Product", "name": "A", "offers": offer(
+        price="5", priceValidUntil="2025-12-31")})
+    assert first(dated)["offers"][0]["price_valid_until"] == "2025-12-31"

@@ -16,16 +16,20 @@ import re
 from decimal import Decimal
 from typing import Any
 
+from babel.numbers import list_currencies
 from price_parser import Price
 
 from crawler.extract.schema import MAX_DEPTH, Reader, number_text, prop
+from crawler.extract.structured import iso_utc
 
 MAX_OFFERS = 20
 
 # schema.org writes prices with "." as decimal separator and no grouping: such text is kept as
 # written ("23.450" is 23.45, not 23450 as price-parser would read it); anything else is parsed.
 _PLAIN_DECIMAL = re.compile(r"\+?(\d+(?:\.\d+)?)")
-_ISO_4217 = re.compile(r"[A-Z]{3}")
+#: Every ISO 4217 code Unicode CLDR knows (current and historical), via babel: three letters
+#: are not a currency by shape alone ("lei", "Dhs", "SFr" are not codes).
+_ISO_4217 = frozenset(list_currencies())
 # symbols (lower-cased) that name one currency; "$", "¥", "kr", "Rs", "R" and "lei" name
 # several and give None
 _CURRENCY_SYMBOLS = {
@@ -84,7 +88,7 @@ def currency_code(value: Any) -> str | None:
     if not isinstance(value, str) or not value.strip():
         return None
     text = value.strip()
-    if _ISO_4217.fullmatch(text.upper()):
+    if text.upper() in _ISO_4217:
         return text.upper()
     return _CURRENCY_SYMBOLS.get(text.lower())
 
@@ -161,7 +165,7 @@ def _offer(node: dict[str, Any], reader: Reader) -> dict[str, Any]:
         "currency": currency or written_currency,
         "availability": availability(prop(node, "availability")),
         "item_condition": item_condition(prop(node, "itemCondition")),
-        "price_valid_until": reader.text(prop(node, "priceValidUntil")),
+        "price_valid_until": iso_utc(reader.text(prop(node, "priceValidUntil"))),
         "seller": reader.name(prop(node, "seller")),
         "url": reader.url(prop(node, "url")),
         "sku": reader.text(prop(node, "sku")),

@@ -101,7 +101,8 @@ def extract_products(url: str, html: str, headers: Mapping[str, str] | None = No
         base = base_url(root, url)
         for source in SOURCES:
             if found := _from_source(source, root, html, base):
-                _complete_sku(found[0], root)
+                if len(found) == 1:  # on a list page the text's SKU belongs to no one product
+                    _complete_sku(found[0], root)
                 result["products"] = found
                 break
     except Exception:  # last resort: one odd page must not fail a crawl or an API call
@@ -135,9 +136,8 @@ def _read(source: str, root: HtmlElement, html: str, base: str) -> tuple[list[An
 
 
 def _complete_sku(product: dict[str, Any], root: HtmlElement) -> None:
-    """Give the page's main (first) product the SKU its text shows when no markup states one
-    for it or its offers; other products are not the page's subject, so the text is not
-    theirs."""
+    """Give the page's only product the SKU its text shows when no markup states one for it
+    or its offers (with several products, nothing says whose SKU the text shows)."""
     if not product["sku"] and not any(offer["sku"] for offer in product["offers"]):
         product["sku"] = labelled_sku(root)
 
