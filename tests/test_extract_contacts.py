@@ -18,7 +18,7 @@ import pytest
 from crawler.extract import contacts
 from crawler.extract.contacts import MAX_ITEMS, MAX_SUGGESTED_PAGES, extract_contacts
 from crawler.extract.emails import cloudflare_email, normalise_email
-from crawler.extract.phones import default_region, phone_record
+from crawler.extract.phones import country_region, default_region, language_region, phone_record
 from crawler.extract.social import social_profile
 
 FIXTURES = Path(__file__).parent / "fixtures" / "contacts"
@@ -60,7 +60,7 @@ def cloudflare_hex(email: str, key: int) -> str:
 # --- saved pages -------------------------------------------------------------------------------
 
 def test_fixtures_are_present() -> None:
-    assert {"impressum_de", "contact_us", "cloudflare_fr", "no_contacts"} <= set(CASES)
+    assert {"impressum_de", "contact_us", "cloudflare_fr", "no_contacts", "shop_en"} <= set(CASES)
     assert all((FIXTURES / f"{name}.html").exists() for name in CASES)
 
 
@@ -87,6 +87,19 @@ def test_impressum_fixture_reasons() -> None:
     assert "+49301234567" not in values  # commented out
     assert "https://www.musterfirma.de/impressum/" not in result["suggested_pages"]  # itself
     assert "https://shop.musterfirma.de/hilfe/" in result["suggested_pages"]  # same site
+
+
+def test_shop_fixture_reasons() -> None:
+    """Why the English shop page (a .com, lang="en") gives what it gives."""
+    html = (FIXTURES / "shop_en.html").read_text(encoding="utf-8")
+    result = extract_contacts("https://www.shoeshop.com/products/air-max-90", html)
+    assert result["organization"]["name"] == "Shoe Shop Ltd"  # not the brand, not the seller
+    values = [p["value"] for p in result["phones"]]
+    assert "+442079460002" in values  # national, read as GB from the shop's addressCountry
+    assert "+12079460001" not in values  # "Order no.", and the brand's "US" is no signal
+    assert [e["value"] for e in result["emails"]] == ["help@shoeshop.com"]  # not "…comMon"
+    assert {s["url"] for s in result["social_links"]}.isdisjoint({
+        "https://www.figma.com/@shoeshop", "https://www.producthunt.com/@shoeshop"})
 
 
 # --- shape and robustness ----------------------------------------------------------------------
@@ -216,6 +229,36 @@ def test_email_priority_and_case_insensitive_dedupe() -> None:
                                        ("press@example.org", "json_ld")]
 
 
+@pytest.mark.parametrize(("body", "expected"), [
+    ("<span>info@acme.com</span><span>Call us</span>", "info@acme.com"),
+    ("<p>Email:<b>sales@acme.com</b>Phone: 555</p>", "sales@acme.com"),
+    ("<b>info@acme.de</b><i>v</i>", "info@acme.de"),  # not info@acme.dev
+    ('<a href="/c">jobs@acme.com</a><img src="x.png">Careers', "jobs@acme.com"),
+])
+def test_an_inline_element_boundary_ends_an_address(body: str, expected: str) -> None:
+    assert emails(body) == [(expected, "text")]
+
+
+@pytest.mark.parametrize(("body", "expected"), [
+    ("<p>name<span>@</span>domain.com</p>", ("name@domain.com", "text")),
+    ("<p>info@<span>example</span>.org</p>", ("info@example.org", "text")),
+    ("<p>sales <span>[at]</span> acme <span>[dot]</span> com</p>",
+     ("sales@acme.com", "obfuscated")),
+    ("<p><span>sales [at] acme.com</span><span>Phone</span></p>",
+     ("sales@acme.com", "obfuscated")),
+])
+def test_an_address_that_only_exists_across_inline_elements_is_read(
+        body: str, expected: tuple[str, str]) -> None:
+    assert emails(body) == [expected]
+
+
+def test_text_addresses_from_both_renderings_keep_page_order() -> None:
+    body = ("<p><span>first@acme.com</span><span>x</span> then <b>second</b>@acme.com"
+            " then third@acme.com</p>")
+    assert emails(body) == [("first@acme.com", "text"), ("second@acme.com", "text"),
+                            ("third@acme.com", "text")]
+
+
 def test_at_most_fifty_emails() -> None:
     body = "".join(f"<p>user{i}@example.org</p>" for i in range(80))
     found = run(body)["emails"]
@@ -293,6 +336,86 @@ def test_region_signal_order() -> None:
 def test_without_region_only_international_numbers() -> None:
     body = "<p>London +44 20 7946 0000, locally 020 7946 0001, US (212) 555-0123</p>"
     assert phones(body, url="https://example.com/", lang="en") == [("+442079460000", "text")]
+
+
+@pytest.mark.parametrize(("lang", "href", "expected"), [
+    ("en", "tel:4155552671", "+14155552671"),
+    ("fr", "tel:01 42 68 53 00", "+33142685300"),
+    ("de", "tel:030901820", "+4930901820"),
+    ("pt", "tel:(11) 3456-7890", "+551134567890"),
+])
+def test_tel_links_fall_back_to_the_languages_region(lang: str, href: str,
+                                                     expected: str) -> None:
+    """A tel: link is certainly a phone number: with no region signal, the language's most
+    likely country reads it. The same number in text still needs a real signal."""
+    number = href.removeprefix("tel:")
+    assert phones(f'<a href="{href}">call</a><p>{number}</p>', url="https://example.com/",
+                  lang=lang) == [(expected, "tel")]
+    assert phones(f"<p>Tel. {number}</p>", url="https://example.com/", lang=lang) == []
+
+
+def test_structured_telephone_falls_back_to_the_languages_region() -> None:
+    head = ld({"@type": "Organization", "telephone": "(415) 555-2671"})
+    assert phones("", head=head, url="https://example.com/") == [("+14155552671", "json_ld")]
+    assert phones("", head=head, url="https://example.com/", lang="ar") == []  # no likely one
+
+
+@pytest.mark.parametrize(("lang", "head", "body", "expected"), [
+    ("en", ld({"@type": "Restaurant", "telephone": "(415) 555-2671",
+               "address": {"@type": "PostalAddress", "addressCountry": "US"}}),
+     "", ("+14155552671", "json_ld")),
+    ("fr", ld({"@type": "Organization", "address": {"addressCountry": "FR"}}),
+     "<p>Tél. 01 42 68 53 00</p>", ("+33142685300", "text")),
+    ("en", ld({"@type": "LocalBusiness", "address": {
+        "@type": "PostalAddress", "addressCountry": {"@type": "Country", "name": "France"}}}),
+     "<p>Tel. 01 42 68 53 00</p>", ("+33142685300", "text")),
+    ("en", ld({"@graph": [{"@type": "WebSite", "publisher": {"@id": "#org"}},
+                          {"@type": "Organization", "@id": "#org", "address": {"@id": "#a"}},
+                          {"@type": "PostalAddress", "@id": "#a", "addressCountry": "DE"}]}),
+     "<p>Tel. 030 901820</p>", ("+4930901820", "text")),
+    ("en", "", '<div itemscope itemtype="https://schema.org/Store">'
+     '<div itemprop="address" itemscope itemtype="https://schema.org/PostalAddress">'
+     '<span itemprop="addressCountry">GB</span></div></div><p>Tel. 020 7946 0000</p>',
+     ("+442079460000", "text")),
+])
+def test_address_country_is_a_region_signal(lang: str, head: str, body: str,
+                                            expected: tuple[str, str]) -> None:
+    assert phones(body, head=head, url="https://example.com/", lang=lang) == [expected]
+
+
+def test_address_country_beats_locale_and_tld() -> None:
+    head = ld({"@type": "Organization", "address": {"addressCountry": "GB"}})
+    assert phones("<p>Tel. 020 7946 0000</p>", head=head, url="https://example.de/",
+                  lang="en-US") == [("+442079460000", "text")]
+
+
+def test_address_country_of_a_brand_or_seller_is_no_region_signal() -> None:
+    head = ld({"@type": "Product", "name": "Shoe", "brand": {
+        "@type": "Organization", "name": "Adidas", "address": {"addressCountry": "DE"}}})
+    assert phones("<p>Tel. 030 901820</p>", head=head, url="https://example.com/") == []
+
+
+@pytest.mark.parametrize(("value", "region"), [
+    ("US", "US"), ("de", "DE"), (" UK ", "GB"), ("USA", "US"), ("Deutschland", "DE"),
+    ("United Kingdom", "GB"), ("france", "FR"), ({"@type": "Country", "name": "NL"}, "NL"),
+    ({"@type": "Country", "name": "Spain"}, "ES"), (["", "IT"], "IT"), ("Atlantis", None),
+    ("XX", None), ("", None), (42, None), (None, None),
+])
+def test_country_region(value: object, region: str | None) -> None:
+    assert country_region(value) == region
+
+
+def test_language_region() -> None:
+    assert language_region(["en"]) == "US"
+    assert language_region([None, "", "pt-PT"]) == "BR"  # only ever used without a region
+    assert language_region(["ar", "fr_CA"]) == "FR"  # first language in the table
+    assert language_region(["ar"]) is None
+    assert language_region([]) is None
+
+
+def test_phone_glued_to_inline_labels() -> None:
+    assert phones("<p>Tel:<b>030 901820</b>Fax:<b>030 901821</b></p>", lang="de-DE") == [
+        ("+4930901820", "text"), ("+4930901821", "text")]
 
 
 @pytest.mark.parametrize("region_url", ["https://example.de/", "https://example.com/",
@@ -390,6 +513,43 @@ def test_not_profiles(url: str) -> None:
     assert links(url) == []
 
 
+@pytest.mark.parametrize("url", [
+    "https://mastodon.social/@acme", "https://fosstodon.org/@acme", "https://hachyderm.io/@acme",
+    "https://mstdn.jp/@acme", "https://chaos.social/@acme", "https://toot.community/@acme",
+    "https://social.coop/@acme", "https://infosec.exchange/@acme",
+])
+def test_fediverse_servers(url: str) -> None:
+    host = url.split("/")[2]
+    assert links(url) == [{"platform": "mastodon", "url": url, "handle": f"acme@{host}",
+                           "source_url": URL}]
+
+
+@pytest.mark.parametrize("url", [
+    "https://www.figma.com/@acme", "https://www.producthunt.com/@acme",
+    "https://replit.com/@acme", "https://observablehq.com/@acme", "https://unsplash.com/@acme",
+    "https://hashnode.com/@acme", "https://medium.com/@acme", "https://acme.substack.com/@acme",
+    "https://odysee.com/@acme", "https://www.example.net/@acme",  # unknown, unclaimed host
+])
+def test_slash_at_paths_of_other_services_are_not_mastodon(url: str) -> None:
+    assert links(url) == []
+
+
+def test_a_claim_makes_an_unknown_host_a_fediverse_server() -> None:
+    """rel="me" and sameAs vouch for an unknown host, never for a known other service."""
+    body = ('<a rel="me" href="https://www.example.net/@acme">a</a>'
+            '<a rel="noopener ME" href="https://www.figma.com/@acme">b</a>')
+    head = ld({"@type": "Organization", "sameAs": ["https://community.acme.net/@team",
+                                                  "https://replit.com/@acme"]})
+    result = run(body, head=head)
+    assert [(s["platform"], s["handle"]) for s in result["social_links"]] == [
+        ("mastodon", "acme@www.example.net"), ("mastodon", "team@community.acme.net")]
+
+
+def test_fediverse_handle_glued_to_an_inline_element() -> None:
+    result = run("<p><span>@acme@fosstodon.org</span><span>Follow us</span></p>")
+    assert [s["handle"] for s in result["social_links"]] == ["acme@fosstodon.org"]
+
+
 def test_social_profile_rejects_malformed_urls() -> None:
     assert social_profile("https://[::1/acme", "example.com") is None
     assert social_profile("ftp://github.com/acme", "example.com") is None
@@ -461,6 +621,38 @@ def test_organization_from_microdata() -> None:
     assert run(body)["organization"] == {"name": "Trattoria Esempio",
                                          "url": "https://www.example.com/", "logo": None,
                                          "address": "Via Roma 1, 00184 Roma, IT"}
+
+
+@pytest.mark.parametrize("nested", [
+    {"@type": "Product", "name": "Air Max", "brand": {"@type": "Organization", "name": "Nike"}},
+    {"@type": "Product", "name": "Air Max", "offers": {
+        "@type": "Offer", "seller": {"@type": "Organization", "name": "Nike"}}},
+    {"@type": "Product", "manufacturer": {"@type": "Corporation", "name": "Nike"}},
+    {"@type": "Article", "author": {"@type": "Organization", "name": "Nike"}},
+    {"@type": "CreativeWork", "creator": {"@type": "Organization", "name": "Nike"}},
+    {"@type": "Review", "itemReviewed": {"@type": "LocalBusiness", "name": "Nike"}},
+])
+def test_organization_is_never_a_brand_seller_or_author(nested: dict[str, Any]) -> None:
+    own = ld({"@type": "Organization", "name": "Shoe Shop Ltd"})
+    assert run("", head=ld(nested) + own)["organization"]["name"] == "Shoe Shop Ltd"
+    assert run("", head=ld(nested))["organization"] is None
+
+
+def test_top_level_organization_beats_a_nested_one_in_microdata() -> None:
+    body = ('<div itemscope itemtype="https://schema.org/Product"><span itemprop="name">Air Max'
+            '</span><div itemprop="brand" itemscope itemtype="https://schema.org/Organization">'
+            '<span itemprop="name">Nike</span></div></div>'
+            '<div itemscope itemtype="https://schema.org/Organization">'
+            '<span itemprop="name">Shoe Shop Ltd</span></div>')
+    assert run(body)["organization"]["name"] == "Shoe Shop Ltd"
+
+
+@pytest.mark.parametrize("key", ["publisher", "provider", "mainEntity", "about"])
+def test_organization_reached_through_an_owner_property(key: str) -> None:
+    head = ld({"@type": "WebPage", "name": "About us",
+               key: {"@type": "Organization", "name": "Acme"},
+               "author": {"@type": "Organization", "name": "Agency"}})
+    assert run("", head=head)["organization"]["name"] == "Acme"
 
 
 def test_no_organization() -> None:

@@ -9,6 +9,15 @@ in :mod:`~crawler.extract.emails`, :mod:`~crawler.extract.phones` and
 Priority (first occurrence of a duplicate wins, so it decides ``found_in``): what the site made
 clickable (``mailto:``/``tel:``), then what it declared (JSON-LD, then microdata), then what it
 hid (Cloudflare and written obfuscations), then plain text. Within one source, page order.
+
+Visible text is read twice: inline elements glued (``<b>info</b>@example.org`` is one address)
+and spaced (``<i>info@acme.com</i><i>Call</i>`` is not ``acme.comCall``). Spaced matches win;
+a glued one counts only where no spaced match overlaps it: an element boundary ends a token
+unless the token only exists across it.
+
+The organisation and the strongest phone-region hint (``addressCountry``) come from the page's
+own structured nodes: top-level and ``@graph`` items, then what they name through
+``_OWNER_KEYS``; never a Product's ``brand``, an Offer's ``seller`` or an ``author``.
 """
 
 from __future__ import annotations
@@ -16,22 +25,29 @@ from __future__ import annotations
 import logging
 import re
 import unicodedata
+from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, TypeVar
 from urllib.parse import unquote, urlsplit
 
 from lxml.html import HtmlElement
 from w3lib.html import strip_html5_whitespace
 
+from crawler.extract.domains import registrable_domain
 from crawler.extract.emails import (
     cloudflare_email,
     deobfuscated_emails,
     emails_from_mailto,
     emails_in_text,
     normalise_email,
-    registrable_domain,
 )
-from crawler.extract.phones import default_region, parse_phone, phone_from_href, phones_in_text
+from crawler.extract.phones import (
+    default_region,
+    language_region,
+    parse_phone,
+    phone_from_href,
+    phones_in_text,
+)
 from crawler.extract.social import dedupe_key, mastodon_in_text, social_profile
 from crawler.extract.structured import (
     base_url,
@@ -40,6 +56,7 @@ from crawler.extract.structured import (
     host,
     join,
     json_ld,
+    json_ld_nodes,
     microdata,
     parse_html,
 )
@@ -80,12 +97,23 @@ _ORGANIZATION_TYPES = frozenset({
 })
 # Subtypes not listed above still follow schema.org's naming ("GovernmentOrganization"…).
 _ORGANIZATION_SUFFIXES = ("Organization", "Business", "Store")
+# Properties through which a page's node names the organisation behind the page. Only these
+# are followed from top-level nodes; brand, seller, manufacturer, author, creator and
+# itemReviewed name *other* organisations and are never followed.
+_OWNER_KEYS = ("publisher", "provider", "copyrightHolder", "mainEntity", "about", "isPartOf")
+# Stands for an inline element boundary in the visible text; parse_html strips control
+# characters, so the page's own text never contains it.
+_BOUNDARY = "\x00"
+
+_T = TypeVar("_T")
+Span = tuple[int, int, _T]  # start, end, value: a match in one rendering of the text
 
 
 class _Anchor(NamedTuple):
     href: str  # as written, for mailto:/tel:
     url: str | None  # absolute http(s), for profiles and pages
     text: str | None
+    rel_me: bool  # rel="me": the page claims the target as its own identity
 
 
 def extract_contacts(url: str, html: str, headers: Mapping[str, str] | None = None
@@ -114,20 +142,23 @@ def _extract(url: str, root: HtmlElement, headers: Mapping[str, str] | None) -> 
     text = _visible_text(root)
     sources = {"json_ld": json_ld(root), "microdata": list(map(_from_microdata,
                                                                microdata(root, base)))}
+    by_id = {node["@id"]: node for items in sources.values() for node in _walk(items)
+             if isinstance(node.get("@id"), str) and len(node) > 1}
+    own = list(_own_nodes(sources, by_id))
     site = registrable_domain(host(url))
-    region = default_region(
-        [root.get("lang"), root.get("xml:lang"),
-         next(iter(root.xpath("//meta[@property='og:locale']/@content")), None),
-         header(headers, "content-language")],
-        host(url))
+    languages = [root.get("lang"), root.get("xml:lang"),
+                 next(iter(root.xpath("//meta[@property='og:locale']/@content")), None),
+                 header(headers, "content-language")]
+    region = default_region(languages, host(url), _countries(own, by_id))
     return {
         "emails": _unique(_emails(root, anchors, sources, text), MAX_ITEMS,
                           lambda e: e["value"].lower(), url),
-        "phones": _unique(_phones(anchors, sources, text, region), MAX_ITEMS,
+        "phones": _unique(_phones(anchors, sources, text, region,
+                                  region or language_region(languages)), MAX_ITEMS,
                           lambda p: p["value"], url),
         "social_links": _unique(_profiles(anchors, sources, text, base, site), MAX_ITEMS,
                                 dedupe_key, url),
-        "organization": _organization(sources, base),
+        "organization": _organization(own, by_id, base),
         "suggested_pages": [page["url"] for page in _unique(
             _suggested_pages(anchors, url, site), MAX_SUGGESTED_PAGES, lambda p: p["url"])],
     }
@@ -149,19 +180,37 @@ def _unique(records: Iterable[dict[str, Any]], limit: int, key: Callable[[dict[s
 
 def _visible_text(root: HtmlElement) -> str:
     """The text a reader sees: no script/style/comments, blocks on their own lines, inline
-    elements joined without spaces (``<b>info</b>@example.org`` stays one address)."""
+    element boundaries marked with ``_BOUNDARY`` (for :func:`_in_text`)."""
     parts: list[str] = []
     stack: list[tuple[HtmlElement, bool]] = [(root, False)]
     while stack:  # iterative: deeply nested markup must not hit the recursion limit
         element, closing = stack.pop()
         tag = element.tag if isinstance(element.tag, str) else ""
         if not closing and tag and tag not in _HIDDEN_TAGS:
-            parts.extend(("\n" if tag in _BLOCK_TAGS else "", element.text or ""))
+            parts.extend((_boundary(tag), element.text or ""))
             stack.append((element, True))
             stack.extend((child, False) for child in reversed(element))
             continue
-        parts.extend(("\n" if closing and tag in _BLOCK_TAGS else "", element.tail or ""))
+        parts.extend((_boundary(tag), element.tail or ""))  # also after a hidden element
     return "".join(parts)
+
+
+def _boundary(tag: str) -> str:
+    """A line break for a block's start or end, a boundary mark for any other element's."""
+    return "\n" if tag in _BLOCK_TAGS else _BOUNDARY if tag else ""
+
+
+def _in_text(text: str, find: Callable[[str], Iterable[Span[_T]]]) -> Iterator[_T]:
+    """What ``find`` reads in ``text`` with inline boundaries as spaces, plus what it reads
+    with them glued where the spaced reading found nothing overlapping; in page order."""
+    spaced = list(find(text.replace(_BOUNDARY, " ")))  # same offsets as ``text``
+    origin = [offset for offset, char in enumerate(text) if char != _BOUNDARY]
+    glued = [(origin[start], origin[end - 1] + 1, value)
+             for start, end, value in find(text.replace(_BOUNDARY, "")) if end > start]
+    taken = {offset for start, end, _ in spaced for offset in range(start, end)}
+    extra = [match for match in glued if taken.isdisjoint(range(match[0], match[1]))]
+    for _, _, value in sorted(spaced + extra, key=lambda match: match[0]):
+        yield value
 
 
 def _anchors(root: HtmlElement, base: str) -> list[_Anchor]:
@@ -172,7 +221,8 @@ def _anchors(root: HtmlElement, base: str) -> list[_Anchor]:
             absolute = None if href.startswith("#") else join(base, href)
             is_web = absolute is not None and absolute.startswith(("http://", "https://"))
             anchors.append(_Anchor(href, absolute if is_web else None,
-                                   clean(element.text_content())))
+                                   clean(element.text_content()),
+                                   "me" in (element.get("rel") or "").lower().split()))
     return anchors
 
 
@@ -218,33 +268,38 @@ def _emails(root: HtmlElement, anchors: list[_Anchor], sources: dict[str, Any],
         encoded = element.get("data-cfemail") or element.get("href", "").partition("#")[2]
         if (email := cloudflare_email(encoded)) is not None:
             yield {"value": email, "found_in": "obfuscated"}
-    for email in deobfuscated_emails(text):
+    for email in _in_text(text, deobfuscated_emails):
         yield {"value": email, "found_in": "obfuscated"}
-    for email in emails_in_text(text):
+    for email in _in_text(text, emails_in_text):
         yield {"value": email, "found_in": "text"}
 
 
-def _phones(anchors: list[_Anchor], sources: dict[str, Any], text: str,
-            region: str | None) -> Iterator[dict[str, Any]]:
+def _phones(anchors: list[_Anchor], sources: dict[str, Any], text: str, region: str | None,
+            certain_region: str | None) -> Iterator[dict[str, Any]]:
+    """``certain_region`` (``region`` or the language's likely one) serves ``tel:`` links and
+    structured telephones, which are phone numbers whatever they look like; free text keeps
+    ``region``, so that without a signal only international numbers are read there."""
     for anchor in anchors:
-        if (phone := phone_from_href(anchor.href, region)) is not None:
+        if (phone := phone_from_href(anchor.href, certain_region)) is not None:
             yield {**phone, "found_in": "tel"}
     for found_in, items in sources.items():
         for value in _values(items, "telephone"):
-            if (phone := parse_phone(value, region)) is not None:
+            if (phone := parse_phone(value, certain_region)) is not None:
                 yield {**phone, "found_in": found_in}
-    for phone in phones_in_text(text, region):
+    for phone in _in_text(text, lambda rendering: phones_in_text(rendering, region)):
         yield {**phone, "found_in": "text"}
 
 
 def _profiles(anchors: list[_Anchor], sources: dict[str, Any], text: str, base: str,
               site: str) -> Iterator[dict[str, Any]]:
-    """Links in page order, then structured ``sameAs``, then ``@user@host`` in text."""
-    urls = [anchor.url for anchor in anchors]
-    urls += [join(base, value) for items in sources.values() for value in _values(items, "sameAs")
-             if isinstance(value, str)]
-    yield from filter(None, (social_profile(url, site) for url in urls if url))
-    yield from mastodon_in_text(text, site)
+    """Links in page order, then structured ``sameAs`` (a claim, like ``rel="me"``), then
+    ``@user@host`` in text."""
+    claims = [(anchor.url, anchor.rel_me) for anchor in anchors]
+    claims += [(join(base, value), True) for items in sources.values()
+               for value in _values(items, "sameAs") if isinstance(value, str)]
+    yield from filter(None, (social_profile(url, site, claimed) for url, claimed in claims
+                             if url))
+    yield from _in_text(text, lambda rendering: mastodon_in_text(rendering, site))
 
 
 def _suggested_pages(anchors: list[_Anchor], page_url: str, site: str
@@ -268,12 +323,37 @@ def _slug(value: str) -> str:
     return _SLUG_SEPARATORS.sub("-", ascii_text.lower()).strip("-")
 
 
-def _organization(sources: dict[str, Any], base: str) -> dict[str, Any] | None:
-    """The first Organization (or subtype) node with at least one field; JSON-LD first."""
-    nodes = [node for items in sources.values() for node in _walk(items)]
-    by_id = {node["@id"]: node for node in nodes if isinstance(node.get("@id"), str)
-             and len(node) > 1}
-    for node in filter(_is_organization, nodes):
+def _own_nodes(sources: dict[str, Any], by_id: Mapping[str, dict[str, Any]]
+               ) -> Iterator[dict[str, Any]]:
+    """The page's own nodes, breadth-first: top-level items and ``@graph`` members (JSON-LD,
+    then microdata), then the nodes they reach through ``_OWNER_KEYS``, references resolved."""
+    queue = deque(node for items in sources.values() for node in json_ld_nodes(items))
+    seen: set[int] = set()
+    while queue:
+        node = queue.popleft()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        yield node
+        for key in _OWNER_KEYS:
+            value = node.get(key)
+            queue.extend(_deref(item, by_id) for item in (
+                value if isinstance(value, list) else [value]) if isinstance(item, dict))
+
+
+def _countries(own: list[dict[str, Any]], by_id: Mapping[str, dict[str, Any]]
+               ) -> Iterator[Any]:
+    """``addressCountry`` of the page's own nodes' addresses, in node order."""
+    for node in own:
+        address = _resolve(node.get("address"), by_id)
+        if isinstance(address, dict):
+            yield address.get("addressCountry")
+
+
+def _organization(own: list[dict[str, Any]], by_id: Mapping[str, dict[str, Any]],
+                  base: str) -> dict[str, Any] | None:
+    """The first of the page's own Organization (or subtype) nodes with at least one field."""
+    for node in filter(_is_organization, own):
         logo = _resolve(node.get("logo"), by_id)
         if isinstance(logo, dict):
             logo = _first(logo.get("url")) or _first(logo.get("contentUrl"))
@@ -304,7 +384,10 @@ def _first(value: Any) -> Any:
 
 def _resolve(value: Any, by_id: Mapping[str, dict[str, Any]]) -> Any:
     """The first of a value's items, a bare ``{"@id"}`` reference replaced by its node."""
-    value = _first(value)
+    return _deref(_first(value), by_id)
+
+
+def _deref(value: Any, by_id: Mapping[str, dict[str, Any]]) -> Any:
     if isinstance(value, dict) and isinstance(value.get("@id"), str):
         return by_id.get(value["@id"], value)
     return value

@@ -5,9 +5,6 @@ source, goes through :func:`normalise_email`, so what counts as an address is de
 the domain must end in a real public suffix (checked against tldextract's bundled snapshot),
 which is what rejects ``logo@2x.png``, ``package@1.2.3`` and ``user@localhost`` without a list
 of file extensions to maintain.
-
-The tldextract extractor also lives here because the other contact helpers need the same
-"registrable domain" answer for hosts (same-site links, country-code TLDs, Mastodon hosts).
 """
 
 from __future__ import annotations
@@ -15,17 +12,11 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Iterator
-from functools import lru_cache
 from urllib.parse import unquote
 
-import tldextract
-from tldextract.tldextract import ExtractResult
+from crawler.extract.domains import split_host
 
 logger = logging.getLogger(__name__)
-
-# suffix_list_urls=() → the bundled Public Suffix List snapshot, never the network;
-# cache_dir=None → nothing written to disk by a pure function.
-_TLD_EXTRACT = tldextract.TLDExtract(suffix_list_urls=(), cache_dir=None)
 
 _ATOM = r"[\w!#$%&'*+/=?^`{|}~-]+"
 _LOCAL_PART = re.compile(rf"{_ATOM}(?:\.{_ATOM})*")
@@ -56,22 +47,6 @@ _MAILTO_SEPARATORS = re.compile(r"[,;]")
 _HEX = re.compile(r"(?:[0-9a-fA-F]{2}){2,}")
 
 
-def split_host(name: str) -> ExtractResult:
-    """Subdomain, domain and public suffix of a host name (offline, bundled suffix list)."""
-    return _split_host(name.lower().rstrip("."))
-
-
-@lru_cache(maxsize=4096)
-def _split_host(name: str) -> ExtractResult:
-    return _TLD_EXTRACT(name)
-
-
-def registrable_domain(name: str) -> str:
-    """``example.co.uk`` for ``www.shop.example.co.uk``; the host itself for IPs/localhost."""
-    parts = split_host(name)
-    return parts.top_domain_under_public_suffix or name.lower()
-
-
 def normalise_email(candidate: object) -> str | None:
     """The address with its domain lower-cased, or None when it is not a deliverable-looking
     address. Accepts what pages put in ``email`` fields too: a ``mailto:`` prefix, trailing
@@ -99,19 +74,22 @@ def emails_from_mailto(href: str) -> list[str]:
     return [e for e in map(normalise_email, _MAILTO_SEPARATORS.split(addresses)) if e]
 
 
-def emails_in_text(text: str) -> Iterator[str]:
-    """Plain addresses written in visible text, in text order."""
-    return filter(None, map(normalise_email, (m.group() for m in _IN_TEXT.finditer(text))))
+def emails_in_text(text: str) -> Iterator[tuple[int, int, str]]:
+    """Plain addresses written in visible text, in text order, each with the span it was read
+    from, so that the caller can merge the matches of several renderings of one page."""
+    for match in _IN_TEXT.finditer(text):
+        if (email := normalise_email(match.group())) is not None:
+            yield match.start(), match.end(), email
 
 
-def deobfuscated_emails(text: str) -> Iterator[str]:
+def deobfuscated_emails(text: str) -> Iterator[tuple[int, int, str]]:
     """Addresses written as ``name [at] domain [dot] com`` and its variants, bracketed forms
-    first (the reliable ones), then the capitalised ``name AT domain DOT com``."""
+    first (the reliable ones), then the capitalised ``name AT domain DOT com``; with spans."""
     for pattern in (_BRACKETED, _CAPITALS):
         for match in pattern.finditer(text):
             domain = _DOT_WORD.sub(".", match.group(2))
             if (email := normalise_email(f"{match.group(1)}@{domain}")) is not None:
-                yield email
+                yield match.start(), match.end(), email
 
 
 def cloudflare_email(encoded: str | None) -> str | None:

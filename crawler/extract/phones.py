@@ -2,8 +2,20 @@
 
 Small pure functions used by :mod:`crawler.extract.contacts`. A national number such as
 "030 901820" only means something for one country, so the page's own signals pick a default
-region; without one only international numbers ("+49 30 901820") are read, because guessing a
-region turns order numbers and postcodes into "valid" phone numbers.
+region. :func:`default_region` reads them in this order, most specific to the numbers first:
+
+1. the ``addressCountry`` of the page's own structured address (JSON-LD or microdata): a
+   business writes its own numbers in its own country's format, whatever language the page
+   is in ("en-US" is also the default ``lang`` of many CMS themes, whoever uses them);
+2. the region subtag of the page's locale: ``<html lang>``, ``xml:lang``, ``og:locale``,
+   then the Content-Language header ("de-AT" → AT);
+3. the site's country-code TLD (``.de`` → DE, ``.co.uk`` → GB; not ``.io``, ``.co``…).
+
+Without any of these, free text is read for international numbers ("+49 30 901820") only,
+because guessing a region turns order numbers and postcodes into "valid" phone numbers.
+A ``tel:`` link or a structured ``telephone`` is certainly a phone number, so for those
+:func:`language_region` adds one last, weaker guess: the country where the page's language
+is most often written (en → US, pt → BR…), see ``_LANGUAGE_REGIONS``.
 
 ``Leniency.VALID`` already rejects most dates and prices; :func:`phones_in_text` also drops
 numbers labelled as something else ("Order no.", "IBAN", "Konto…") or glued to a currency.
@@ -14,13 +26,14 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Iterable, Iterator
+from functools import lru_cache
 from typing import Any
 from urllib.parse import unquote
 
 import phonenumbers
 from phonenumbers import Leniency, PhoneNumber, PhoneNumberFormat, PhoneNumberType
 
-from crawler.extract.emails import split_host
+from crawler.extract.domains import split_host
 
 logger = logging.getLogger(__name__)
 
@@ -31,6 +44,20 @@ _REGION_SUBTAG = re.compile(r"[A-Za-z]{2}")
 # Country-code TLDs that are sold as generic names: they say nothing about the site's country.
 _GENERIC_CCTLDS = frozenset({"ai", "cc", "co", "fm", "gg", "io", "ly", "me", "to", "tv", "ws"})
 _CCTLD_REGIONS = {"uk": "GB"}
+# addressCountry values that are neither an ISO 3166 code nor a name phonenumbers knows.
+_COUNTRY_ALIASES = {"uk": "GB", "usa": "US", "u.s.a.": "US", "u.s.": "US"}
+# The region a language is most often written for (CLDR's likely subtags), for numbers that
+# are certainly phone numbers only. pt → BR: most Portuguese on the web is Brazilian, and a
+# Portuguese number is unaffected (it fails as Brazilian and needs a signal, as before).
+# Languages without one clearly dominant country (ar, sw…) are left out on purpose.
+_LANGUAGE_REGIONS = {
+    "en": "US", "fr": "FR", "de": "DE", "es": "ES", "it": "IT", "pt": "BR", "nl": "NL",
+    "pl": "PL", "ja": "JP", "ko": "KR", "zh": "CN", "ru": "RU", "uk": "UA", "sv": "SE",
+    "da": "DK", "nb": "NO", "nn": "NO", "no": "NO", "fi": "FI", "cs": "CZ", "sk": "SK",
+    "hu": "HU", "ro": "RO", "bg": "BG", "el": "GR", "tr": "TR", "he": "IL", "hi": "IN",
+    "id": "ID", "th": "TH", "vi": "VN", "hr": "HR", "sl": "SI", "sr": "RS", "et": "EE",
+    "lv": "LV", "lt": "LT", "is": "IS", "ca": "ES", "ms": "MY", "fa": "IR", "bn": "BD",
+}
 _TEL = re.compile(r"\s*tel:", re.IGNORECASE)
 # The words between the previous number and this one, when they name another kind of number.
 _PHONE_LABEL = re.compile(
@@ -47,18 +74,65 @@ _DIGIT = re.compile(r"\d")
 _CONTEXT = 40  # characters either side of a match that can hold its label or currency
 
 
-def default_region(language_tags: Iterable[str | None], hostname: str) -> str | None:
-    """The region national numbers on the page are written for: the region subtag of the
-    first language tag that has one ("de-AT", "de_AT", "de-DE, en"), else the site's
-    country-code TLD; None when no signal names a region ``phonenumbers`` knows.
+def default_region(language_tags: Iterable[str | None], hostname: str,
+                   countries: Iterable[object] = ()) -> str | None:
+    """The region national numbers on the page are written for (see the module docstring for
+    the order): the first of ``countries`` (structured ``addressCountry`` values) that names a
+    region, else the region subtag of the first language tag that has one ("de-AT", "de_AT",
+    "de-DE, en"), else the site's country-code TLD; None when no signal names a region
+    ``phonenumbers`` knows.
 
-    Explicit page declarations come first: a locale is the author's statement, a TLD a guess.
-    A bare language ("de", "ar") is never read as a region ("ar" would be Argentina).
+    A bare language ("de", "ar") is never read as a region here ("ar" would be Argentina).
     """
+    for region in map(country_region, countries):
+        if region is not None:
+            return region
     for tag in language_tags:
         if (region := _tag_region(tag)) is not None:
             return region
     return _tld_region(hostname)
+
+
+def language_region(language_tags: Iterable[str | None]) -> str | None:
+    """The country the first known language of ``language_tags`` is most often written for
+    ("en" → US); a weak guess, only for ``tel:`` links and structured telephones."""
+    for tag in language_tags:
+        language = _SUBTAGS.split((tag or "").split(",", 1)[0].strip(), 1)[0].lower()
+        if (region := _LANGUAGE_REGIONS.get(language)) is not None:
+            return region
+    return None
+
+
+def country_region(value: object) -> str | None:
+    """A schema.org ``addressCountry`` as a region code: "US", "de", "Deutschland", "United
+    Kingdom", or a Country object naming one of those; the first usable one of a list."""
+    if isinstance(value, list):
+        return next(filter(None, map(country_region, value)), None)
+    if isinstance(value, dict):
+        return country_region([value.get(key) for key in ("identifier", "name", "alternateName")])
+    if not isinstance(value, str):
+        return None
+    name = value.strip().casefold()
+    region = _COUNTRY_ALIASES.get(name) or (name.upper() if len(name) == 2 else None)
+    if region in phonenumbers.SUPPORTED_REGIONS:
+        return region
+    return _country_names().get(name)
+
+
+@lru_cache(maxsize=1)
+def _country_names() -> dict[str, str]:
+    """Country names in every language ``phonenumbers`` describes regions in ("germany",
+    "deutschland", "allemagne" → DE), read once, when a page first writes a country by name."""
+    from phonenumbers.geodata.locale import LOCALE_DATA  # ~0.3 s to load: only when needed
+
+    names: dict[str, str] = {}
+    for region, by_language in LOCALE_DATA.items():
+        if region not in phonenumbers.SUPPORTED_REGIONS:
+            continue
+        for name in by_language.values():  # "*en" means "the same as the English name"
+            name = by_language.get(name[1:], "") if name.startswith("*") else name
+            names.setdefault(name.casefold(), region)
+    return names
 
 
 def _tag_region(tag: str | None) -> str | None:
@@ -106,12 +180,13 @@ def phone_from_href(href: str, region: str | None) -> dict[str, Any] | None:
     return parse_phone(href, region) if _TEL.match(href) else None
 
 
-def phones_in_text(text: str, region: str | None) -> Iterator[dict[str, Any]]:
-    """Valid numbers written in ``text``, minus those whose surroundings say they are not."""
+def phones_in_text(text: str, region: str | None) -> Iterator[tuple[int, int, dict[str, Any]]]:
+    """Valid numbers written in ``text``, minus those whose surroundings say they are not;
+    each with the span it was read from, so that the caller can merge several renderings."""
     for match in phonenumbers.PhoneNumberMatcher(text, region, Leniency.VALID):
         before = text[max(0, match.start - _CONTEXT):match.start]
         if _is_phone_context(before, text[match.end:match.end + _CONTEXT]):
-            yield phone_record(match.number, match.raw_string)
+            yield match.start, match.end, phone_record(match.number, match.raw_string)
 
 
 def _is_phone_context(before: str, after: str) -> bool:

@@ -5,8 +5,19 @@ its registrable domains, the path shapes of a profile (matched whole, so a post 
 a profile is not a profile) and the first path segments it reserves for its own pages
 (``/login``, ``/intent``, ``/sharer.php``…). Adding a platform means adding a row.
 
-Twitter and X are one platform, named ``x``. Any other host with a ``/@user`` path is taken
-for a Mastodon-style (fediverse) server, with the handle ``user@host``.
+Twitter and X are one platform, named ``x``. A ``/@user`` link on any other host is a
+Mastodon-style (fediverse) profile, with the handle ``user@host``, when all of these hold:
+
+* the host is not the page's own site (its author pages) and not in ``_NOT_FEDIVERSE``, the
+  services known to use ``/@user`` for their own accounts (Figma, Medium, Product Hunt…);
+* and either the page *claims* the account as its own — ``rel="me"`` on the link (the
+  fediverse's own verification convention), a structured ``sameAs``, or the ``@user@host``
+  handle form in text — or the host looks like a fediverse server: its name contains a
+  fediverse word (mastodon.social, fosstodon.org, mstdn.jp, toot.community, chaos.social…)
+  or it is one of the large servers whose names do not say so (hachyderm.io…).
+
+So an unknown ``/@user`` link counts only when the page vouches for it, and no claim makes a
+known non-fediverse service count.
 """
 
 from __future__ import annotations
@@ -18,7 +29,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit
 
-from crawler.extract.emails import registrable_domain, split_host
+from crawler.extract.domains import registrable_domain, split_host
 
 logger = logging.getLogger(__name__)
 
@@ -32,8 +43,21 @@ _PLAIN_SUBDOMAINS = re.compile(r"(?:www\.|m\.|mobile\.)?")
 _TEXT_MASTODON = re.compile(r"(?<![\w@/.])@(\w{1,30})@((?:[a-z0-9-]+\.)+[a-z]{2,63})(?![\w.-])",
                             re.IGNORECASE)
 _MASTODON_PATH = re.compile(r"/@(?P<handle>\w{1,30})")
-# Hosts using /@name for things that are not fediverse accounts.
-_NOT_MASTODON = frozenset({"medium.com", "substack.com"})
+# Registrable domains that use /@name for their own accounts: never fediverse servers.
+_NOT_FEDIVERSE = frozenset({
+    "figma.com", "framer.com", "webflow.com", "producthunt.com", "replit.com",
+    "observablehq.com", "stackblitz.com", "glitch.com", "medium.com", "substack.com",
+    "hashnode.com", "unsplash.com", "pexels.com", "printables.com", "odysee.com",
+    "steemit.com", "hive.blog", "peakd.com",
+})
+# Words fediverse servers put in their host names, and a whole "social" label
+# (chaos.social, social.coop); then large servers whose names say nothing.
+_FEDIVERSE_WORDS = re.compile(r"mastodon|mstdn|todon|toot|fedi|pleroma|akkoma|misskey"
+                              r"|calckey|firefish|sharkey|gotosocial|pixelfed|(?:^|\.)social(?:\.|$)")
+_FEDIVERSE_HOSTS = frozenset({
+    "hachyderm.io", "infosec.exchange", "ioc.exchange", "mas.to", "troet.cafe", "pawoo.net",
+    "qoto.org", "tech.lgbt", "piaille.fr", "framapiaf.org", "eldritch.cafe",
+})
 _NON_DIGITS = re.compile(r"\D")
 _PLAIN_HOST_PREFIX = re.compile(r"^https://(?:www\.|m\.|mobile\.)")
 
@@ -111,11 +135,12 @@ _PLATFORMS = (
 _BY_DOMAIN = {domain: platform for platform in _PLATFORMS for domain in platform.domains}
 
 
-def social_profile(url: str, site: str) -> dict[str, Any] | None:
+def social_profile(url: str, site: str, claimed: bool = False) -> dict[str, Any] | None:
     """``{"platform", "url", "handle"}`` when ``url`` (absolute) is a profile; else None.
 
     ``site`` is the page's registrable domain: a ``/@name`` link on the site itself is one of
-    its own author pages, not a fediverse account.
+    its own author pages, not a fediverse account. ``claimed`` says the page declares the
+    account its own (``rel="me"``, ``sameAs``): it lets an unknown ``/@name`` host count.
     """
     try:
         parts = urlsplit(url)
@@ -128,7 +153,7 @@ def social_profile(url: str, site: str) -> dict[str, Any] | None:
     domain = registrable_domain(hostname)
     platform = _BY_DOMAIN.get(domain)
     if platform is None:
-        return _mastodon(hostname, path, domain, site)
+        return _mastodon(hostname, path, domain, site, claimed)
     subdomain = hostname[: -len(domain)]
     if not platform.subdomains.fullmatch(subdomain) or _reserved(platform, path):
         return None
@@ -147,22 +172,33 @@ def _reserved(platform: _Platform, path: str) -> bool:
     return first in platform.reserved
 
 
-def _mastodon(hostname: str, path: str, domain: str, site: str) -> dict[str, Any] | None:
+def _mastodon(hostname: str, path: str, domain: str, site: str, claimed: bool
+              ) -> dict[str, Any] | None:
     match = _MASTODON_PATH.fullmatch(path)
-    if match is None or domain in _NOT_MASTODON or domain == site or not split_host(
+    if match is None or domain in _NOT_FEDIVERSE or domain == site or not split_host(
             hostname).suffix:
+        return None
+    if not claimed and not _looks_fediverse(hostname):
         return None
     user = match.group("handle")
     return {"platform": "mastodon", "url": f"https://{hostname}/@{user}",
             "handle": f"{user}@{hostname}"}
 
 
-def mastodon_in_text(text: str, site: str) -> Iterator[dict[str, Any]]:
-    """Fediverse handles written as ``@user@host`` in visible text, as profile records."""
+def _looks_fediverse(hostname: str) -> bool:
+    """Whether the host's name alone makes it a plausible fediverse server."""
+    return bool(_FEDIVERSE_WORDS.search(hostname)) or hostname.removeprefix(
+        "www.") in _FEDIVERSE_HOSTS
+
+
+def mastodon_in_text(text: str, site: str) -> Iterator[tuple[int, int, dict[str, Any]]]:
+    """Fediverse handles written as ``@user@host`` in visible text, as profile records with
+    their spans. The handle form is itself the claim, as ``rel="me"`` is for a link."""
     for match in _TEXT_MASTODON.finditer(text):
         user, hostname = match.group(1), match.group(2).lower()
-        if (profile := social_profile(f"https://{hostname}/@{user}", site)) is not None:
-            yield profile
+        profile = social_profile(f"https://{hostname}/@{user}", site, claimed=True)
+        if profile is not None:
+            yield match.start(), match.end(), profile
 
 
 def dedupe_key(profile: dict[str, Any]) -> str:
