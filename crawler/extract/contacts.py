@@ -48,6 +48,7 @@ from crawler.extract.phones import (
     phone_from_href,
     phones_in_text,
 )
+from crawler.extract.schema import from_microdata, walk
 from crawler.extract.social import dedupe_key, mastodon_in_text, social_profile
 from crawler.extract.structured import (
     base_url,
@@ -140,9 +141,9 @@ def _extract(url: str, root: HtmlElement, headers: Mapping[str, str] | None) -> 
     base = base_url(root, url)
     anchors = _anchors(root, base)
     text = _visible_text(root)
-    sources = {"json_ld": json_ld(root), "microdata": list(map(_from_microdata,
+    sources = {"json_ld": json_ld(root), "microdata": list(map(from_microdata,
                                                                microdata(root, base)))}
-    by_id = {node["@id"]: node for items in sources.values() for node in _walk(items)
+    by_id = {node["@id"]: node for items in sources.values() for node in walk(items)
              if isinstance(node.get("@id"), str) and len(node) > 1}
     own = list(_own_nodes(sources, by_id))
     site = registrable_domain(host(url))
@@ -226,32 +227,13 @@ def _anchors(root: HtmlElement, base: str) -> list[_Anchor]:
     return anchors
 
 
-def _from_microdata(value: Any) -> Any:
-    """extruct's ``{"type", "properties"}`` items reshaped like JSON-LD nodes, so that one set
-    of readers serves both syntaxes."""
-    if isinstance(value, list):
-        return [_from_microdata(item) for item in value]
-    if isinstance(value, dict) and isinstance(value.get("properties"), dict):
-        node = {key: _from_microdata(item) for key, item in value["properties"].items()}
-        return {**node, "@type": value.get("type")}
-    return value
 
 
-def _walk(value: Any) -> Iterator[dict[str, Any]]:
-    """Every object in a JSON-LD/microdata tree, outer before inner (``@graph`` included)."""
-    stack = [value]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, dict):
-            yield item
-            stack.extend(reversed(list(item.values())))
-        elif isinstance(item, list):
-            stack.extend(reversed(item))
 
 
 def _values(items: Any, key: str) -> Iterator[Any]:
     """Every value of ``key`` anywhere in a structured-data tree, lists flattened."""
-    for node in _walk(items):
+    for node in walk(items):
         value = node.get(key)
         yield from value if isinstance(value, list) else [value]
 
