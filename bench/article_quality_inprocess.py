@@ -30,7 +30,6 @@ from __future__ import annotations
 import argparse
 import gzip
 import json
-import statistics
 import sys
 import time
 from pathlib import Path
@@ -83,10 +82,9 @@ def main() -> int:
     recalls = [quality.ratio(tp, fn, fp) for tp, fp, fn in scores if tp + fn > 0]
     p = sum(precisions) / len(precisions) if precisions else 0.0
     r = sum(recalls) / len(recalls) if recalls else 0.0
-    f1 = 2 * p * r / (p + r) if p + r else 0.0
+    f1 = shared_tools.f1(p, r)
     print(f"options {page.TRAFILATURA_OPTIONS}")
-    print(f"extract_page ms/page mean={statistics.mean(times) * 1000:.1f} "
-          f"p50={statistics.median(times) * 1000:.1f} max={max(times) * 1000:.1f}")
+    print(shared_tools.timing_line("extract_page", times))
     print(f"pages={len(truth)} precision={p:.4f} recall={r:.4f} f1={f1:.4f} "
           f"exact={exact / len(truth):.3f}")
     print(f"article text F1 {f1:.3f}")

@@ -30,7 +30,6 @@ from __future__ import annotations
 import argparse
 import gzip
 import json
-import statistics
 import sys
 import time
 from pathlib import Path
@@ -87,12 +86,11 @@ def main() -> int:
 
     print(f"pages={len(truth)} first product source: "
           + ", ".join(f"{k}={v}" for k, v in sorted(sources.items())))
-    print(f"extract_products ms/page mean={statistics.mean(times) * 1000:.1f} "
-          f"p50={statistics.median(times) * 1000:.1f} max={max(times) * 1000:.1f}")
+    print(shared_tools.timing_line("extract_products", times))
     f1s = []
     for attribute, (tp, fp, fn) in totals.items():
         p, r = quality.ratio(tp, fp, fn), quality.ratio(tp, fn, fp)
-        f1 = 2 * p * r / (p + r) if p + r else 0.0
+        f1 = shared_tools.f1(p, r)
         f1s.append(f1)
         print(f"{attribute:<13} F1={f1:.3f} precision={p:.3f} recall={r:.3f} "
               f"(tp={tp} fp={fp} fn={fn})")

@@ -7,6 +7,7 @@ in-process figure can never drift from the one measured through the API.
 from __future__ import annotations
 
 import importlib.util
+import statistics
 from pathlib import Path
 from types import ModuleType
 
@@ -24,3 +25,14 @@ def load_quality(path: Path = QUALITY) -> ModuleType:
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+def f1(precision: float, recall: float) -> float:
+    return 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+
+
+def timing_line(name: str, seconds: list[float]) -> str:
+    """``name ms/page mean=… p50=… max=…`` for per-page extraction times."""
+    ms = [s * 1000 for s in seconds]
+    return (f"{name} ms/page mean={statistics.mean(ms):.1f} p50={statistics.median(ms):.1f} "
+            f"max={max(ms):.1f}")

@@ -29,6 +29,7 @@ from api.search.normalise import (
     web_url,
 )
 from crawler.extract.numbers import parse_duration
+from crawler.extract.video import API_KEY_HEADER
 
 logger = logging.getLogger(__name__)
 
@@ -243,9 +244,8 @@ def json_error_reason(data: object) -> str | None:
 
 
 def google_key_header(api_key: str) -> dict[str, str]:
-    """Google APIs take their key as the ``key`` parameter or this header (a system parameter
-    of every Google API); the header keeps it out of URLs, so out of any log that prints them."""
-    return {"X-Goog-Api-Key": api_key}
+    """The key of a Google API (CSE, YouTube) as a header: see ``video.API_KEY_HEADER``."""
+    return {API_KEY_HEADER: api_key}
 
 
 def finish(kind: str, page: Page, limit: int) -> list[dict[str, Any]]:

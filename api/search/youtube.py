@@ -24,11 +24,15 @@ from api.search.base import (
 )
 from crawler.extract.numbers import parse_duration
 from crawler.extract.structured import dig
-from crawler.extract.video import DATA_API_MAX_IDS, data_api_engagement, parse_video_url
+from crawler.extract.video import (
+    DATA_API_MAX_IDS,
+    data_api_engagement,
+    parse_video_url,
+    watch_url,
+)
 
 logger = logging.getLogger(__name__)
 
-WATCH_URL = "https://www.youtube.com/watch?v={}"
 #: Largest thumbnail first; search.list gives high (480x360), medium and default.
 THUMBNAIL_SIZES = ("maxres", "standard", "high", "medium", "default")
 
@@ -68,7 +72,7 @@ class YouTubeProvider(SearchProvider):
                 continue
             snippet = item.get("snippet") if isinstance(item.get("snippet"), dict) else {}
             page.results.append({
-                "url": WATCH_URL.format(video_id), "title": snippet.get("title"),
+                "url": watch_url(video_id), "title": snippet.get("title"),
                 "snippet": snippet.get("description"), "channel": snippet.get("channelTitle"),
                 "thumbnail": best_thumbnail(snippet.get("thumbnails")),
                 "published_at": snippet.get("publishedAt"),

@@ -33,6 +33,9 @@ logger = logging.getLogger(__name__)
 CANONICAL_BASE = "https://www.youtube.com"
 DATA_API_BASE = "https://www.googleapis.com/youtube/v3"
 DATA_API_PARTS = "snippet,statistics,contentDetails,status"
+#: Google APIs take their key as ``key=`` or in this header; the header keeps it out of URLs,
+#: so out of every log line that prints one (the spider and the search adapters use it).
+API_KEY_HEADER = "X-Goog-Api-Key"
 DATA_API_MAX_IDS = 50  # videos.list refuses more ids in one call
 MAX_RELATED = 20
 

@@ -17,6 +17,7 @@ from scrapy.http import HtmlResponse
 
 from crawler.exceptions import CrawlError, UnsupportedVideo
 from crawler.extract.video import (
+    API_KEY_HEADER,
     apply_data_api,
     data_api_videos_url,
     extract_video,
@@ -29,10 +30,6 @@ from crawler.spiders.base import SinglePageSpider, headers_of
 if TYPE_CHECKING:
     from scrapy.http import Response
     from twisted.python.failure import Failure
-
-#: Header that carries the Data API key, so the key never appears in a URL or a log line.
-API_KEY_HEADER = "X-Goog-Api-Key"
-
 
 class VideoSpider(SinglePageSpider):
     """Metadata, engagement, captions and related videos of one public, embeddable video.
