@@ -1,15 +1,18 @@
-# The two commands of the README: `make run` and `make test`. Both build .venv first.
+# The two commands of the README: `make run` and `make test`. Both build .venv first, from the
+# lock file: every package at the version the suite last passed with, checked against its hash.
+# pyproject.toml keeps the loose ranges; `make lock` re-resolves them into requirements.lock.
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
+LOCK := requirements.lock
 
-.PHONY: run test lint bench clean
+.PHONY: run test lint lock bench clean
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml $(LOCK)
 	$(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[dev]'
+	$(PY) -m pip install --quiet --require-hashes --no-deps -r $(LOCK)
+	$(PY) -m pip install --quiet --no-deps -e .
 	touch $(STAMP)
 
 run: $(STAMP)
@@ -18,11 +21,19 @@ run: $(STAMP)
 # Uses a PostgreSQL of its own (database webdata_test) when one answers on 127.0.0.1:5432,
 # unless TEST_DATABASE_URL is set already; a Redis of its own unless REDIS_URL is set.
 test: $(STAMP)
+	$(VENV)/bin/ruff check .
 	TEST_DATABASE_URL="$${TEST_DATABASE_URL:-$$($(PY) -m tests.postgres)}" \
 	  $(PY) -m pytest $(PYTEST_ARGS)
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
+
+# Re-resolve pyproject.toml's ranges (all platforms, Python 3.11+) into the hashed lock file.
+lock:
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet 'uv>=0.4'
+	$(VENV)/bin/uv pip compile pyproject.toml --extra dev --universal --python-version 3.11 \
+	  --generate-hashes --quiet --output-file $(LOCK)
 
 bench: $(STAMP)
 	$(PY) bench/latency.py
