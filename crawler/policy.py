@@ -9,7 +9,9 @@ because only it sees what is actually connected to (after DNS, on every redirect
 from __future__ import annotations
 
 import ipaddress
+import re
 import socket
+import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass
 from urllib.parse import urlsplit
@@ -29,6 +31,12 @@ NAT64 = ipaddress.IPv6Network("64:ff9b::/96")
 
 #: Names that resolve to the machine itself whatever DNS says.
 LOCAL_NAMES = ("localhost", "localhost.localdomain", "ip6-localhost", "ip6-loopback")
+
+#: One label of a host name in ASCII form (underscores occur in real names).
+_LABEL = re.compile(r"[a-z0-9_-]{1,63}")
+#: A last label like this makes the name an attempted IPv4 address (WHATWG URL: "ends in a
+#: number"), which resolvers read in surprising ways.
+_NUMERIC_LABEL = re.compile(r"[0-9]+|0x[0-9a-f]*")
 
 
 def parse_networks(value: str | Iterable[str]) -> tuple[IPNetwork, ...]:
@@ -70,12 +78,45 @@ def literal_address(host: str) -> IPAddress | None:
         return ipaddress.ip_address(host)
     except ValueError:
         pass
+    host = host.removesuffix(".")  # "127.0.0.1." is that address to every resolver
     if host and all(c in "0123456789abcdefxABCDEFX." for c in host):
         try:
             return ipaddress.IPv4Address(socket.inet_aton(host))
         except OSError:
             return None
     return None
+
+
+def host_name(host: str) -> str:
+    """The ASCII (punycode), lower-case form of a host name, without the root's trailing dot.
+
+    Raises ``ValueError`` for what no resolver should be asked: empty labels, a label over 63
+    bytes or a name over 253, characters outside letters, digits, ``-`` and ``_``, a bad ``xn--``
+    label, a last label that is a number (an IPv4 address that is not one).
+    """
+    name = unicodedata.normalize("NFC", host).lower().removesuffix(".")
+    if not name:
+        raise ValueError("the host name is empty")
+    labels = []
+    for label in name.split("."):
+        if not label:
+            raise ValueError("the host name has an empty label")
+        try:
+            if not label.isascii():
+                label = label.encode("idna").decode("ascii")
+            if label.startswith("xn--"):
+                label.encode("ascii").decode("idna")  # valid punycode, or UnicodeError
+        except UnicodeError:
+            raise ValueError(f"the label {label!r} is not a valid international name") from None
+        if not _LABEL.fullmatch(label):
+            raise ValueError(f"the label {label[:70]!r} is not a valid host name label")
+        labels.append(label)
+    if _NUMERIC_LABEL.fullmatch(labels[-1]):
+        raise ValueError("the host name ends in a number but is not an IP address")
+    ascii_name = ".".join(labels)
+    if len(ascii_name) > 253:
+        raise ValueError("the host name is longer than 253 characters")
+    return ascii_name
 
 
 @dataclass(frozen=True)
@@ -91,14 +132,22 @@ class SourcePolicy:
         cls, networks: str | Iterable[str], ports: str | Iterable[int | str],
         blocked_domains: str | Iterable[str],
     ) -> SourcePolicy:
-        """From configuration values: comma-separated strings or lists."""
+        """From configuration values: comma-separated strings or lists.
+
+        Blocked domains are kept in the form :func:`host_name` gives (``*.`` or a leading dot
+        is dropped: subdomains are always included); one that is not a host name raises
+        ``ValueError``, as a bad CIDR does, rather than silently never matching.
+        """
         domains = (
             blocked_domains.split(",") if isinstance(blocked_domains, str) else blocked_domains
         )
         return cls(
             allowed_networks=parse_networks(networks),
             allowed_ports=parse_ports(ports),
-            blocked_domains=tuple(d.strip().lower() for d in domains if d.strip()),
+            blocked_domains=tuple(
+                host_name(d.strip().removeprefix("*").removeprefix("."))
+                for d in domains if d.strip()
+            ),
         )
 
     def _trusted(self, ip: IPAddress) -> bool:
@@ -122,6 +171,27 @@ class SourcePolicy:
             return f"port {port} is not allowed"
         return None
 
+    def host_refusal(self, host: str, port: int | None = None) -> str | None:
+        """Why ``host`` may not be fetched, judged from its text alone (no DNS), or ``None``.
+
+        One rule for the URL pre-check and for the filtering resolver, which applies it before
+        asking DNS anything: an IP literal (any form :func:`literal_address` reads) is judged as
+        that address on ``port``; a name must be a valid host name, not a name of this machine
+        and not on the block list. Whether a name's addresses are allowed only DNS can tell.
+        """
+        ip = literal_address(host)
+        if ip is not None:
+            return self.address_refusal(ip, port)
+        try:
+            name = host_name(host)
+        except ValueError as exc:
+            return f"{host[:80]!r} is not a valid host name: {exc}"
+        if name in LOCAL_NAMES or name.endswith(".localhost"):
+            return f"{name} is not a public host"
+        if any(name == d or name.endswith("." + d) for d in self.blocked_domains):
+            return f"{name} is on this deployment's block list"
+        return None
+
     def check_url(self, url: str) -> None:
         """Refuse what can be refused from the URL alone (no DNS); raises SourcePolicyError."""
         try:
@@ -134,18 +204,13 @@ class SourcePolicy:
             raise SourcePolicyError(
                 f"Only http and https URLs are fetched, not {scheme or 'this'}:.", url=url
             )
-        host = (parts.hostname or "").rstrip(".").lower()
+        host = parts.hostname or ""
         if not host:
             raise SourcePolicyError("The URL has no host.", url=url)
         if port is None:
             port = 443 if scheme == "https" else 80
-        if host in LOCAL_NAMES or host.endswith(".localhost"):
-            raise SourcePolicyError(f"{host} is not a public host.", url=url)
-        if any(host == d or host.endswith("." + d) for d in self.blocked_domains):
-            raise SourcePolicyError(f"{host} is on this deployment's block list.", url=url)
-        ip = literal_address(host)
-        reason = self.address_refusal(ip, port) if ip else None
-        if ip is None and not self._port_ok_for_names(port):
+        reason = self.host_refusal(host, port)
+        if reason is None and literal_address(host) is None and not self._port_ok_for_names(port):
             reason = f"port {port} is not allowed"
         if reason:
             raise SourcePolicyError(f"Refused by source policy: {reason}.", url=url)

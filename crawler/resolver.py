@@ -3,9 +3,13 @@
 Twisted's ``HostnameEndpoint`` (what Scrapy's HTTP handler connects through) asks the reactor's
 ``nameResolver`` even for IP literals, and connects to exactly the addresses it is given. So
 filtering here checks the very address that is connected to — no rebinding window — on every
-hop: redirects, meta refresh, robots.txt. A hostname whose addresses were all refused fails
-with a ``DNSLookupError``; :meth:`FilteringResolver.refusal` remembers why, so the failure can
-be reported as ``source_policy`` rather than as a DNS error.
+hop: redirects, meta refresh, robots.txt. Before any lookup the name itself goes through
+:meth:`SourcePolicy.host_refusal`, the URL pre-check's rule: a blocked domain, a name of this
+machine or a syntactically invalid name is never handed to the system resolver, whichever
+request asked (one that skipped the middleware included), and an IP literal is judged as that
+address. A hostname refused, or whose addresses were all refused, fails with a
+``DNSLookupError``; :meth:`FilteringResolver.refusal` remembers why, so the failure can be
+reported as ``source_policy`` rather than as a DNS error.
 """
 
 from __future__ import annotations
@@ -21,7 +25,7 @@ from twisted.internet.interfaces import (
 )
 from zope.interface import implementer
 
-from crawler.policy import SourcePolicy
+from crawler.policy import SourcePolicy, host_name, literal_address
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -32,6 +36,29 @@ logger = logging.getLogger(__name__)
 
 #: How many refused hostnames are remembered for error reporting.
 REFUSALS_KEPT = 4096
+
+
+def refusal_key(host: str) -> str:
+    """One spelling per host: Twisted asks for the Unicode form of an IDN, the URL holds
+    punycode; ``127.0.0.1.`` and ``0x7f000001`` are ``127.0.0.1``."""
+    ip = literal_address(host)
+    if ip is not None:
+        return str(ip)
+    try:
+        return host_name(host)
+    except ValueError:
+        return host.lower()
+
+
+@implementer(IHostResolution)
+class _RefusedResolution:
+    """The resolution handed to a receiver when the name was refused before any lookup."""
+
+    def __init__(self, name: str):
+        self.name = name
+
+    def cancel(self) -> None:
+        """Nothing is in flight."""
 
 
 @implementer(IResolutionReceiver)
@@ -59,6 +86,8 @@ class _FilteringReceiver:
         if self._refused and not self._allowed:
             logger.info("Refused %s:%s by source policy: %s", self._host, self._port, self._refused)
             self._resolver.remember_refusal(self._host, self._refused)
+        elif self._allowed:
+            self._resolver.forget_refusal(self._host)  # a later DNS failure is DNS's
         self._receiver.resolutionComplete()
 
 
@@ -95,23 +124,37 @@ class FilteringResolver:
         portNumber: int = 0,
         addressTypes: Sequence[type[IAddress]] | None = None,
         transportSemantics: str = "TCP",
-    ) -> IResolutionReceiver:
+    ) -> IHostResolution:
         assert self._wrapped is not None, "install_on_reactor() first"
+        reason = self.policy.host_refusal(hostName, portNumber)
+        if reason is not None:
+            logger.info("Refused %s:%s by source policy: %s", hostName, portNumber, reason)
+            self.remember_refusal(hostName, reason)
+            resolution = _RefusedResolution(hostName)
+            resolutionReceiver.resolutionBegan(resolution)
+            resolutionReceiver.resolutionComplete()
+            return resolution
+        # Only the canonical form goes on: the literal's plain spelling, the name's punycode.
+        ip = literal_address(hostName)
+        name = str(ip) if ip is not None else host_name(hostName)
         receiver = _FilteringReceiver(resolutionReceiver, self, hostName, portNumber)
-        self._wrapped.resolveHostName(
-            receiver, hostName, portNumber, addressTypes, transportSemantics
+        return self._wrapped.resolveHostName(
+            receiver, name, portNumber, addressTypes, transportSemantics
         )
-        return resolutionReceiver
 
     def remember_refusal(self, host: str, reason: str) -> None:
-        self._refusals[host.lower()] = reason
-        self._refusals.move_to_end(host.lower())
+        key = refusal_key(host)
+        self._refusals[key] = reason
+        self._refusals.move_to_end(key)
         while len(self._refusals) > REFUSALS_KEPT:
             self._refusals.popitem(last=False)
 
+    def forget_refusal(self, host: str) -> None:
+        self._refusals.pop(refusal_key(host), None)
+
     def refusal(self, host: str) -> str | None:
         """Why the last resolution of ``host`` was refused, if it was."""
-        return self._refusals.get(host.lower())
+        return self._refusals.get(refusal_key(host))
 
 
 def policy_from_settings(settings: Any) -> SourcePolicy:

@@ -77,10 +77,12 @@ def site(site_server) -> str:
     return f"http://{SITE_HOST}:{site_server.server_address[1]}"
 
 
-def _start_workers(redis: str, count: int, env: dict[str, str], log: Path) -> list:
+def _start_workers(redis: str, count: int, env: dict[str, str], log: Path,
+                   module: str = "worker") -> list:
+    """``count`` processes of ``python -m <module> interactive``, once registered in Redis."""
     full_env = {**os.environ, **env, "REDIS_URL": redis}
     procs = [
-        subprocess.Popen([sys.executable, "-m", "worker", "interactive"], cwd=ROOT, env=full_env,
+        subprocess.Popen([sys.executable, "-m", module, "interactive"], cwd=ROOT, env=full_env,
                          stdout=log.open("ab"), stderr=subprocess.STDOUT)
         for _ in range(count)
     ]

@@ -8,6 +8,7 @@ from __future__ import annotations
 import functools
 import gzip
 import http.server
+import ipaddress
 import socket
 import sys
 import threading
@@ -169,6 +170,8 @@ class HitCounter:
     """A dual-stack listener (IPv4 and IPv6, every local address) that counts connections.
 
     The SSRF tests point forbidden URLs at its port: any count above zero is a leak.
+    :meth:`hits_on` tells which local address a connection came in on (127.0.0.1 or 127.0.0.2
+    both reach it), for the tests where one name resolves to both.
     """
 
     def __init__(self):
@@ -179,6 +182,7 @@ class HitCounter:
         self.sock.listen(64)
         self.port = self.sock.getsockname()[1]
         self.hits = 0
+        self.local_addresses: list[str] = []
         threading.Thread(target=self._accept, daemon=True).start()
 
     def _accept(self) -> None:
@@ -187,8 +191,14 @@ class HitCounter:
                 conn, _ = self.sock.accept()
             except OSError:
                 return
+            local = ipaddress.ip_address(conn.getsockname()[0].split("%", 1)[0])
+            self.local_addresses.append(str(local.ipv4_mapped or local))
             self.hits += 1
             conn.close()
+
+    def hits_on(self, address: str) -> int:
+        """Connections accepted on this local address (IPv4-mapped ones as IPv4)."""
+        return self.local_addresses.count(address)
 
 
 if __name__ == "__main__":
