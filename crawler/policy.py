@@ -2,7 +2,8 @@
 
 Shared by the API (a fast pre-check of the URL, so obviously bad input gets a 403 without a
 round trip to a worker) and by the crawler, where the filtering resolver applies
-:meth:`SourcePolicy.check_address` to every address a hostname resolves to — the real control,
+:meth:`SourcePolicy.host_refusal` to every name before DNS (the pre-check's own rule) and
+:meth:`SourcePolicy.address_refusal` to every address a name resolves to — the real control,
 because only it sees what is actually connected to (after DNS, on every redirect hop).
 """
 
