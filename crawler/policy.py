@@ -19,6 +19,11 @@ from urllib.parse import urlsplit
 
 from crawler.exceptions import SourcePolicyError
 
+try:  # IDNA 2008, as Twisted encodes names (faß.de is xn--fa-hia.de, not fass.de)
+    import idna
+except ImportError:  # pragma: no cover - Twisted falls back to the same codec
+    idna = None
+
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
 
@@ -104,9 +109,9 @@ def host_name(host: str) -> str:
             raise ValueError("the host name has an empty label")
         try:
             if not label.isascii():
-                label = label.encode("idna").decode("ascii")
-            if label.startswith("xn--"):
-                label.encode("ascii").decode("idna")  # valid punycode, or UnicodeError
+                label = (idna.encode(label) if idna else label.encode("idna")).decode("ascii")
+            if label.startswith("xn--"):  # a valid A-label, or UnicodeError
+                idna.decode(label) if idna else label.encode("ascii").decode("idna")
         except UnicodeError:
             raise ValueError(f"the label {label!r} is not a valid international name") from None
         if not _LABEL.fullmatch(label):

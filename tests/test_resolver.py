@@ -138,6 +138,13 @@ def test_the_refusal_is_found_under_the_spelling_the_url_has():
     assert "10.0.0.1" in resolver.refusal("bücher.example.")
 
 
+def test_an_idn_is_asked_for_as_twisted_encodes_it():
+    """IDNA 2008: faß is xn--fa-hia, a different domain from fass (what IDNA 2003 makes)."""
+    resolver, inner = filtering({"xn--fa-hia.example": [[PUBLIC_V4]]})
+    assert resolve(resolver, "faß.example") == [PUBLIC_V4]
+    assert inner.asked == ["xn--fa-hia.example"]
+
+
 def test_the_refusal_memory_is_bounded(monkeypatch):
     monkeypatch.setattr(resolver_module, "REFUSALS_KEPT", 50)
     names = [f"host{i}.example" for i in range(60)]
