@@ -17,12 +17,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
-from crawler.exceptions import SourcePolicyError
+import idna  # IDNA 2008, as Twisted encodes names (faß.de is xn--fa-hia.de, not fass.de)
 
-try:  # IDNA 2008, as Twisted encodes names (faß.de is xn--fa-hia.de, not fass.de)
-    import idna
-except ImportError:  # pragma: no cover - Twisted falls back to the same codec
-    idna = None
+from crawler.exceptions import SourcePolicyError
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
@@ -109,9 +106,9 @@ def host_name(host: str) -> str:
             raise ValueError("the host name has an empty label")
         try:
             if not label.isascii():
-                label = (idna.encode(label) if idna else label.encode("idna")).decode("ascii")
+                label = idna.encode(label).decode("ascii")
             if label.startswith("xn--"):  # a valid A-label, or UnicodeError
-                idna.decode(label) if idna else label.encode("ascii").decode("idna")
+                idna.decode(label)
         except UnicodeError:
             raise ValueError(f"the label {label!r} is not a valid international name") from None
         if not _LABEL.fullmatch(label):
