@@ -83,6 +83,13 @@ class UnsupportedVideo(CrawlError):
     code = "unsupported_video"
 
 
+class ExtractionFailed(CrawlError):
+    """Our extraction code failed on a page it fetched: a bug, logged with its traceback by the
+    spider. The client gets a 500 and is not charged, never a blank result billed as data."""
+
+    code = "internal_error"
+
+
 class VideoUnavailable(CrawlError):
     """Raised by :mod:`crawler.extract.video`: the video is private, deleted, age-gated, not
     playable or not embeddable (only public, embeddable videos are served)."""

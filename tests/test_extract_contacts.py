@@ -8,7 +8,6 @@ each, on the smallest page that shows it.
 from __future__ import annotations
 
 import json
-import logging
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +19,7 @@ from crawler.extract.contacts import MAX_ITEMS, MAX_SUGGESTED_PAGES, extract_con
 from crawler.extract.emails import cloudflare_email, normalise_email
 from crawler.extract.phones import country_region, default_region, language_region, phone_record
 from crawler.extract.social import social_profile
+from tests.logcheck import our_errors
 
 FIXTURES = Path(__file__).parent / "fixtures" / "contacts"
 CASES = sorted(path.stem for path in FIXTURES.glob("*.json"))
@@ -106,22 +106,22 @@ def test_shop_fixture_reasons() -> None:
 
 @pytest.mark.parametrize("html", ["", "   ", "<<<>>>", "\x00\x01", "<p>no contacts</p>",
                                   "<html><body></body></html>"])
-def test_every_key_present_on_empty_or_odd_input(html: str) -> None:
+def test_every_key_present_on_empty_or_odd_input(html: str,
+                                                  caplog: pytest.LogCaptureFixture) -> None:
     assert extract_contacts(URL, html) == {
         "emails": [], "phones": [], "social_links": [], "organization": None,
         "suggested_pages": []}
+    assert our_errors(caplog) == []
 
 
-def test_never_raises_and_logs(monkeypatch: pytest.MonkeyPatch,
-                               caplog: pytest.LogCaptureFixture) -> None:
+def test_a_bug_in_extraction_raises(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No catch-all turns a programming error into an empty answer billed as a success."""
     def broken(*_: Any) -> list[Any]:
-        raise RuntimeError("boom")
+        raise TypeError("a bug")
 
     monkeypatch.setattr(contacts, "json_ld", broken)
-    with caplog.at_level(logging.ERROR, logger="crawler.extract.contacts"):
-        result = extract_contacts(URL, page('<a href="mailto:a@example.com">a</a>'))
-    assert result["emails"] == [] and result["organization"] is None  # empty, not partial
-    assert "contact extraction failed" in caplog.text
+    with pytest.raises(TypeError):
+        extract_contacts(URL, page('<a href="mailto:a@example.com">a</a>'))
 
 
 def test_records_carry_source_url_and_no_empty_strings() -> None:

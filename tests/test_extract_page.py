@@ -12,7 +12,9 @@ from typing import Any
 
 import pytest
 
+from crawler.extract import page as page_module
 from crawler.extract.page import extract_page
+from tests.logcheck import our_errors
 
 FIXTURES = Path(__file__).parent / "fixtures" / "page"
 CASES = sorted(path.stem for path in FIXTURES.glob("*.json"))
@@ -161,22 +163,38 @@ def assert_blank(result: dict[str, Any]) -> None:
     "<html><head><script type='application/ld+json'>" + "[" * 100_000 + "</script></head></html>",
 ], ids=["empty", "whitespace", "binary", "control-chars", "bare-html", "frameset", "deep",
         "deep-json-ld"])
-def test_odd_input_never_raises_and_yields_none(html: str) -> None:
+def test_odd_input_never_raises_and_yields_none(html: str,
+                                                 caplog: pytest.LogCaptureFixture) -> None:
     assert_blank(extract_page("https://example.com/odd", html))
+    assert our_errors(caplog) == []
 
 
-def test_none_body_does_not_raise() -> None:
+def test_none_body_does_not_raise(caplog: pytest.LogCaptureFixture) -> None:
     assert_blank(extract_page("https://example.com/odd", None))  # type: ignore[arg-type]
+    assert our_errors(caplog) == []
 
 
-def test_huge_attribute_does_not_raise() -> None:
+def test_huge_attribute_does_not_raise(caplog: pytest.LogCaptureFixture) -> None:
     html = ("<html><head><title>Big</title></head><body><div data-x='" + "x" * 2_000_000
             + "'>hi</div><a href='/next'>Next</a></body></html>")
     result = extract_page("https://example.com/big", html)
     assert result["title"] == "Big"
     assert [link["url"] for link in result["links"]] == ["https://example.com/next"]
     # beyond libxml2's 10 MB attribute limit the rest of the page is lost, but nothing raises
-    assert extract_page("https://example.com/big", html.replace("x" * 2_000_000, "x" * 11_000_000))
+    huge = extract_page("https://example.com/big", html.replace("x" * 2_000_000, "x" * 11_000_000))
+    assert (huge["title"], huge["links"]) == ("Big", [])
+    assert our_errors(caplog) == []
+
+
+def test_a_bug_in_extraction_raises(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No catch-all turns a programming error into a blank page billed as a success."""
+    def broken(*_: Any) -> Any:
+        return None.title  # type: ignore[attr-defined]
+
+    monkeypatch.setattr(page_module, "_title", broken)
+    _, html = load("article")
+    with pytest.raises(AttributeError):
+        extract_page("https://example.com/a", html)
 
 
 def test_fragment_without_html_still_gives_links() -> None:
@@ -206,9 +224,10 @@ def test_html_lang_wins_over_header() -> None:
 
 
 @pytest.mark.parametrize("url", ["", "not a url", "http://[::1/broken", "ftp://example.com/"])
-def test_odd_page_url_does_not_raise(url: str) -> None:
+def test_odd_page_url_does_not_raise(url: str, caplog: pytest.LogCaptureFixture) -> None:
     _, html = load("links")
     result = extract_page(url, html)
+    assert our_errors(caplog) == []
     assert result["title"] == "Link soup"
     assert result["links"][0]["url"] == "https://example.com/docs/guide/intro.html"  # <base>
 

@@ -15,11 +15,13 @@ from typing import Any
 import pytest
 
 from crawler.extract import products as products_module
+from crawler.extract import structured
 from crawler.extract.labels import labelled_sku
 from crawler.extract.offers import availability, currency_code, item_condition, parse_price
 from crawler.extract.products import MAX_PRODUCTS, extract_products
 from crawler.extract.schema import from_rdfa, local_name, number_text, prop, types
 from crawler.extract.structured import json_ld, lenient_json, parse_html
+from tests.logcheck import our_errors
 
 FIXTURES = Path(__file__).parent / "fixtures" / "products"
 CASES = sorted(path.stem for path in FIXTURES.glob("*.json"))
@@ -448,16 +450,32 @@ def test_json_ld_wins_over_other_syntaxes() -> None:
     assert first(html)["source"] == "json_ld"
 
 
-def test_a_failing_syntax_does_not_hide_the_next(monkeypatch: pytest.MonkeyPatch) -> None:
-    def broken(*args: Any) -> Any:
-        raise RuntimeError("boom")
+def test_an_unreadable_syntax_does_not_hide_the_next(monkeypatch: pytest.MonkeyPatch,
+                                                      caplog: pytest.LogCaptureFixture) -> None:
+    """extruct choking on a page's microdata (its parser raises) leaves the OpenGraph tags."""
+    class Choking:
+        def extract_items(self, *_: Any) -> Any:
+            raise ValueError("malformed itemref soup")
 
-    monkeypatch.setattr(products_module, "from_microdata", broken)
+    monkeypatch.setattr(structured, "_MICRODATA", Choking())
     html = ('<html><head><meta property="og:type" content="product">'
             '<meta property="og:title" content="Kept"></head><body><div itemscope '
             'itemtype="http://schema.org/Product"><span itemprop="name">Lost</span></div>'
             '</body></html>')
     assert first(html)["name"] == "Kept"
+    assert our_errors(caplog) == []
+
+
+def test_a_bug_in_extraction_raises(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No catch-all turns a programming error into an empty answer billed as a success."""
+    def broken(*_: Any) -> Any:
+        raise AttributeError("a bug")
+
+    monkeypatch.setattr(products_module, "from_microdata", broken)
+    html = ('<div itemscope itemtype="http://schema.org/Product">'
+            '<span itemprop="name">A</span></div>')
+    with pytest.raises(AttributeError):
+        extract_products(URL, html)
 
 
 @pytest.mark.parametrize("html", [
@@ -468,10 +486,9 @@ def test_a_failing_syntax_does_not_hide_the_next(monkeypatch: pytest.MonkeyPatch
     '<div itemscope itemtype="http://schema.org/Product"><div itemprop="offers" itemscope>'
     '<span itemprop="price">abc</span></div></div>',
 ])
-def test_never_raises(html: str) -> None:
-    result = extract_products("not a url", html, {"Content-Type": "text/html"})
-    assert set(result) == {"products"}
-    assert isinstance(result["products"], list)
+def test_never_raises(html: str, caplog: pytest.LogCaptureFixture) -> None:
+    assert extract_products("not a url", html, {"Content-Type": "text/html"}) == {"products": []}
+    assert our_errors(caplog) == []
 
 
 def test_price_valid_until_is_written_in_utc() -> None:

@@ -11,6 +11,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 
 from api import create_app
+from api.search import SearchQuery
+from api.search.base import Page
+from api.search.searxng import SearxngProvider
 from tests.conftest import make_config, new_customer
 
 
@@ -91,5 +94,31 @@ def test_a_dripping_answer_is_cut_at_the_timeout(sqlite_url, redis_url):
         assert response.status_code == 502
         assert "no answer within 1 s" in response.get_json()["message"]
         assert customer.balance() == 10
+    finally:
+        provider.shutdown()
+
+
+class BuggySearxng(SearxngProvider):
+    """SearXNG's adapter with a bug of ours in reading a good answer (an AttributeError)."""
+
+    def fetch(self, kind: str, query: SearchQuery) -> Page:
+        page = super().fetch(kind, query)
+        page.results = [{"url": result["url"].hostname} for result in page.results]
+        return page
+
+
+def test_a_bug_in_an_adapter_is_a_500_not_a_provider_error(sqlite_url, redis_url, caplog):
+    """Only the provider's faults are 502; our own bug is a 500, logged with its traceback."""
+    provider = OddProvider(answer([{"url": "https://e.com/a"}]))
+    try:
+        app = create_app(make_config(sqlite_url, redis_url, searxng_url=provider.url))
+        app.extensions["webdata.search"].chosen["web"] = BuggySearxng(provider.url)
+        customer = new_customer(app, credits=10)
+        response = customer.post("/search", {"query": "q"})
+        assert response.status_code == 500, response.get_json()
+        assert response.get_json()["error"] == "internal_error"
+        assert customer.balance() == 10
+        assert any(record.exc_info and record.exc_info[0] is AttributeError
+                   for record in caplog.records if record.name == "api.errors")
     finally:
         provider.shutdown()

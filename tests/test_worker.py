@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from redis import Redis
 
+from api.errors import ApiError
+from tests.fakes.spiders import BuggyPageSpider
 from worker import jobs, queues
 
 
@@ -18,6 +20,16 @@ def test_jobs_can_be_enqueued_by_batch_code(redis_url, workers, site):
     assert page["error"] is None
     assert page["data"]["title"] == "Tide tables of the Thames estuary"
     assert page["data"]["links"] == []
+
+
+def test_a_bug_in_extraction_is_a_failed_result_not_a_blank_success(redis_url, workers, site):
+    spider = f"{BuggyPageSpider.__module__}.{BuggyPageSpider.__name__}"
+    job = _queue(redis_url).enqueue(jobs.run_single_page, spider, f"{site}/article")
+    page = job.latest_result(timeout=30).return_value
+    assert (page["status"], page["data"]) == ("failed", None)
+    assert page["error"]["error"] == "internal_error"
+    assert page["final_url"] == f"{site}/article"
+    assert ApiError.from_result(page["error"]).status == 500  # the API answers 500, free
 
 
 def test_job_timeout_stops_the_crawl_and_the_worker_survives(redis_url, workers, site):

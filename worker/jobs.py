@@ -15,6 +15,8 @@ from __future__ import annotations
 from typing import Any
 
 from itemadapter import ItemAdapter
+from scrapy import Spider
+from scrapy.utils.misc import load_object
 
 from crawler.exceptions import CrawlError, FetchFailed
 from crawler.items import PageResult
@@ -22,9 +24,18 @@ from crawler.runner import shared_crawler
 
 
 def run_single_page(spider: str, url: str, **options: Any) -> dict[str, Any]:
-    """Run a single-page spider in the warm crawler; always returns one page result."""
+    """Run a single-page spider in the warm crawler; always returns one page result.
+
+    ``spider`` is a spider's name (``"page"``) or the dotted path of a Spider class, for batch
+    code with spiders of its own (arguments travel as JSON, so a class itself cannot).
+    """
+    target: str | type[Spider] = spider
+    if "." in spider:
+        target = load_object(spider)
+        if not (isinstance(target, type) and issubclass(target, Spider)):
+            raise TypeError(f"{spider} is not a Spider class")
     try:
-        items = shared_crawler().crawl(spider, url=url, **options)
+        items = shared_crawler().crawl(target, url=url, **options)
     except CrawlError as error:
         error.url = error.url or url
         items = [PageResult(url=url, status="failed", error=error.as_dict())]

@@ -112,13 +112,11 @@ class SearchProvider:
         """Results of the contract's shape for ``kind``; raises ProviderError."""
         if kind not in self.supports:
             raise ValueError(f"{self.name} does not support {kind} search")
-        try:
-            return finish(kind, self.fetch(kind, query), query.limit)
-        except (ValueError, TypeError, AttributeError, KeyError) as exc:
-            # A well-formed JSON answer of an unexpected shape is the provider's failure,
-            # not ours: 502 with a reason, never a 500.
-            logger.warning("%s: unexpected answer: %r", self.name, exc)
-            raise ProviderError("unexpected answer from the provider") from None
+        # No catch-all here: the provider's faults (transport, HTTP errors, bodies that are
+        # not JSON, JSON of a shape the adapter checked for and refused) are ProviderErrors
+        # raised where they are detected (get_json, results_of). Anything else an adapter
+        # raises is a bug of ours: a 500 from the one error handler, with its traceback.
+        return finish(kind, self.fetch(kind, query), query.limit)
 
     def fetch(self, kind: str, query: SearchQuery) -> Page:
         """Ask the provider; its results with raw values (see :class:`Page`)."""

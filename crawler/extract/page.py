@@ -56,32 +56,33 @@ _MODIFIED = ("article:modified_time", "dateModified", ("og:updated_time", "datem
 
 def extract_page(url: str, html: str, headers: Mapping[str, str] | None = None, *,
                  include_links: bool = True, include_metadata: bool = True) -> dict[str, Any]:
-    """Extract everything a client asks about one page; never raises, every key is present.
+    """Extract everything a client asks about one page; every key is present.
 
     ``url`` is the final URL (after redirects), used with ``<base href>`` to resolve links.
     ``headers`` only supplies a Content-Language fallback for the language.
+
+    Malformed input never raises: each parser call that can choke on it is guarded where it
+    is made (here and in :mod:`~crawler.extract.structured`). A bug in this code does raise,
+    so that the crawl reports a failure instead of a blank page billed as a success.
     """
     result: dict[str, Any] = {
         "title": None, "text": None, "language": None, "links": [],
         "metadata": _blank_metadata() if include_metadata else None,
     }
-    try:
-        result["language"] = _language_code(header(headers, "content-language"))
-        tree, trafilatura_ok = _parse(html)
-        if tree is None:
-            return result
-        root = tree.getroottree().getroot()
-        base = base_url(root, url)
-        meta, http_equiv = meta_tags(root)
-        result["title"] = _title(root, meta)
-        result["text"] = _text(tree, url) if trafilatura_ok else None
-        result["language"] = _language(root, meta, http_equiv) or result["language"]
-        if include_links:
-            result["links"] = _links(root, base, url)
-        if include_metadata:
-            result["metadata"] = _metadata(root, base, meta)
-    except Exception:  # last resort: one odd page must not fail a crawl or an API call
-        logger.exception("page extraction failed for %s", url)
+    result["language"] = _language_code(header(headers, "content-language"))
+    tree, trafilatura_ok = _parse(html)
+    if tree is None:
+        return result
+    root = tree.getroottree().getroot()
+    base = base_url(root, url)
+    meta, http_equiv = meta_tags(root)
+    result["title"] = _title(root, meta)
+    result["text"] = _text(tree, url) if trafilatura_ok else None
+    result["language"] = _language(root, meta, http_equiv) or result["language"]
+    if include_links:
+        result["links"] = _links(root, base, url)
+    if include_metadata:
+        result["metadata"] = _metadata(root, base, meta)
     return result
 
 
@@ -103,7 +104,7 @@ def _parse(html: str) -> tuple[HtmlElement | None, bool]:
         return None, False
     try:
         tree = trafilatura.load_html(html)
-    except Exception:  # lxml/encoding errors on garbage input
+    except (ValueError, UnicodeError, etree.LxmlError):  # lxml/encoding errors on garbage input
         logger.debug("trafilatura could not load the page", exc_info=True)
         tree = None
     if tree is not None:
@@ -112,16 +113,6 @@ def _parse(html: str) -> tuple[HtmlElement | None, bool]:
         return document_fromstring(CONTROL_CHARS.sub("", html)), False
     except (ValueError, etree.ParserError):
         return None, False
-
-
-
-
-
-
-
-
-
-
 
 
 def _title(root: HtmlElement, meta: Mapping[str, str]) -> str | None:
@@ -149,8 +140,8 @@ def _language(root: HtmlElement, meta: Mapping[str, str], http_equiv: Mapping[st
 def _text(tree: HtmlElement, url: str) -> str | None:
     try:
         raw = trafilatura.extract(tree, url=url, output_format="txt", **TRAFILATURA_OPTIONS)
-    except Exception:  # trafilatura bugs on odd markup must not lose the rest of the page
-        logger.warning("text extraction failed for %s", url, exc_info=True)
+    except Exception:  # trafilatura raises anything on odd markup: keep the rest of the page
+        logger.exception("text extraction failed for %s", url)
         return None
     # one paragraph per line in trafilatura's txt output; squeeze the spaces it leaves inside
     paragraphs = (" ".join(line.split()) for line in (raw or "").splitlines())
@@ -229,8 +220,6 @@ def _date(root: HtmlElement, meta: Mapping[str, str], nodes: list[dict[str, Any]
             yield from root.xpath("//article//time/@datetime")
 
     return next(filter(None, map(iso_utc, candidates())), None)
-
-
 
 
 def _first(nodes: Iterable[dict[str, Any]], key: str) -> Any:

@@ -87,40 +87,37 @@ SOURCES = ("json_ld", "microdata", "rdfa", "opengraph")
 
 def extract_products(url: str, html: str, headers: Mapping[str, str] | None = None
                      ) -> dict[str, Any]:
-    """``{"products": [...]}`` for one page; never raises, [] when the page has none.
+    """``{"products": [...]}`` for one page; [] when the page has none.
 
     ``url`` is the final URL (after redirects), used with ``<base href>`` to make URLs
     absolute. ``headers`` is accepted for symmetry with ``extract_page`` (the callers pass the
     same arguments to every extractor); nothing in a product depends on them.
+
+    Malformed input never raises: markup one syntax's parser cannot read gives that syntax no
+    items (:mod:`~crawler.extract.structured` guards each parser), and the next syntax is
+    tried. A bug in this code does raise, so that the crawl reports a failure instead of an
+    empty answer billed as a success.
     """
     result: dict[str, Any] = {"products": []}
-    try:
-        root = parse_html(html)
-        if root is None:
-            return result
-        base = base_url(root, url)
-        for source in SOURCES:
-            if found := _from_source(source, root, html, base):
-                if len(found) == 1:  # on a list page the text's SKU belongs to no one product
-                    _complete_sku(found[0], root)
-                result["products"] = found
-                break
-    except Exception:  # last resort: one odd page must not fail a crawl or an API call
-        logger.exception("product extraction failed for %s", url)
+    root = parse_html(html)
+    if root is None:
+        return result
+    base = base_url(root, url)
+    for source in SOURCES:
+        if found := _from_source(source, root, html, base):
+            if len(found) == 1:  # on a list page the text's SKU belongs to no one product
+                _complete_sku(found[0], root)
+            result["products"] = found
+            break
     return result
 
 
 def _from_source(source: str, root: HtmlElement, html: str, base: str
                  ) -> list[dict[str, Any]]:
-    """One syntax's products; [] (logged) when reading it fails, so that markup broken in one
-    syntax does not hide the products another one describes."""
-    try:
-        nodes, reader = _read(source, root, html, base)
-        return _unique(_product(node, source, reader, offer)
-                       for node, offer in product_nodes(nodes, reader))
-    except Exception:
-        logger.warning("reading %s products failed", source, exc_info=True)
-        return []
+    """One syntax's products, [] when it describes none."""
+    nodes, reader = _read(source, root, html, base)
+    return _unique(_product(node, source, reader, offer)
+                   for node, offer in product_nodes(nodes, reader))
 
 
 def _read(source: str, root: HtmlElement, html: str, base: str) -> tuple[list[Any], Reader]:

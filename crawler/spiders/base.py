@@ -9,7 +9,7 @@ from scrapy import Request, Spider
 from scrapy.http import HtmlResponse
 
 from crawler.errors import classify
-from crawler.exceptions import CrawlError, UnsupportedContent
+from crawler.exceptions import CrawlError, ExtractionFailed, UnsupportedContent
 from crawler.items import PageResult
 
 if TYPE_CHECKING:
@@ -34,7 +34,9 @@ class SinglePageSpider(Spider):
     """Fetches ``url`` (``-a url=…``), yields exactly one :class:`PageResult`.
 
     Subclasses implement :meth:`extract`, a call to a pure function of :mod:`crawler.extract`.
-    Only HTML is accepted; every failure becomes a failed result with a stable error code.
+    Only HTML is accepted; every failure becomes a failed result with a stable error code,
+    including a bug in the extractor (``internal_error``, logged with its traceback): without
+    a result the job would report "no result" as if the fetch had failed.
     """
 
     def __init__(self, url: str | None = None, *args: Any, **kwargs: Any):
@@ -59,6 +61,12 @@ class SinglePageSpider(Spider):
             data = self.extract(response)
         except CrawlError as error:
             yield self._failure(error, response)
+            return
+        except Exception:
+            self.logger.exception("Extraction failed on %s", response.url)
+            yield self._failure(ExtractionFailed(
+                "The page could not be processed; nothing was charged.", url=response.url),
+                response)
             return
         yield PageResult(
             url=self.url,

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from scrapy import Request
 from scrapy.http import HtmlResponse
 
-from crawler.exceptions import CrawlError, UnsupportedVideo
+from crawler.exceptions import CrawlError, ExtractionFailed, UnsupportedVideo
 from crawler.extract.video import (
     API_KEY_HEADER,
     apply_data_api,
@@ -78,8 +78,13 @@ class VideoSpider(SinglePageSpider):
             error.url = error.url or self.url
             yield self._failure(error, None)
             return
-        except (ValueError, AttributeError, TypeError) as error:
+        except ValueError as error:  # not JSON: the page's own figures stay
             self.logger.warning("Unreadable Data API answer for %s: %r", self.video_id, error)
+        except Exception:  # a bug of ours: a failed result (500, free), as in SinglePageSpider
+            self.logger.exception("Reading the Data API answer failed for %s", self.video_id)
+            yield self._failure(ExtractionFailed(
+                "The video could not be processed; nothing was charged.", url=self.url), None)
+            return
         yield result
 
     def data_api_failed(self, failure: Failure) -> Iterator[PageResult]:
