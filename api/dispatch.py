@@ -23,10 +23,13 @@ logger = logging.getLogger(__name__)
 
 
 def run_interactive(
-    redis: Any, func: Callable[..., dict[str, Any]], *args: Any, job_id: str, wait: float,
+    redis: Any, func: str | Callable[..., dict[str, Any]], *args: Any, job_id: str, wait: float,
     **kwargs: Any,
 ) -> dict[str, Any]:
-    """The job's return value; raises ApiError 503 (no worker, no Redis) or 504 (too slow)."""
+    """The job's return value; raises ApiError 503 (no worker, no Redis) or 504 (too slow).
+
+    ``func`` may be a dotted name (``"worker.jobs.scrape"``), which RQ imports in the worker.
+    """
     try:
         queue = queues.queue(queues.INTERACTIVE, redis)
         if not Worker.count(queue=queue):

@@ -14,7 +14,7 @@ from flask import current_app, g
 from api.dispatch import run_interactive
 from api.errors import ApiError
 from api.extensions import db, redis, source_policy
-from crawler.exceptions import SourcePolicyError
+from crawler.policy import PolicyRefusal
 from storage import ledger
 
 #: Fields of the page result every single-page response starts with.
@@ -66,17 +66,20 @@ def refuse(operation: str, error: ApiError, *, url: str | None = None, cost: int
 
 
 def run_page_operation(
-    operation: str, job: Callable[..., dict[str, Any]], url: str, *, cost: int = 1,
+    operation: str, job: str, url: str, *, cost: int = 1,
     common_fields: bool = True, **options: Any,
 ) -> tuple[dict[str, Any], int, dict[str, str]]:
     """Run ``job(url, **options)`` on a warm worker, billed; (body, status, headers) or ApiError.
+
+    ``job`` is the job function's dotted name (``"worker.jobs.scrape"``): the API process
+    never imports the crawler, only the worker does.
 
     The body holds the page result's common fields (unless ``common_fields`` is false, for
     operations whose contract leaves them out) followed by the job's ``data``.
     """
     try:
         source_policy().check_url(url)
-    except SourcePolicyError as exc:
+    except PolicyRefusal as exc:
         raise refuse(operation, ApiError(exc.code, exc.message,
                                          details={"url": url, "target_status": None}),
                      url=url, cost=cost) from None

@@ -7,13 +7,9 @@ collection results — so ``scrapy crawl … -O out.jsonl`` records failures as 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from typing import Any, Literal
 
-
-def utc_now() -> str:
-    """Now, as the contract writes times: ``2026-11-21T08:30:00Z``."""
-    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+from crawler.formats import utc_now
 
 
 @dataclass

@@ -10,7 +10,8 @@ from scrapy.downloadermiddlewares.robotstxt import RobotsTxtMiddleware
 from scrapy.exceptions import IgnoreRequest
 from scrapy.utils.httpobj import urlparse_cached
 
-from crawler.exceptions import RobotsDisallowed
+from crawler.exceptions import RobotsDisallowed, SourcePolicyError
+from crawler.policy import PolicyRefusal
 from crawler.resolver import policy_from_settings
 
 if TYPE_CHECKING:
@@ -38,7 +39,10 @@ class SourcePolicyMiddleware:
         return cls(policy_from_settings(crawler.settings))
 
     def process_request(self, request: Request, spider: Spider | None = None) -> None:
-        self.policy.check_url(request.url)
+        try:
+            self.policy.check_url(request.url)
+        except PolicyRefusal as refusal:  # as an IgnoreRequest, so Scrapy drops the request
+            raise SourcePolicyError(refusal.message, url=refusal.url) from None
 
 
 #: netloc → (expires at, parser); shared by every crawl in this process.

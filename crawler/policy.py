@@ -5,6 +5,10 @@ round trip to a worker) and by the crawler, where the filtering resolver applies
 :meth:`SourcePolicy.host_refusal` to every name before DNS (the pre-check's own rule) and
 :meth:`SourcePolicy.address_refusal` to every address a name resolves to — the real control,
 because only it sees what is actually connected to (after DNS, on every redirect hop).
+
+Free of Scrapy so the API process can import it: a refused URL raises the plain
+:class:`PolicyRefusal`, which the crawler's middleware turns into its Scrapy-aware
+:class:`~crawler.exceptions.SourcePolicyError`.
 """
 
 from __future__ import annotations
@@ -19,7 +23,17 @@ from urllib.parse import urlsplit
 
 import idna  # IDNA 2008, as Twisted encodes names (faß.de is xn--fa-hia.de, not fass.de)
 
-from crawler.exceptions import SourcePolicyError
+
+class PolicyRefusal(Exception):
+    """The URL may not be fetched; ``message`` says why in words for the client."""
+
+    code = "source_policy"
+
+    def __init__(self, message: str, *, url: str | None = None):
+        super().__init__(message)
+        self.message = message
+        self.url = url
+
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
@@ -196,27 +210,27 @@ class SourcePolicy:
         return None
 
     def check_url(self, url: str) -> None:
-        """Refuse what can be refused from the URL alone (no DNS); raises SourcePolicyError."""
+        """Refuse what can be refused from the URL alone (no DNS); raises PolicyRefusal."""
         try:
             parts = urlsplit(url)
             port = parts.port
         except ValueError as exc:
-            raise SourcePolicyError(f"The URL cannot be parsed: {exc}.", url=url) from None
+            raise PolicyRefusal(f"The URL cannot be parsed: {exc}.", url=url) from None
         scheme = parts.scheme.lower()
         if scheme not in ALLOWED_SCHEMES:
-            raise SourcePolicyError(
+            raise PolicyRefusal(
                 f"Only http and https URLs are fetched, not {scheme or 'this'}:.", url=url
             )
         host = parts.hostname or ""
         if not host:
-            raise SourcePolicyError("The URL has no host.", url=url)
+            raise PolicyRefusal("The URL has no host.", url=url)
         if port is None:
             port = 443 if scheme == "https" else 80
         reason = self.host_refusal(host, port)
         if reason is None and literal_address(host) is None and not self._port_ok_for_names(port):
             reason = f"port {port} is not allowed"
         if reason:
-            raise SourcePolicyError(f"Refused by source policy: {reason}.", url=url)
+            raise PolicyRefusal(f"Refused by source policy: {reason}.", url=url)
 
     def _port_ok_for_names(self, port: int) -> bool:
         # A name may resolve into an allowed network, where every port is fine; only the

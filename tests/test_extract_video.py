@@ -16,16 +16,14 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 
 from crawler.exceptions import CrawlError, FetchFailed, VideoUnavailable
-from crawler.extract.video import (
-    MAX_RELATED,
-    apply_data_api,
+from crawler.extract.video import MAX_RELATED, apply_data_api, extract_video
+from crawler.extract.youtube_page import initial_data, like_count, player_response
+from crawler.video_platform import (
     data_api_engagement,
     data_api_videos_url,
-    extract_video,
     parse_video_url,
     watch_url,
 )
-from crawler.extract.youtube_page import initial_data, like_count, player_response
 
 FIXTURES = Path(__file__).parent / "fixtures" / "video"
 VIDEO_IDS = {

@@ -12,8 +12,7 @@ import pytest
 from twisted.internet.testing import MemoryReactor
 
 from crawler import resolver as resolver_module
-from crawler.exceptions import SourcePolicyError
-from crawler.policy import SourcePolicy
+from crawler.policy import PolicyRefusal, SourcePolicy
 from crawler.resolver import FilteringResolver
 from tests.fakes.resolver import ScriptedResolver
 
@@ -228,7 +227,7 @@ def test_the_url_precheck_and_the_resolver_apply_one_rule(host):
     refused_by_resolver = not inner.asked
     try:
         BLOCKED.check_url(f"https://{host}/")
-    except SourcePolicyError:
+    except PolicyRefusal:
         refused_by_url = True
     else:
         refused_by_url = False

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import base64
 import binascii
-from datetime import UTC, datetime
 
 from flask import g
 from flask_smorest import Blueprint
@@ -13,17 +12,13 @@ from api.auth import authenticated
 from api.errors import ApiError
 from api.extensions import db
 from api.schemas import AccountSchema, ActivityPageSchema, ActivityQuerySchema
+from crawler.formats import format_utc
 from storage import accounts, activity
 
 blp = authenticated(Blueprint("account", __name__, url_prefix="/api/service/v1",
                               description="Your account, balance and history."))
 
 
-def _iso(value: datetime) -> str:
-    """UTC, as the contract writes times (SQLite gives naive UTC, PostgreSQL aware times)."""
-    if value.tzinfo is not None:
-        value = value.astimezone(UTC)
-    return value.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def encode_cursor(row_id: int | None) -> str | None:
@@ -66,7 +61,7 @@ def account_activity(args: dict):
         "activity": [
             {
                 "id": f"act_{row.id}",
-                "at": _iso(row.at),
+                "at": format_utc(row.at),
                 "operation": row.operation,
                 "credits": row.credits,
                 "status": row.status,

@@ -20,8 +20,7 @@ from api.schemas import (
     UrlRequestSchema,
     VideoResponseSchema,
 )
-from crawler.extract.video import parse_video_url
-from worker import jobs
+from crawler.video_platform import parse_video_url
 
 blp = authenticated(Blueprint("extraction", __name__, url_prefix="/api/service/v1",
                               description="Single-page operations: one URL, one credit."))
@@ -52,7 +51,7 @@ def scrape(args: dict):
     failures cost nothing.
     """
     return run_page_operation(
-        "scrape", jobs.scrape, args["url"],
+        "scrape", "worker.jobs.scrape", args["url"],
         include_links=args["include_links"], include_metadata=args["include_metadata"],
     )
 
@@ -68,7 +67,7 @@ def contacts(args: dict):
     profiles, the organisation, and same-site pages worth reading next (listed, not fetched).
     At most 50 per category. 1 credit, also when nothing is found.
     """
-    return run_page_operation("contacts", jobs.contacts, args["url"])
+    return run_page_operation("contacts", "worker.jobs.contacts", args["url"])
 
 
 @blp.route("/products", methods=["POST"])
@@ -82,7 +81,7 @@ def products(args: dict):
     is none, microdata, RDFa, then OpenGraph product tags. At most 20 products, 20 offers each;
     every field present, null when missing. 1 credit.
     """
-    return run_page_operation("products", jobs.products, args["url"])
+    return run_page_operation("products", "worker.jobs.products", args["url"])
 
 
 @blp.route("/video-platform", methods=["POST"])
@@ -103,4 +102,4 @@ def video_platform(args: dict):
         raise refuse("video_platform", ApiError(
             "unsupported_video", "Not a link to a video of the supported platform (YouTube).",
             details={"url": url, "target_status": None}), url=url)
-    return run_page_operation("video_platform", jobs.video, url, common_fields=False)
+    return run_page_operation("video_platform", "worker.jobs.video", url, common_fields=False)

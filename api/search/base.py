@@ -29,7 +29,7 @@ from api.search.normalise import (
     web_url,
 )
 from crawler.extract.numbers import parse_duration
-from crawler.extract.video import API_KEY_HEADER
+from crawler.video_platform import API_KEY_HEADER
 
 logger = logging.getLogger(__name__)
 
@@ -242,7 +242,7 @@ def json_error_reason(data: object) -> str | None:
 
 
 def google_key_header(api_key: str) -> dict[str, str]:
-    """The key of a Google API (CSE, YouTube) as a header: see ``video.API_KEY_HEADER``."""
+    """The key of a Google API (CSE, YouTube) as a header (see ``API_KEY_HEADER``)."""
     return {API_KEY_HEADER: api_key}
 
 

@@ -21,7 +21,7 @@ from api.search.base import (
     json_error_reason,
     results_of,
 )
-from crawler.extract.structured import dig
+from crawler.formats import dig
 
 ENDPOINTS = {"web": "/web/search", "news": "/news/search", "videos": "/videos/search"}
 #: Brave's largest ``count`` per endpoint.

@@ -15,7 +15,8 @@ from urllib.parse import urlsplit
 
 from w3lib.html import remove_tags, replace_entities
 
-from crawler.extract.video import parse_video_url
+from crawler.formats import format_utc
+from crawler.video_platform import parse_video_url
 
 _SPACE = re.compile(r"\s+")
 _DATE_ONLY = re.compile(r"\d{4}-\d{2}-\d{2}")
@@ -79,12 +80,6 @@ def dedupe_key(url: str) -> str:
     port = f":{parts.port}" if parts.port and parts.port not in (80, 443) else ""
     query = f"?{parts.query}" if parts.query else ""
     return f"{host}{port}{parts.path.rstrip('/')}{query}"
-
-
-def format_utc(moment: datetime) -> str:
-    """ISO 8601 UTC, as the contract writes times; a naive datetime is taken as UTC."""
-    moment = moment.astimezone(UTC) if moment.tzinfo else moment.replace(tzinfo=UTC)
-    return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def http_date(value: str | None) -> datetime | None:

@@ -23,8 +23,8 @@ from api.search.base import (
     results_of,
 )
 from crawler.extract.numbers import parse_duration
-from crawler.extract.structured import dig
-from crawler.extract.video import (
+from crawler.formats import dig
+from crawler.video_platform import (
     DATA_API_MAX_IDS,
     data_api_engagement,
     parse_video_url,

@@ -20,7 +20,7 @@ from babel.numbers import list_currencies
 from price_parser import Price
 
 from crawler.extract.schema import MAX_DEPTH, Reader, number_text, prop
-from crawler.extract.structured import iso_utc
+from crawler.formats import iso_utc
 
 MAX_OFFERS = 20
 

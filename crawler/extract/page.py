@@ -25,13 +25,13 @@ from crawler.extract.structured import (
     clean,
     header,
     host,
-    iso_utc,
     join,
     json_ld,
     json_ld_nodes,
     meta_tags,
     microdata,
 )
+from crawler.formats import iso_utc
 
 logger = logging.getLogger(__name__)
 

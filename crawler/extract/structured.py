@@ -12,7 +12,6 @@ import json
 import logging
 import re
 from collections.abc import Iterable, Iterator, Mapping
-from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import urljoin, urlsplit
 
@@ -69,35 +68,6 @@ def join(base: str, href: str | None) -> str | None:
         return safe_url_string(joined)
     except ValueError:  # includes UnicodeError from IDNA
         return None
-
-
-def dig(node: Any, *path: str | int) -> Any:
-    """``node[p0][p1]…`` through dicts (str steps) and lists (int steps); None as soon as a
-    step is missing or of the wrong type. JSON from pages and APIs is read with it."""
-    for step in path:
-        if isinstance(step, int):
-            node = node[step] if isinstance(node, list) and -len(node) <= step < len(node) else None
-        else:
-            node = node.get(step) if isinstance(node, dict) else None
-        if node is None:
-            return None
-    return node
-
-
-def iso_utc(value: object) -> str | None:
-    """ISO 8601 with an offset → UTC ``YYYY-MM-DDTHH:MM:SSZ`` (the API's form); a bare date,
-    a time without an offset, or anything unreadable is kept as found: there is no zone to
-    convert it from, and guessing one would shift the date."""
-    text = clean(value)
-    if text is None:
-        return None
-    try:
-        parsed = datetime.fromisoformat(text)
-    except (ValueError, OverflowError):
-        return text
-    if parsed.tzinfo is None:
-        return text
-    return parsed.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def host(url: str) -> str:

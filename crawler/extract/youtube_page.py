@@ -17,11 +17,12 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from crawler.extract.numbers import parse_count, parse_duration
-from crawler.extract.structured import clean, dig
+from crawler.extract.structured import clean
+from crawler.formats import dig
+from crawler.video_platform import VIDEO_ID
 
 logger = logging.getLogger(__name__)
 
-VIDEO_ID = re.compile(r"[0-9A-Za-z_-]{11}")
 # Each assignment up to its opening brace; raw_decode reads the object from there.
 _PLAYER_RESPONSE = re.compile(r"\bytInitialPlayerResponse\s*=\s*(?=\{)")
 _INITIAL_DATA = re.compile(r"""(?:\bytInitialData|\[\s*["']ytInitialData["']\s*\])\s*=\s*(?=\{)""")

@@ -16,16 +16,15 @@ from scrapy import Request
 from scrapy.http import HtmlResponse
 
 from crawler.exceptions import CrawlError, ExtractionFailed, UnsupportedVideo
-from crawler.extract.video import (
+from crawler.extract.video import apply_data_api, extract_video
+from crawler.items import PageResult
+from crawler.spiders.base import SinglePageSpider, headers_of
+from crawler.video_platform import (
     API_KEY_HEADER,
-    apply_data_api,
     data_api_videos_url,
-    extract_video,
     parse_video_url,
     watch_url,
 )
-from crawler.items import PageResult
-from crawler.spiders.base import SinglePageSpider, headers_of
 
 if TYPE_CHECKING:
     from scrapy.http import Response
