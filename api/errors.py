@@ -17,58 +17,60 @@ from typing import Any
 from flask import Flask, g, jsonify
 from werkzeug.exceptions import HTTPException
 
+from crawler.contract import ErrorCode
+
 logger = logging.getLogger(__name__)
 
-#: HTTP status of every stable error code (API.md's table).
-STATUS = {
-    "bad_request": 400,
-    "unauthorized": 401,
-    "insufficient_credits": 402,
-    "source_policy": 403,
-    "robots_disallowed": 403,
-    "not_found": 404,
-    "method_not_allowed": 405,
-    "conflict": 409,
-    "expired": 410,
-    "too_many_urls": 413,
-    "unsupported_content": 415,
-    "validation_error": 422,
-    "idempotency_key_reused": 422,
-    "unsupported_video": 422,
-    "video_unavailable": 422,
-    "rate_limited": 429,
-    "collection_limit": 429,
-    "internal_error": 500,
-    "fetch_failed": 502,
-    "target_http_error": 502,
-    "page_too_large": 502,
-    "search_provider_error": 502,
-    "search_not_configured": 503,
-    "unavailable": 503,
-    "timeout": 504,
+#: HTTP status of every stable error code (API.md's table); one entry per ErrorCode.
+STATUS: dict[ErrorCode, int] = {
+    ErrorCode.BAD_REQUEST: 400,
+    ErrorCode.UNAUTHORIZED: 401,
+    ErrorCode.INSUFFICIENT_CREDITS: 402,
+    ErrorCode.SOURCE_POLICY: 403,
+    ErrorCode.ROBOTS_DISALLOWED: 403,
+    ErrorCode.NOT_FOUND: 404,
+    ErrorCode.METHOD_NOT_ALLOWED: 405,
+    ErrorCode.CONFLICT: 409,
+    ErrorCode.EXPIRED: 410,
+    ErrorCode.TOO_MANY_URLS: 413,
+    ErrorCode.UNSUPPORTED_CONTENT: 415,
+    ErrorCode.VALIDATION_ERROR: 422,
+    ErrorCode.IDEMPOTENCY_KEY_REUSED: 422,
+    ErrorCode.UNSUPPORTED_VIDEO: 422,
+    ErrorCode.VIDEO_UNAVAILABLE: 422,
+    ErrorCode.RATE_LIMITED: 429,
+    ErrorCode.COLLECTION_LIMIT: 429,
+    ErrorCode.INTERNAL_ERROR: 500,
+    ErrorCode.FETCH_FAILED: 502,
+    ErrorCode.TARGET_HTTP_ERROR: 502,
+    ErrorCode.PAGE_TOO_LARGE: 502,
+    ErrorCode.SEARCH_PROVIDER_ERROR: 502,
+    ErrorCode.SEARCH_NOT_CONFIGURED: 503,
+    ErrorCode.UNAVAILABLE: 503,
+    ErrorCode.TIMEOUT: 504,
 }
 
 #: The code used for an HTTP status raised without one of ours.
-DEFAULT_CODE = {
-    400: "bad_request",
-    401: "unauthorized",
-    404: "not_found",
-    405: "method_not_allowed",
-    409: "conflict",
-    413: "bad_request",
-    415: "unsupported_content",
-    422: "validation_error",
-    429: "rate_limited",
-    503: "unavailable",
+DEFAULT_CODE: dict[int, ErrorCode] = {
+    400: ErrorCode.BAD_REQUEST,
+    401: ErrorCode.UNAUTHORIZED,
+    404: ErrorCode.NOT_FOUND,
+    405: ErrorCode.METHOD_NOT_ALLOWED,
+    409: ErrorCode.CONFLICT,
+    413: ErrorCode.BAD_REQUEST,
+    415: ErrorCode.UNSUPPORTED_CONTENT,
+    422: ErrorCode.VALIDATION_ERROR,
+    429: ErrorCode.RATE_LIMITED,
+    503: ErrorCode.UNAVAILABLE,
 }
 
 
 class ApiError(Exception):
-    """An error answer: ``error`` is a code of :data:`STATUS`."""
+    """An error answer: ``error`` is an :class:`ErrorCode` (or its string value)."""
 
     def __init__(
         self,
-        error: str,
+        error: ErrorCode | str,
         message: str,
         *,
         errors: dict[str, Any] | None = None,
@@ -76,8 +78,8 @@ class ApiError(Exception):
         headers: dict[str, str] | None = None,
     ):
         super().__init__(message)
-        self.error = error
-        self.status = STATUS[error]
+        self.error = ErrorCode(error)  # ValueError for a code the contract does not have
+        self.status = STATUS[self.error]
         self.message = message
         self.errors = errors or {}
         self.details = details
@@ -86,9 +88,9 @@ class ApiError(Exception):
     @classmethod
     def from_result(cls, error: dict[str, Any]) -> ApiError:
         """From the ``error`` object of a failed page result (see crawler.exceptions)."""
-        code = error.get("error") or "fetch_failed"
-        return cls(code if code in STATUS else "fetch_failed", error.get("message") or code,
-                   details=error.get("details"))
+        code = error.get("error") or ErrorCode.FETCH_FAILED
+        return cls(code if code in STATUS else ErrorCode.FETCH_FAILED,
+                   error.get("message") or code, details=error.get("details"))
 
 
 def error_response(exc: ApiError):
@@ -110,7 +112,8 @@ def error_response(exc: ApiError):
 
 def _from_http(exc: HTTPException) -> ApiError:
     status = exc.code or 500
-    code = DEFAULT_CODE.get(status, "internal_error" if status >= 500 else "bad_request")
+    code = DEFAULT_CODE.get(
+        status, ErrorCode.INTERNAL_ERROR if status >= 500 else ErrorCode.BAD_REQUEST)
     data = getattr(exc, "data", None) or {}
     messages = data.get("messages") or {}
     errors: dict[str, Any] = {}

@@ -14,6 +14,7 @@ from flask import current_app, g
 from api.dispatch import run_interactive
 from api.errors import ApiError
 from api.extensions import db, redis, source_policy
+from crawler.contract import PageStatus
 from crawler.policy import PolicyRefusal
 from storage import ledger
 
@@ -89,7 +90,7 @@ def run_page_operation(
             redis(), job, url, job_id=g.request_id,
             wait=current_app.config["WEBDATA"].job_wait_seconds, **options,
         )
-        if result["status"] != "succeeded":
+        if result["status"] != PageStatus.SUCCEEDED:
             raise ApiError.from_result(result["error"] or {})
         fields = {name: result[name] for name in COMMON_FIELDS} if common_fields else {}
         return {**fields, **(result["data"] or {})}

@@ -12,11 +12,13 @@ from typing import Any
 
 from scrapy.exceptions import IgnoreRequest
 
+from crawler.contract import ErrorCode
+
 
 class CrawlError(Exception):
     """Base class: a fetch that failed for a reason the client should be told."""
 
-    code = "fetch_failed"
+    code: ErrorCode = ErrorCode.FETCH_FAILED
 
     def __init__(self, message: str, *, url: str | None = None, target_status: int | None = None):
         super().__init__(message)
@@ -37,61 +39,61 @@ class SourcePolicyError(CrawlError, IgnoreRequest):
     """Raised by :class:`crawler.middlewares.SourcePolicyMiddleware` (and reported for hosts the
     filtering resolver refused): the URL is not http(s), or its address or port is not public."""
 
-    code = "source_policy"
+    code = ErrorCode.SOURCE_POLICY
 
 
 class RobotsDisallowed(CrawlError, IgnoreRequest):
     """Raised by :class:`crawler.middlewares.SharedRobotsTxtMiddleware` for disallowed URLs."""
 
-    code = "robots_disallowed"
+    code = ErrorCode.ROBOTS_DISALLOWED
 
 
 class FetchFailed(CrawlError):
     """DNS failure, refused or reset connection, TLS error, too many redirects."""
 
-    code = "fetch_failed"
+    code = ErrorCode.FETCH_FAILED
 
 
 class TargetHTTPError(CrawlError):
     """The target answered with a status outside 2xx."""
 
-    code = "target_http_error"
+    code = ErrorCode.TARGET_HTTP_ERROR
 
 
 class PageTooLarge(CrawlError):
     """The body (after decompression) is over ``DOWNLOAD_MAXSIZE``."""
 
-    code = "page_too_large"
+    code = ErrorCode.PAGE_TOO_LARGE
 
 
 class UnsupportedContent(CrawlError):
     """The target is not HTML (PDF, image, JSON…)."""
 
-    code = "unsupported_content"
+    code = ErrorCode.UNSUPPORTED_CONTENT
 
 
 class CrawlTimeout(CrawlError):
     """The target did not answer within ``DOWNLOAD_TIMEOUT``, or the crawl ran past its budget."""
 
-    code = "timeout"
+    code = ErrorCode.TIMEOUT
 
 
 class UnsupportedVideo(CrawlError):
     """The link is not one of the supported video platform's video links (checked before any
     fetch, by the API and by the ``video`` spider)."""
 
-    code = "unsupported_video"
+    code = ErrorCode.UNSUPPORTED_VIDEO
 
 
 class ExtractionFailed(CrawlError):
     """Our extraction code failed on a page it fetched: a bug, logged with its traceback by the
     spider. The client gets a 500 and is not charged, never a blank result billed as data."""
 
-    code = "internal_error"
+    code = ErrorCode.INTERNAL_ERROR
 
 
 class VideoUnavailable(CrawlError):
     """Raised by :mod:`crawler.extract.video`: the video is private, deleted, age-gated, not
     playable or not embeddable (only public, embeddable videos are served)."""
 
-    code = "video_unavailable"
+    code = ErrorCode.VIDEO_UNAVAILABLE

@@ -7,8 +7,9 @@ collection results — so ``scrapy crawl … -O out.jsonl`` records failures as 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
+from crawler.contract import PageStatus
 from crawler.formats import utc_now
 
 
@@ -22,7 +23,7 @@ class PageResult:
     """
 
     url: str
-    status: Literal["succeeded", "failed"]
+    status: PageStatus
     final_url: str | None = None
     status_code: int | None = None
     fetched_at: str = field(default_factory=utc_now)

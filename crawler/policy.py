@@ -23,11 +23,13 @@ from urllib.parse import urlsplit
 
 import idna  # IDNA 2008, as Twisted encodes names (faß.de is xn--fa-hia.de, not fass.de)
 
+from crawler.contract import ErrorCode
+
 
 class PolicyRefusal(Exception):
     """The URL may not be fetched; ``message`` says why in words for the client."""
 
-    code = "source_policy"
+    code = ErrorCode.SOURCE_POLICY
 
     def __init__(self, message: str, *, url: str | None = None):
         super().__init__(message)

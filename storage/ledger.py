@@ -16,7 +16,7 @@ from sqlalchemy import select, update
 from sqlalchemy.exc import IntegrityError
 
 from storage.db import Database
-from storage.models import Account, Activity, LedgerEntry
+from storage.models import Account, Activity, EntryKind, LedgerEntry, Outcome, Phase
 
 
 class InsufficientCredits(Exception):
@@ -45,7 +45,8 @@ class Charge:
     url: str | None = None
 
 
-def _history(charge: Charge, credits: int, status: str, error: str | None = None) -> Activity:
+def _history(charge: Charge, credits: int, status: Outcome, error: str | None = None
+             ) -> Activity:
     return Activity(
         account_id=charge.account_id,
         operation=charge.operation,
@@ -71,7 +72,7 @@ def reserve(db: Database, charge: Charge) -> int:
             current = session.scalar(select(Account.balance).where(Account.id == charge.account_id))
             raise InsufficientCredits(charge.amount, current or 0)
         session.add(LedgerEntry(account_id=charge.account_id, charge_key=charge.key,
-                                phase="open", kind="reserve", amount=-charge.amount))
+                                phase=Phase.OPEN, kind=EntryKind.RESERVE, amount=-charge.amount))
         try:
             session.flush()
         except IntegrityError:
@@ -83,8 +84,8 @@ def capture(db: Database, charge: Charge) -> int:
     """Keep the reserved credits: the request succeeded. Returns the balance."""
     with db.write() as session:
         session.add(LedgerEntry(account_id=charge.account_id, charge_key=charge.key,
-                                phase="close", kind="capture", amount=0))
-        session.add(_history(charge, charge.amount, "succeeded"))
+                                phase=Phase.CLOSE, kind=EntryKind.CAPTURE, amount=0))
+        session.add(_history(charge, charge.amount, Outcome.SUCCEEDED))
         try:
             session.flush()
         except IntegrityError:
@@ -100,28 +101,28 @@ def release(db: Database, charge: Charge, error: str | None = None) -> int:
     with db.write() as session:
         settled = session.scalar(
             select(LedgerEntry.kind).where(
-                LedgerEntry.charge_key == charge.key, LedgerEntry.phase == "close"
+                LedgerEntry.charge_key == charge.key, LedgerEntry.phase == Phase.CLOSE
             )
         )
         if settled:
             balance = select(Account.balance).where(Account.id == charge.account_id)
             return session.scalar(balance) or 0
         session.add(LedgerEntry(account_id=charge.account_id, charge_key=charge.key,
-                                phase="close", kind="release", amount=charge.amount))
+                                phase=Phase.CLOSE, kind=EntryKind.RELEASE, amount=charge.amount))
         balance = session.scalar(
             update(Account)
             .where(Account.id == charge.account_id)
             .values(balance=Account.balance + charge.amount)
             .returning(Account.balance)
         )
-        session.add(_history(charge, 0, "failed", error))
+        session.add(_history(charge, 0, Outcome.FAILED, error))
         return balance or 0
 
 
 def record_failure(db: Database, charge: Charge, error: str) -> None:
     """A request that failed before any credit was reserved: history only, 0 credits."""
     with db.session() as session:
-        session.add(_history(charge, 0, "failed", error))
+        session.add(_history(charge, 0, Outcome.FAILED, error))
 
 
 def grant(db: Database, account_id: str, amount: int, key: str) -> int:
@@ -137,9 +138,9 @@ def grant(db: Database, account_id: str, amount: int, key: str) -> int:
         if balance is None:
             current = session.scalar(select(Account.balance).where(Account.id == account_id))
             raise InsufficientCredits(-amount, current or 0)
-        session.add(LedgerEntry(account_id=account_id, charge_key=key, phase="open",
-                                kind="grant", amount=amount))
-        session.add(_history(charge, -amount, "succeeded"))
+        session.add(LedgerEntry(account_id=account_id, charge_key=key, phase=Phase.OPEN,
+                                kind=EntryKind.GRANT, amount=amount))
+        session.add(_history(charge, -amount, Outcome.SUCCEEDED))
     return balance
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from enum import StrEnum
 
 from sqlalchemy import (
     BigInteger,
@@ -22,6 +23,30 @@ BigId = BigInteger().with_variant(Integer(), "sqlite")
 
 def utcnow() -> datetime:
     return datetime.now(UTC)
+
+
+class Phase(StrEnum):
+    """A ledger entry opens a charge or closes it; each at most once per charge."""
+
+    OPEN = "open"
+    CLOSE = "close"
+
+
+class EntryKind(StrEnum):
+    """What a ledger entry did: ``reserve``/``grant`` open a charge, ``capture``/``release``
+    close it."""
+
+    RESERVE = "reserve"
+    CAPTURE = "capture"
+    RELEASE = "release"
+    GRANT = "grant"
+
+
+class Outcome(StrEnum):
+    """``status`` of a line of activity history (the API shows it as is)."""
+
+    SUCCEEDED = "succeeded"
+    FAILED = "failed"
 
 
 class Base(DeclarativeBase):
@@ -86,8 +111,9 @@ class LedgerEntry(Base):
     id: Mapped[int] = mapped_column(BigId, primary_key=True, autoincrement=True)
     account_id: Mapped[str] = mapped_column(ForeignKey("accounts.id"), index=True)
     charge_key: Mapped[str] = mapped_column(String(120))
-    phase: Mapped[str] = mapped_column(String(8))  # open | close
-    kind: Mapped[str] = mapped_column(String(16))  # reserve | capture | release | grant
+    # Plain strings in the database (no enum type to migrate): a Phase and an EntryKind.
+    phase: Mapped[str] = mapped_column(String(8))
+    kind: Mapped[str] = mapped_column(String(16))
     amount: Mapped[int] = mapped_column(BigInteger)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
 
@@ -104,7 +130,7 @@ class Activity(Base):
     operation: Mapped[str] = mapped_column(String(40))
     #: Credits charged; negative for grants, so the balance is minus their sum.
     credits: Mapped[int] = mapped_column(BigInteger, default=0)
-    status: Mapped[str] = mapped_column(String(16))  # succeeded | failed
+    status: Mapped[str] = mapped_column(String(16))  # an Outcome, stored as its string
     request_id: Mapped[str | None] = mapped_column(String(64))
     collection_id: Mapped[str | None] = mapped_column(String(40))
     url: Mapped[str | None] = mapped_column(Text)

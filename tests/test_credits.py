@@ -6,7 +6,7 @@ import uuid
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
-from sqlalchemy import func, select
+from sqlalchemy import func, select, text
 
 from api import create_app
 from storage import ledger
@@ -73,6 +73,18 @@ def test_reserve_capture_release_are_each_once(database_url):
         ledger.reserve(db, ledger.Charge(customer.account_id, "test:big", 4, "scrape"))
     assert (caught.value.needed, caught.value.balance) == (4, 3)
     assert _sums(db, customer.account_id) == (3, -3)
+    # the str Enums reach the database as their plain values
+    with db.session() as session:
+        entries = session.execute(text(
+            "SELECT phase, kind FROM ledger_entries WHERE charge_key = :key ORDER BY id"),
+            {"key": charge.key}).all()
+        statuses = session.execute(text(
+            "SELECT status, error FROM activity WHERE account_id = :account ORDER BY id"),
+            {"account": customer.account_id}).all()
+    assert [tuple(row) for row in entries] == [("open", "reserve"), ("close", "capture")]
+    assert [tuple(row) for row in statuses] == [
+        ("succeeded", None), ("succeeded", None), ("failed", "fetch_failed")]
+    assert all(type(value) is str for row in [*entries, *statuses] for value in row if value)
 
 
 def test_concurrent_reservations_never_overdraw(database_url):

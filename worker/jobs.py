@@ -18,6 +18,7 @@ from itemadapter import ItemAdapter
 from scrapy import Spider
 from scrapy.utils.misc import load_object
 
+from crawler.contract import PageStatus
 from crawler.exceptions import CrawlError, FetchFailed
 from crawler.items import PageResult
 from crawler.runner import shared_crawler
@@ -38,10 +39,10 @@ def run_single_page(spider: str, url: str, **options: Any) -> dict[str, Any]:
         items = shared_crawler().crawl(target, url=url, **options)
     except CrawlError as error:
         error.url = error.url or url
-        items = [PageResult(url=url, status="failed", error=error.as_dict())]
+        items = [PageResult(url=url, status=PageStatus.FAILED, error=error.as_dict())]
     if not items:
         error = FetchFailed("The crawl ended without a result.", url=url)
-        items = [PageResult(url=url, status="failed", error=error.as_dict())]
+        items = [PageResult(url=url, status=PageStatus.FAILED, error=error.as_dict())]
     return ItemAdapter(items[0]).asdict()
 
 

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 from scrapy import Request, Spider
 from scrapy.http import HtmlResponse
 
+from crawler.contract import PageStatus
 from crawler.errors import classify
 from crawler.exceptions import CrawlError, ExtractionFailed, UnsupportedContent
 from crawler.items import PageResult
@@ -70,7 +71,7 @@ class SinglePageSpider(Spider):
             return
         yield PageResult(
             url=self.url,
-            status="succeeded",
+            status=PageStatus.SUCCEEDED,
             final_url=response.url,
             status_code=response.status,
             data=data,
@@ -85,7 +86,7 @@ class SinglePageSpider(Spider):
         self.logger.info("Failed %s: %s %s", self.url, error.code, error.message)
         return PageResult(
             url=self.url,
-            status="failed",
+            status=PageStatus.FAILED,
             final_url=response.url if response is not None else None,
             status_code=response.status if response is not None else None,
             error=error.as_dict(),

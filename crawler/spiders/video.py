@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from scrapy import Request
 from scrapy.http import HtmlResponse
 
+from crawler.contract import PageStatus
 from crawler.exceptions import CrawlError, ExtractionFailed, UnsupportedVideo
 from crawler.extract.video import apply_data_api, extract_video
 from crawler.items import PageResult
@@ -58,7 +59,7 @@ class VideoSpider(SinglePageSpider):
     def parse(self, response: Response) -> Iterator[PageResult | Request]:
         key = self.settings.get("YOUTUBE_API_KEY")
         for result in super().parse(response):
-            if result.status != "succeeded" or not key:
+            if result.status != PageStatus.SUCCEEDED or not key:
                 yield result
                 continue
             yield Request(

@@ -1,0 +1,50 @@
+"""Values the HTTP contract fixes, shared by the crawler and the API: the stable error codes
+and the statuses of a page result.
+
+Dependency-light on purpose (standard library only), so the API process imports it without
+Scrapy. ``StrEnum`` members are ``str`` instances: they serialise to JSON, go to Redis and to
+the database as their plain values, and compare equal to them (``ErrorCode.TIMEOUT ==
+"timeout"``), so code and tests may keep writing the strings.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+
+class ErrorCode(StrEnum):
+    """Every ``error`` value the API answers with (API.md's table; ``api.errors.STATUS`` gives
+    each its HTTP status, ``crawler.exceptions`` raises the fetch-related ones)."""
+
+    BAD_REQUEST = "bad_request"
+    UNAUTHORIZED = "unauthorized"
+    INSUFFICIENT_CREDITS = "insufficient_credits"
+    SOURCE_POLICY = "source_policy"
+    ROBOTS_DISALLOWED = "robots_disallowed"
+    NOT_FOUND = "not_found"
+    METHOD_NOT_ALLOWED = "method_not_allowed"
+    CONFLICT = "conflict"
+    EXPIRED = "expired"
+    TOO_MANY_URLS = "too_many_urls"
+    UNSUPPORTED_CONTENT = "unsupported_content"
+    VALIDATION_ERROR = "validation_error"
+    IDEMPOTENCY_KEY_REUSED = "idempotency_key_reused"
+    UNSUPPORTED_VIDEO = "unsupported_video"
+    VIDEO_UNAVAILABLE = "video_unavailable"
+    RATE_LIMITED = "rate_limited"
+    COLLECTION_LIMIT = "collection_limit"
+    INTERNAL_ERROR = "internal_error"
+    FETCH_FAILED = "fetch_failed"
+    TARGET_HTTP_ERROR = "target_http_error"
+    PAGE_TOO_LARGE = "page_too_large"
+    SEARCH_PROVIDER_ERROR = "search_provider_error"
+    SEARCH_NOT_CONFIGURED = "search_not_configured"
+    UNAVAILABLE = "unavailable"
+    TIMEOUT = "timeout"
+
+
+class PageStatus(StrEnum):
+    """``status`` of a page result (``crawler.items.PageResult``)."""
+
+    SUCCEEDED = "succeeded"
+    FAILED = "failed"
