@@ -11,7 +11,7 @@ from flask_smorest import Api
 from api import errors
 from api.config import Config
 from api.limits import AccountRateLimiter
-from api.operations import request_charge
+from api.operations import OPERATIONS, history_claimed, request_charge
 from api.schemas import ErrorSchema
 from api.search import Search
 from crawler.policy import SourcePolicy
@@ -51,12 +51,13 @@ def _record_rejected_operation(response) -> None:
     Requests over the rate limit are not written: a client hammering the API must not be able
     to grow the database with each refusal.
     """
-    if (request.method != "POST" or "principal" not in g or g.get("activity_recorded")
-            or response.status_code < 400 or response.status_code == 429):
+    rule = request.url_rule.rule.removeprefix(BASE_PATH) if request.url_rule else None
+    operation = OPERATIONS.get(rule or "")
+    if (request.method != "POST" or operation is None or "principal" not in g
+            or history_claimed() or response.status_code < 400 or response.status_code == 429):
         return
     body = request.get_json(silent=True)
     url = body.get("url") if isinstance(body, dict) else None
-    operation = (request.endpoint or "unknown").rsplit(".", 1)[-1]
     charge = request_charge(operation, url if isinstance(url, str) else None, 0)
     error = (response.get_json(silent=True) or {}).get("error") or str(response.status_code)
     try:

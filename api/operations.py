@@ -20,14 +20,38 @@ from storage import ledger
 
 #: Fields of the page result every single-page response starts with.
 COMMON_FIELDS = ("url", "final_url", "status_code", "fetched_at")
+#: The operation each operation route is, by its path under the API's base path: history rows
+#: carry these names and clients read them, so they are written out here rather than taken
+#: from Python function names that a refactoring could rename.
+OPERATIONS = {
+    "/scrape": "scrape",
+    "/contacts": "contacts",
+    "/products": "products",
+    "/video-platform": "video_platform",
+    "/search": "search",
+    "/search/news": "search_news",
+    "/search/videos": "search_videos",
+}
 
 
 def request_charge(operation: str, url: str | None, amount: int) -> ledger.Charge:
-    """The ledger charge of the request being served (its key is the request id)."""
-    return ledger.Charge(
+    """The ledger charge of the request being served (its key is the request id).
+
+    Making it claims the request's one line of history: every caller settles or records the
+    charge, which writes that line (see :func:`history_claimed`).
+    """
+    charge = ledger.Charge(
         account_id=g.principal.account_id, key=f"request:{g.request_id}", amount=amount,
         operation=operation, request_id=g.request_id, url=url,
     )
+    g.history_charge = charge
+    return charge
+
+
+def history_claimed() -> bool:
+    """Whether the request's line of history is written (or being written) by its charge;
+    if not, a refused operation request gets one after the fact (``api._finish_request``)."""
+    return g.get("history_charge") is not None
 
 
 def run_billed(
@@ -38,8 +62,7 @@ def run_billed(
     ``work`` returns the response fields after ``request_id``/``credits_used`` or raises
     ApiError. Returns (body, 200, headers); the request's one line of history is written here.
     """
-    charge = request_charge(operation, url, cost)
-    g.activity_recorded = True  # every path below writes the request's line of history
+    charge = request_charge(operation, url, cost)  # every path below writes its history
     try:
         ledger.reserve(db(), charge)
     except ledger.InsufficientCredits as exc:
@@ -61,7 +84,6 @@ def run_billed(
 
 def refuse(operation: str, error: ApiError, *, url: str | None = None, cost: int = 0) -> ApiError:
     """Record a request refused before any work (0 credits) and return the error to raise."""
-    g.activity_recorded = True
     ledger.record_failure(db(), request_charge(operation, url, cost), error.error)
     return error
 

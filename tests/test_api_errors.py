@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from api.operations import OPERATIONS
 from storage import accounts
 
 SCRAPE = "/api/service/v1/scrape"
@@ -149,3 +150,10 @@ def test_rate_limit_per_account_with_headers(app):
     assert limited.headers["RateLimit-Remaining"] == "0"
     other = new_customer(app)  # another account is not affected
     assert other.get("/account").status_code == 200
+
+
+def test_every_operation_route_has_a_written_out_history_name(app):
+    """History's ``operation`` comes from api.operations.OPERATIONS, not from view names."""
+    posts = {rule.rule.removeprefix("/api/service/v1") for rule in app.url_map.iter_rules()
+             if "POST" in (rule.methods or ())}
+    assert posts == set(OPERATIONS)
