@@ -1,6 +1,6 @@
 """Why a fetch failed, as one exception per stable error code of the HTTP contract.
 
-Spiders turn every failure into one of these (see :func:`crawler.errors.classify`), items carry
+Spiders turn every failure into one of these (see :func:`crawler.failures.classify`), items carry
 its ``code`` and message, and the API maps the code to an HTTP status in one table. Those raised
 inside the download chain also subclass :class:`~scrapy.exceptions.IgnoreRequest`, so Scrapy
 drops the request quietly and hands the failure to the request's errback.

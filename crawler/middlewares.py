@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections import OrderedDict
 from typing import TYPE_CHECKING, Any
 
 from scrapy.downloadermiddlewares.robotstxt import RobotsTxtMiddleware
@@ -45,8 +46,40 @@ class SourcePolicyMiddleware:
             raise SourcePolicyError(refusal.message, url=refusal.url) from None
 
 
-#: netloc → (expires at, parser); shared by every crawl in this process.
-_robots_cache: dict[str, tuple[float, RobotParser]] = {}
+#: Sites whose parsed robots.txt a worker process keeps; the least recently used goes first.
+#: A parsed file is a few KiB, so this bounds the cache to a few MiB whatever is crawled.
+ROBOTS_CACHE_SIZE = 1024
+
+
+
+class RobotsCache:
+    """Parsed robots.txt files by site (``scheme://netloc``), each until it expires, at most
+    ``size`` of them: reading or storing a site makes it the most recently used, and storing
+    past ``size`` forgets the least recently used."""
+
+    def __init__(self, size: int = ROBOTS_CACHE_SIZE):
+        self.size = size
+        self._entries: OrderedDict[str, tuple[float, RobotParser]] = OrderedDict()
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def get(self, site: str) -> RobotParser | None:
+        entry = self._entries.get(site)
+        if entry is None or entry[0] <= time.monotonic():
+            return None
+        self._entries.move_to_end(site)
+        return entry[1]
+
+    def put(self, site: str, parser: RobotParser, ttl: float) -> None:
+        self._entries[site] = (time.monotonic() + ttl, parser)
+        self._entries.move_to_end(site)
+        while len(self._entries) > self.size:
+            self._entries.popitem(last=False)
+
+
+#: Shared by every crawl in this process (they all run in the one reactor thread).
+_robots_cache = RobotsCache()
 
 
 class SharedRobotsTxtMiddleware(RobotsTxtMiddleware):
@@ -62,13 +95,13 @@ class SharedRobotsTxtMiddleware(RobotsTxtMiddleware):
 
     async def robot_parser(self, request: Request) -> RobotParser | None:
         parts = urlparse_cached(request)
-        key = f"{parts.scheme}://{parts.netloc}"
-        cached = _robots_cache.get(key)
-        if cached and cached[0] > time.monotonic():
-            return cached[1]
+        site = f"{parts.scheme}://{parts.netloc}"
+        cached = _robots_cache.get(site)
+        if cached is not None:
+            return cached
         parser = await super().robot_parser(request)
         if parser is not None:
-            _robots_cache[key] = (time.monotonic() + self._ttl, parser)
+            _robots_cache.put(site, parser, self._ttl)
         return parser
 
     def process_request_2(self, rp: Any, request: Request) -> None:
@@ -79,7 +112,3 @@ class SharedRobotsTxtMiddleware(RobotsTxtMiddleware):
                 "robots.txt of this site disallows the URL for our user agent.", url=request.url
             ) from None
 
-
-def clear_robots_cache() -> None:
-    """Forget every cached robots.txt (tests; an operator's reload)."""
-    _robots_cache.clear()

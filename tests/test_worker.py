@@ -5,6 +5,7 @@ from __future__ import annotations
 from redis import Redis
 
 from api.errors import ApiError
+from crawler.middlewares import RobotsCache
 from tests.fakes.spiders import BuggyPageSpider
 from worker import jobs, queues
 
@@ -54,3 +55,15 @@ def test_robots_txt_is_reused_across_crawls(redis_url, workers, site, site_serve
     # Without the shared cache every crawl would ask again (10); with it, at most once per
     # worker process that had not seen this site yet.
     assert site_server.requests["/robots.txt"] - before <= len(workers)
+
+
+def test_the_robots_cache_is_bounded_and_forgets_the_least_recently_used():
+    cache = RobotsCache(size=3)
+    for site in ("a", "b", "c"):
+        cache.put(site, f"parser {site}", ttl=600)
+    assert cache.get("a") == "parser a"  # "a" is now the most recently used
+    cache.put("d", "parser d", ttl=600)
+    assert len(cache) == 3
+    assert [cache.get(site) for site in "abcd"] == ["parser a", None, "parser c", "parser d"]
+    cache.put("e", "parser e", ttl=0)  # expired at once
+    assert cache.get("e") is None

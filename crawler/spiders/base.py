@@ -9,8 +9,8 @@ from scrapy import Request, Spider
 from scrapy.http import HtmlResponse
 
 from crawler.contract import PageStatus
-from crawler.errors import classify
 from crawler.exceptions import CrawlError, ExtractionFailed, UnsupportedContent
+from crawler.failures import classify
 from crawler.items import PageResult
 
 if TYPE_CHECKING:

@@ -1,4 +1,6 @@
-"""Turn whatever a failed download raised into one :class:`~crawler.exceptions.CrawlError`.
+"""Classify a failure: whatever a failed download raised becomes one
+:class:`~crawler.exceptions.CrawlError` (the exceptions themselves live in
+:mod:`crawler.exceptions`, as Scrapy keeps its own in ``scrapy.exceptions``).
 
 Scrapy and Twisted report failures as a zoo of exception types (and the size limit only by
 message); this is the one place that knows them, so spiders and the API see stable codes.
