@@ -19,7 +19,15 @@ from crawler.extract import structured
 from crawler.extract.labels import labelled_sku
 from crawler.extract.offers import availability, currency_code, item_condition, parse_price
 from crawler.extract.products import MAX_PRODUCTS, extract_products
-from crawler.extract.schema import from_rdfa, local_name, number_text, prop, types
+from crawler.extract.schema import (
+    from_rdfa,
+    id_index,
+    local_name,
+    number_text,
+    prop,
+    resolve,
+    types,
+)
 from crawler.extract.structured import json_ld, lenient_json, parse_html
 from tests.logcheck import our_errors
 
@@ -498,3 +506,20 @@ def test_price_valid_until_is_written_in_utc() -> None:
     dated = ld({"@type": "Product", "name": "A", "offers": offer(
         price="5", priceValidUntil="2025-12-31")})
     assert first(dated)["offers"][0]["price_valid_until"] == "2025-12-31"
+
+
+def test_one_id_index_and_one_resolver() -> None:
+    """schema.id_index/resolve serve every extractor: bare references only, first node wins."""
+    items = [{"@graph": [
+        {"@type": "WebPage", "author": {"@id": "#ana"}, "about": {"@id": "#ana", "name": "A"}},
+        {"@type": "Person", "@id": "#ana", "name": "Ana Lima"},
+        {"@type": "Person", "@id": "#ana", "name": "Someone else"},
+        {"@type": "Person", "@id": "#bare"},
+    ]}]
+    index = id_index(items)
+    assert set(index) == {"#ana"}  # the inline {"@id", "name"} is a node too, and comes first
+    assert index["#ana"] == {"@id": "#ana", "name": "A"}
+    page = items[0]["@graph"][0]
+    assert resolve(page["author"], index) is index["#ana"]
+    assert resolve(page["about"], index) is page["about"]  # says more than its @id: itself
+    assert resolve({"@id": "#unknown"}, index) == {"@id": "#unknown"}

@@ -48,7 +48,7 @@ from crawler.extract.phones import (
     phone_from_href,
     phones_in_text,
 )
-from crawler.extract.schema import from_microdata, walk
+from crawler.extract.schema import from_microdata, id_index, local_name, resolve, walk
 from crawler.extract.social import dedupe_key, mastodon_in_text, social_profile
 from crawler.extract.structured import (
     base_url,
@@ -141,8 +141,7 @@ def _extract(url: str, root: HtmlElement, headers: Mapping[str, str] | None) -> 
     text = _visible_text(root)
     sources = {"json_ld": json_ld(root), "microdata": list(map(from_microdata,
                                                                microdata(root, base)))}
-    by_id = {node["@id"]: node for items in sources.values() for node in walk(items)
-             if isinstance(node.get("@id"), str) and len(node) > 1}
+    by_id = id_index(list(sources.values()))
     own = list(_own_nodes(sources, by_id))
     site = registrable_domain(host(url))
     languages = [root.get("lang"), root.get("xml:lang"),
@@ -348,7 +347,7 @@ def _is_organization(node: dict[str, Any]) -> bool:
     types = node.get("@type")
     for name in types if isinstance(types, list) else [types]:
         # microdata types are URLs ("https://schema.org/Store"), JSON-LD may prefix "schema:"
-        short = re.split(r"[/#:]", name)[-1] if isinstance(name, str) else ""
+        short = local_name(name) if isinstance(name, str) else ""
         if short in _ORGANIZATION_TYPES or short.endswith(_ORGANIZATION_SUFFIXES):
             return True
     return False
@@ -364,9 +363,7 @@ def _resolve(value: Any, by_id: Mapping[str, dict[str, Any]]) -> Any:
 
 
 def _deref(value: Any, by_id: Mapping[str, dict[str, Any]]) -> Any:
-    if isinstance(value, dict) and isinstance(value.get("@id"), str):
-        return by_id.get(value["@id"], value)
-    return value
+    return resolve(value, by_id) if isinstance(value, dict) else value
 
 
 def _address(value: Any) -> str | None:

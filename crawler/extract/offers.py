@@ -19,7 +19,7 @@ from typing import Any
 from babel.numbers import list_currencies
 from price_parser import Price
 
-from crawler.extract.schema import MAX_DEPTH, Reader, number_text, prop
+from crawler.extract.schema import MAX_DEPTH, Reader, local_name, number_text, prop
 from crawler.formats import iso_utc
 
 MAX_OFFERS = 20
@@ -113,7 +113,7 @@ def _enumeration(value: Any, names: dict[str, str]) -> str | None:
         return None
     text = value.strip().rstrip("/")
     if "/" in text or text.lower().startswith("schema:"):  # an IRI: its last segment
-        text = re.split(r"[/#:]", text)[-1]
+        text = local_name(text)
     return names.get(_NON_LETTERS.sub("", text.lower()))
 
 

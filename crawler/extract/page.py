@@ -19,6 +19,7 @@ from lxml import etree
 from lxml.html import HtmlElement, document_fromstring
 from w3lib.html import strip_html5_whitespace
 
+from crawler.extract.schema import id_index, resolve
 from crawler.extract.structured import (
     CONTROL_CHARS,
     base_url,
@@ -182,7 +183,7 @@ def _links(root: HtmlElement, base: str, page_url: str) -> list[dict[str, Any]]:
 def _metadata(root: HtmlElement, base: str, meta: dict[str, str]) -> dict[str, Any]:
     items = json_ld(root)
     nodes = list(json_ld_nodes(items))
-    by_id = {node["@id"]: node for node in nodes if isinstance(node.get("@id"), str)}
+    by_id = id_index(items)
     author = meta.get("article:author")
     if author and _URL_LIKE.match(author):  # a profile URL (Facebook style), not a name
         author = None
@@ -233,8 +234,8 @@ def _names(value: Any, by_id: Mapping[str, dict[str, Any]]) -> str | None:
     """
     names = []
     for item in value if isinstance(value, list) else [value]:
-        if isinstance(item, dict) and "name" not in item and isinstance(item.get("@id"), str):
-            item = by_id.get(item["@id"], item)
+        if isinstance(item, dict):
+            item = resolve(item, by_id)
         names.append(clean(item.get("name") if isinstance(item, dict) else item))
     return ", ".join(dict.fromkeys(filter(None, names))) or None
 

@@ -22,7 +22,8 @@ MAX_DEPTH = 40  # deeper JSON is not a product page's markup; it also bounds the
 
 
 def local_name(iri: str) -> str:
-    """``"http://schema.org/InStock"``, ``"schema:InStock"`` → ``"InStock"``."""
+    """``"http://schema.org/InStock"``, ``"schema:InStock"`` → ``"InStock"``: the one way this
+    package strips an IRI (or a prefixed name) to its local name."""
     match = _LOCAL_NAME.search(iri.strip())
     return match.group() if match else ""
 
@@ -108,13 +109,25 @@ def prop(node: Mapping[str, Any], key: str) -> Any:
 
 
 def id_index(items: Iterable[Any]) -> dict[str, dict[str, Any]]:
-    """Every node that says more than its ``@id``, by ``@id``, found at any depth."""
+    """Every node that says more than its ``@id`` and ``@type``, by ``@id``, found at any
+    depth; the first such node of an ``@id`` wins. The one ``@id`` index of the package."""
     index: dict[str, dict[str, Any]] = {}
     for node in walk(items):
         ref = node.get("@id")
-        if isinstance(ref, str) and set(node) - {"@id", "@type"}:
+        if isinstance(ref, str) and not is_reference(node):
             index.setdefault(ref, node)
     return index
+
+
+def is_reference(node: Mapping[str, Any]) -> bool:
+    """A bare reference: ``{"@id": …}``, perhaps with ``@type``, saying nothing else."""
+    return isinstance(node.get("@id"), str) and not set(node) - {"@id", "@type"}
+
+
+def resolve(node: dict[str, Any], by_id: Mapping[str, dict[str, Any]]) -> dict[str, Any]:
+    """The node a bare reference names (Yoast and friends link ``@graph`` nodes so); any other
+    node, and a reference to an unknown ``@id``, is itself."""
+    return by_id.get(node["@id"], node) if is_reference(node) else node
 
 
 def walk(value: Any, depth: int = 0) -> Iterator[dict[str, Any]]:
@@ -148,10 +161,7 @@ class Reader:
 
     def resolve(self, node: dict[str, Any]) -> dict[str, Any]:
         """The node a bare ``{"@id": …}`` reference names (itself when unknown)."""
-        ref = node.get("@id")
-        if isinstance(ref, str) and not set(node) - {"@id", "@type"}:
-            return self.by_id.get(ref, node)
-        return node
+        return resolve(node, self.by_id)
 
     def text(self, value: Any) -> str | None:
         """First non-empty text: strings HTML-unescaped (``B&amp;S``) with whitespace collapsed,
