@@ -1,5 +1,6 @@
 """Provider answers that are valid JSON of an unexpected shape, or that arrive too slowly:
-each is a 502 search_provider_error at no cost, never a 500 and never a stuck request."""
+each is a 502 search_provider_error at no cost, never a 500 and never a stuck request. A bug
+in our own adapter code, on the other hand, is a 500 internal_error, not the provider's fault."""
 
 from __future__ import annotations
 
