@@ -40,6 +40,7 @@ sys.path.insert(0, str(ROOT))
 from bench import shared_tools  # noqa: E402
 from bench.shared_tools import load_quality  # noqa: E402
 from crawler.extract import page  # noqa: E402
+from crawler.extract.fetched import FetchedPage  # noqa: E402
 
 DATA = shared_tools.DATA / "article-extraction-benchmark"
 QUALITY = shared_tools.QUALITY
@@ -71,7 +72,7 @@ def main() -> int:
         body = gzip.decompress((args.data / "html" / f"{page_id}.html.gz").read_bytes())
         html = body.decode("utf-8", errors="replace")  # the service is served utf-8 too
         started = time.perf_counter()
-        result = page.extract_page(f"http://127.0.0.1/{page_id}", html)
+        result = page.extract_page(FetchedPage.from_html(f"http://127.0.0.1/{page_id}", html))
         times.append(time.perf_counter() - started)
         pred, true = result["text"] or "", truth[page_id].get("articleBody", "")
         scores.append(quality.page_scores(true, pred))

@@ -35,6 +35,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from api.serve import free_port, start_redis  # noqa: E402
+from crawler.extract.fetched import FetchedPage  # noqa: E402
 from crawler.extract.page import extract_page  # noqa: E402
 
 SCRAPE = "/api/service/v1/scrape"
@@ -109,7 +110,8 @@ def client(port: int, method: str, path: str, body: str | None = None,
 def bare_extract(page_url: str) -> Callable[[bytes, http.client.HTTPResponse], None]:
     """What the worker does with the page, minus Scrapy: ``extract_page`` in this thread."""
     def then(data: bytes, response: http.client.HTTPResponse) -> None:
-        if not extract_page(page_url, data.decode("utf-8"), dict(response.getheaders()))["text"]:
+        page = FetchedPage.from_html(page_url, data.decode("utf-8"), dict(response.getheaders()))
+        if not extract_page(page)["text"]:
             raise RuntimeError("extract_page found no text")
     return then
 

@@ -39,6 +39,7 @@ sys.path.insert(0, str(ROOT))
 
 from bench import shared_tools  # noqa: E402
 from bench.shared_tools import load_quality  # noqa: E402
+from crawler.extract.fetched import FetchedPage  # noqa: E402
 from crawler.extract.products import extract_products  # noqa: E402
 
 DATA = shared_tools.DATA / "product-extraction-benchmark"
@@ -65,7 +66,7 @@ def main() -> int:
         body = gzip.decompress((args.data / "html" / f"{page_id}.html.gz").read_bytes())
         html = body.decode("utf-8", errors="replace")  # the service is served utf-8 too
         started = time.perf_counter()
-        result = extract_products(item["url"], html)
+        result = extract_products(FetchedPage.from_html(item["url"], html))
         times.append(time.perf_counter() - started)
         products = result["products"]
         source = products[0]["source"] if products else "none"

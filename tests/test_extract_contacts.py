@@ -17,9 +17,13 @@ import pytest
 from crawler.extract import contacts
 from crawler.extract.contacts import MAX_ITEMS, MAX_SUGGESTED_PAGES, extract_contacts
 from crawler.extract.emails import cloudflare_email, normalise_email
+from crawler.extract.fetched import FetchedPage
 from crawler.extract.phones import country_region, default_region, language_region, phone_record
 from crawler.extract.social import social_profile
 from tests.logcheck import our_errors
+
+#: Saved HTML as a page fetched from that URL, what extractors take.
+fetched = FetchedPage.from_html
 
 FIXTURES = Path(__file__).parent / "fixtures" / "contacts"
 CASES = sorted(path.stem for path in FIXTURES.glob("*.json"))
@@ -38,7 +42,7 @@ def ld(data: Any) -> str:
 
 def run(body: str, url: str = URL, head: str = "", lang: str = "en",
         headers: dict[Any, Any] | None = None) -> dict[str, Any]:
-    return extract_contacts(url, page(body, head, lang), headers)
+    return extract_contacts(fetched(url, page(body, head, lang), headers))
 
 
 def emails(body: str, **kwargs: Any) -> list[tuple[str, str]]:
@@ -68,7 +72,7 @@ def test_fixtures_are_present() -> None:
 def test_fixture_matches_expected_output(name: str) -> None:
     case = json.loads((FIXTURES / f"{name}.json").read_text(encoding="utf-8"))
     html = (FIXTURES / f"{name}.html").read_text(encoding="utf-8")
-    result = extract_contacts(case["url"], html, case.get("headers"))
+    result = extract_contacts(fetched(case["url"], html, case.get("headers")))
     assert result == case["expected"]
     assert json.loads(json.dumps(result)) == result  # plain JSON types only
 
@@ -76,7 +80,7 @@ def test_fixture_matches_expected_output(name: str) -> None:
 def test_impressum_fixture_reasons() -> None:
     """Why the German Impressum gives what it gives."""
     html = (FIXTURES / "impressum_de.html").read_text(encoding="utf-8")
-    result = extract_contacts("https://www.musterfirma.de/impressum/", html)
+    result = extract_contacts(fetched("https://www.musterfirma.de/impressum/", html))
     found = {e["value"]: e["found_in"] for e in result["emails"]}
     assert "support@musterfirma.de" not in found  # only inside a <script>
     assert "office@musterfirma.de" not in found  # only inside an HTML comment
@@ -92,7 +96,7 @@ def test_impressum_fixture_reasons() -> None:
 def test_shop_fixture_reasons() -> None:
     """Why the English shop page (a .com, lang="en") gives what it gives."""
     html = (FIXTURES / "shop_en.html").read_text(encoding="utf-8")
-    result = extract_contacts("https://www.shoeshop.com/products/air-max-90", html)
+    result = extract_contacts(fetched("https://www.shoeshop.com/products/air-max-90", html))
     assert result["organization"]["name"] == "Shoe Shop Ltd"  # not the brand, not the seller
     values = [p["value"] for p in result["phones"]]
     assert "+442079460002" in values  # national, read as GB from the shop's addressCountry
@@ -108,7 +112,7 @@ def test_shop_fixture_reasons() -> None:
                                   "<html><body></body></html>"])
 def test_every_key_present_on_empty_or_odd_input(html: str,
                                                   caplog: pytest.LogCaptureFixture) -> None:
-    assert extract_contacts(URL, html) == {
+    assert extract_contacts(fetched(URL, html)) == {
         "emails": [], "phones": [], "social_links": [], "organization": None,
         "suggested_pages": []}
     assert our_errors(caplog) == []
@@ -119,9 +123,9 @@ def test_a_bug_in_extraction_raises(monkeypatch: pytest.MonkeyPatch) -> None:
     def broken(*_: Any) -> list[Any]:
         raise TypeError("a bug")
 
-    monkeypatch.setattr(contacts, "json_ld", broken)
+    monkeypatch.setattr(contacts, "id_index", broken)
     with pytest.raises(TypeError):
-        extract_contacts(URL, page('<a href="mailto:a@example.com">a</a>'))
+        extract_contacts(fetched(URL, page('<a href="mailto:a@example.com">a</a>')))
 
 
 def test_records_carry_source_url_and_no_empty_strings() -> None:

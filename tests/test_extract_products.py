@@ -16,6 +16,7 @@ import pytest
 
 from crawler.extract import products as products_module
 from crawler.extract import structured
+from crawler.extract.fetched import FetchedPage
 from crawler.extract.labels import labelled_sku
 from crawler.extract.offers import availability, currency_code, item_condition, parse_price
 from crawler.extract.products import MAX_PRODUCTS, extract_products
@@ -31,6 +32,9 @@ from crawler.extract.schema import (
 from crawler.extract.structured import json_ld, lenient_json, parse_html
 from tests.logcheck import our_errors
 
+#: Saved HTML as a page fetched from that URL, what extractors take.
+fetched = FetchedPage.from_html
+
 FIXTURES = Path(__file__).parent / "fixtures" / "products"
 CASES = sorted(path.stem for path in FIXTURES.glob("*.json"))
 PRODUCT_KEYS = {"source", "name", "description", "url", "sku", "mpn", "gtin", "brand",
@@ -43,7 +47,7 @@ URL = "https://shop.example.com/p/1"
 def run(name: str) -> tuple[dict[str, Any], dict[str, Any]]:
     case = json.loads((FIXTURES / f"{name}.json").read_text(encoding="utf-8"))
     html = (FIXTURES / f"{name}.html").read_text(encoding="utf-8")
-    return extract_products(case["url"], html, case.get("headers")), case["expected"]
+    return extract_products(fetched(case["url"], html, case.get("headers"))), case["expected"]
 
 
 def ld(*items: Any) -> str:
@@ -54,7 +58,7 @@ def ld(*items: Any) -> str:
 
 
 def first(html: str, url: str = URL) -> dict[str, Any]:
-    found = extract_products(url, html)["products"]
+    found = extract_products(fetched(url, html))["products"]
     assert found, "no product found"
     return found[0]
 
@@ -187,20 +191,20 @@ def test_product_type_spellings(kind: Any) -> None:
 def test_non_products_are_ignored() -> None:
     html = ld({"@type": "Event", "name": "Gig", "offers": offer(price="10")},
               {"@type": "Offer", "price": "5"}, [1, "two"], {"@type": "Product"})
-    assert extract_products(URL, html) == {"products": []}
+    assert extract_products(fetched(URL, html)) == {"products": []}
 
 
 def test_top_level_array_and_several_scripts() -> None:
     html = ld([{"@type": "Organization", "name": "Shop"}, {"@type": "Product", "name": "A"}],
               {"@type": "Product", "name": "B"})
-    assert [p["name"] for p in extract_products(URL, html)["products"]] == ["A", "B"]
+    assert [p["name"] for p in extract_products(fetched(URL, html))["products"]] == ["A", "B"]
 
 
 def test_nested_products_main_entity_and_item_offered() -> None:
     html = ld({"@type": "WebPage", "mainEntity": {"@type": "Product", "name": "Main"}},
               {"@type": "Offer", "price": "12.00", "priceCurrency": "USD",
                "itemOffered": {"@type": "Product", "name": "Offered"}})
-    main, offered = extract_products(URL, html)["products"]
+    main, offered = extract_products(fetched(URL, html))["products"]
     assert main["name"] == "Main" and main["offers"] == []
     # a product without offers of its own takes the Offer it was found in
     assert offered["name"] == "Offered"
@@ -212,7 +216,7 @@ def test_self_reference_does_not_make_a_second_product() -> None:
     html = ld({"@context": "https://schema.org", "@graph": [
         {"@type": "Product", "@id": "#p", "name": "Lamp",
          "offers": offer(price="9", itemOffered={"@id": "#p", "@type": "Product"})}]})
-    assert [p["name"] for p in extract_products(URL, html)["products"]] == ["Lamp"]
+    assert [p["name"] for p in extract_products(fetched(URL, html))["products"]] == ["Lamp"]
 
 
 def test_variant_listed_before_its_group_is_not_repeated_nor_is_the_group() -> None:
@@ -220,7 +224,7 @@ def test_variant_listed_before_its_group_is_not_repeated_nor_is_the_group() -> N
         {"@type": "Product", "@id": "#v1", "sku": "V1", "isVariantOf": {"@id": "#g"}},
         {"@type": "ProductGroup", "@id": "#g", "name": "Group", "hasVariant": [{"@id": "#v1"}]},
     ]})
-    (variant,) = extract_products(URL, html)["products"]
+    (variant,) = extract_products(fetched(URL, html))["products"]
     assert (variant["name"], variant["sku"]) == ("Group", "V1")
 
 
@@ -240,16 +244,16 @@ def test_broken_json_ld_is_read() -> None:
 
 def test_duplicate_products_are_dropped() -> None:
     item = {"@type": "Product", "name": "Twin", "sku": "T", "offers": offer(price="3")}
-    assert len(extract_products(URL, ld(item, item, dict(item)))["products"]) == 1
+    assert len(extract_products(fetched(URL, ld(item, item, dict(item))))["products"]) == 1
     other = {**item, "offers": offer(price="4")}
-    assert len(extract_products(URL, ld(item, other))["products"]) == 2
+    assert len(extract_products(fetched(URL, ld(item, other)))["products"]) == 2
 
 
 def test_at_most_20_products_and_20_offers() -> None:
     many = [{"@type": "Product", "name": f"P{i}", "offers": [offer(price=str(i * 100 + j))
                                                                for j in range(30)]}
             for i in range(30)]
-    found = extract_products(URL, ld({"@type": "ItemList", "itemListElement": many}))
+    found = extract_products(fetched(URL, ld({"@type": "ItemList", "itemListElement": many})))
     assert len(found["products"]) == MAX_PRODUCTS
     assert [p["name"] for p in found["products"][:2]] == ["P0", "P1"]
     assert all(len(p["offers"]) == 20 for p in found["products"])
@@ -446,7 +450,8 @@ def test_labelled_sku_only_fills_the_missing_sku_of_a_lone_product() -> None:
     html = ld({"@type": "Product", "name": "A"}, {"@type": "Product", "name": "B"},
               {"@type": "Product", "name": "C", "sku": "C-1"}).replace(
         "<body>", "<body><p>SKU: C-1</p>")
-    assert [p["sku"] for p in extract_products(URL, html)["products"]] == [None, None, "C-1"]
+    products = extract_products(fetched(URL, html))["products"]
+    assert [p["sku"] for p in products] == [None, None, "C-1"]
     offer_sku = ld({"@type": "Product", "name": "A", "offers": offer(price="1", sku="O-1")})
     assert first(offer_sku.replace("<body>", "<body>SKU: 555"))["sku"] is None
 
@@ -483,7 +488,7 @@ def test_a_bug_in_extraction_raises(monkeypatch: pytest.MonkeyPatch) -> None:
     html = ('<div itemscope itemtype="http://schema.org/Product">'
             '<span itemprop="name">A</span></div>')
     with pytest.raises(AttributeError):
-        extract_products(URL, html)
+        extract_products(fetched(URL, html))
 
 
 @pytest.mark.parametrize("html", [
@@ -495,7 +500,8 @@ def test_a_bug_in_extraction_raises(monkeypatch: pytest.MonkeyPatch) -> None:
     '<span itemprop="price">abc</span></div></div>',
 ])
 def test_never_raises(html: str, caplog: pytest.LogCaptureFixture) -> None:
-    assert extract_products("not a url", html, {"Content-Type": "text/html"}) == {"products": []}
+    page = fetched("not a url", html, {"Content-Type": "text/html"})
+    assert extract_products(page) == {"products": []}
     assert our_errors(caplog) == []
 
 

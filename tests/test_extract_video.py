@@ -16,6 +16,7 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 
 from crawler.exceptions import CrawlError, FetchFailed, VideoUnavailable
+from crawler.extract.fetched import FetchedPage
 from crawler.extract.video import MAX_RELATED, apply_data_api, extract_video
 from crawler.extract.youtube_page import initial_data, like_count, player_response
 from crawler.video_platform import (
@@ -24,6 +25,9 @@ from crawler.video_platform import (
     parse_video_url,
     watch_url,
 )
+
+#: Saved HTML as a page fetched from that URL, what extractors take.
+fetched = FetchedPage.from_html
 
 FIXTURES = Path(__file__).parent / "fixtures" / "video"
 VIDEO_IDS = {
@@ -55,7 +59,7 @@ def answer(state: str) -> dict[str, Any]:
 
 def extract(state: str) -> dict[str, Any]:
     video_id = VIDEO_IDS[state]
-    return extract_video(watch_url(video_id, FAKE_BASE), page(state), video_id=video_id)
+    return extract_video(fetched(watch_url(video_id, FAKE_BASE), page(state)), video_id=video_id)
 
 
 def player_page(player: dict[str, Any], data: dict[str, Any] | None = None) -> str:
@@ -292,8 +296,8 @@ def test_related_videos_are_capped() -> None:
                                        "lengthText": {"simpleText": "1:00"}}} for n in range(30)]
     data = {"contents": {"twoColumnWatchNextResults": {"secondaryResults": {
         "secondaryResults": {"results": items}}}}}
-    video = extract_video("https://www.youtube.com/watch?v=pUbLiC_vid1",
-                          player_page(public_player(), data))
+    video = extract_video(fetched("https://www.youtube.com/watch?v=pUbLiC_vid1",
+                          player_page(public_player(), data)))
     assert len(video["related_videos"]) == MAX_RELATED == 20
     assert video["related_videos"][-1]["title"] == "#19"
 
@@ -309,7 +313,7 @@ def test_live_video() -> None:
 def test_past_live_stream_is_not_live() -> None:
     player = public_player()
     player["videoDetails"]["isLiveContent"] = True  # the recording of a finished stream
-    video = extract_video(watch_url("pUbLiC_vid1"), player_page(player))
+    video = extract_video(fetched(watch_url("pUbLiC_vid1"), player_page(player)))
     assert video["is_live"] is False
     assert video["duration_seconds"] == 213
 
@@ -319,7 +323,7 @@ def test_plain_date_is_kept_as_a_date() -> None:
 
 
 def test_page_without_initial_data_still_gives_the_player_fields() -> None:
-    video = extract_video(watch_url("pUbLiC_vid1"), player_page(public_player()))
+    video = extract_video(fetched(watch_url("pUbLiC_vid1"), player_page(public_player())))
     assert video["title"] == "Build a JSON parser {part 1}; no regex};"
     assert video["engagement"] == {"views": 1523000, "likes": None, "comments": None}
     assert video["related_videos"] == []
@@ -369,20 +373,20 @@ def test_unavailable_pages_raise(state: str, message: str) -> None:
 def test_only_status_ok_passes(playability: dict[str, Any], why: str) -> None:
     player = {**public_player(), "playabilityStatus": playability}
     with pytest.raises(VideoUnavailable, match=re.escape(f"pUbLiC_vid1 is unavailable: {why}.")):
-        extract_video(watch_url("pUbLiC_vid1"), player_page(player))
+        extract_video(fetched(watch_url("pUbLiC_vid1"), player_page(player)))
 
 
 def test_private_flag_alone_is_enough() -> None:
     player = public_player()
     player["videoDetails"]["isPrivate"] = True  # status OK, as its owner would see it
     with pytest.raises(VideoUnavailable, match="is unavailable: it is private"):
-        extract_video(watch_url("pUbLiC_vid1"), player_page(player))
+        extract_video(fetched(watch_url("pUbLiC_vid1"), player_page(player)))
 
 
 def test_page_without_player_response_is_a_fetch_failure_not_a_verdict() -> None:
     html = "<html><body><form action='https://consent.youtube.com/save'></form></body></html>"
     with pytest.raises(FetchFailed, match="carries no player data") as raised:
-        extract_video(watch_url("pUbLiC_vid1"), html)
+        extract_video(fetched(watch_url("pUbLiC_vid1"), html))
     assert not isinstance(raised.value, VideoUnavailable)
 
 
@@ -390,19 +394,19 @@ def test_page_of_another_video_raises() -> None:
     with pytest.raises(VideoUnavailable,
                        match="otherVideo1 is unavailable: the watch page describes video "
                              "pUbLiC_vid1 instead"):
-        extract_video(watch_url("otherVideo1"), page("public"), video_id="otherVideo1")
+        extract_video(fetched(watch_url("otherVideo1"), page("public")), video_id="otherVideo1")
     player = {key: value for key, value in public_player().items() if key != "videoDetails"}
     with pytest.raises(VideoUnavailable, match="the watch page describes no video"):
-        extract_video(watch_url("pUbLiC_vid1"), player_page(player))
+        extract_video(fetched(watch_url("pUbLiC_vid1"), player_page(player)))
 
 
 def test_requested_id_comes_from_the_url_when_not_given() -> None:
-    video = extract_video(f"{FAKE_BASE}/watch?v=pUbLiC_vid1", page("public"))
+    video = extract_video(fetched(f"{FAKE_BASE}/watch?v=pUbLiC_vid1", page("public")))
     assert video["video_id"] == "pUbLiC_vid1"
     with pytest.raises(VideoUnavailable, match="describes video pUbLiC_vid1 instead"):
-        extract_video("https://youtu.be/otherVideo1", page("public"))
+        extract_video(fetched("https://youtu.be/otherVideo1", page("public")))
     with pytest.raises(ValueError, match="no video id"):
-        extract_video(f"{FAKE_BASE}/results?q=x", page("public"))
+        extract_video(fetched(f"{FAKE_BASE}/results?q=x", page("public")))
 
 
 # --- the Data API ---------------------------------------------------------------------------

@@ -1,1 +1,17 @@
-"""Pure extraction functions: turn fetched documents into structured records."""
+"""Pure extraction functions: turn a fetched page into the fields of an operation's answer.
+
+One contract for every extractor (``extract_page``, ``extract_contacts``, ``extract_products``,
+``extract_video``):
+
+- **Input:** a :class:`~crawler.extract.fetched.FetchedPage` (plus the operation's options as
+  keyword arguments). Its parses are cached on it, so extractors run on the same page share one
+  tree, one JSON-LD read, one microdata read.
+- **Output:** a dict with every field of the operation present, ``None``/``[]`` when the page
+  does not say.
+- **Raising:** an extractor raises a :class:`~crawler.exceptions.CrawlError` subclass, and only
+  that, when the page is an answer in itself that the operation must fail with (a private or
+  deleted video is ``VideoUnavailable``): the spider turns it into a failed result with that
+  code. Malformed markup is never an exception (empty fields instead; each parser call is
+  guarded where it is made). Anything else that escapes is a bug: the spider reports it as
+  ``internal_error`` and nothing is charged.
+"""

@@ -41,6 +41,7 @@ from crawler.extract.emails import (
     emails_in_text,
     normalise_email,
 )
+from crawler.extract.fetched import FetchedPage
 from crawler.extract.phones import (
     default_region,
     language_region,
@@ -51,15 +52,10 @@ from crawler.extract.phones import (
 from crawler.extract.schema import from_microdata, id_index, local_name, resolve, walk
 from crawler.extract.social import dedupe_key, mastodon_in_text, social_profile
 from crawler.extract.structured import (
-    base_url,
     clean,
-    header,
     host,
     join,
-    json_ld,
     json_ld_nodes,
-    microdata,
-    parse_html,
 )
 
 logger = logging.getLogger(__name__)
@@ -102,8 +98,8 @@ _ORGANIZATION_SUFFIXES = ("Organization", "Business", "Store")
 # are followed from top-level nodes; brand, seller, manufacturer, author, creator and
 # itemReviewed name *other* organisations and are never followed.
 _OWNER_KEYS = ("publisher", "provider", "copyrightHolder", "mainEntity", "about", "isPartOf")
-# Stands for an inline element boundary in the visible text; parse_html strips control
-# characters, so the page's own text never contains it.
+# Stands for an inline element boundary in the visible text; the parsed page never holds a
+# NUL (lxml drops it, and control characters in general), so the page's own text cannot.
 _BOUNDARY = "\x00"
 
 _T = TypeVar("_T")
@@ -117,36 +113,27 @@ class _Anchor(NamedTuple):
     rel_me: bool  # rel="me": the page claims the target as its own identity
 
 
-def extract_contacts(url: str, html: str, headers: Mapping[str, str] | None = None
-                     ) -> dict[str, Any]:
+def extract_contacts(page: FetchedPage) -> dict[str, Any]:
     """Contacts found on one page; every key is present.
 
-    ``url`` is the final URL (after redirects): it is each record's ``source_url`` and, with
-    ``<base href>``, resolves links. ``headers`` supplies Content-Language as a region hint.
-    Malformed input never raises (the parsers are guarded where they are called); a bug here
-    does, so that the crawl reports a failure instead of a blank result billed as a success.
+    The page's address (after redirects) is each record's ``source_url`` and, with
+    ``<base href>``, resolves links; Content-Language is one of the region hints. Malformed
+    input never raises (the parsers are guarded where they are called); a bug here does, so
+    that the crawl reports a failure instead of a blank result billed as a success.
     """
-    root = parse_html(html)
-    return _blank() if root is None else _extract(url, root, headers)
-
-
-def _blank() -> dict[str, Any]:
-    return {"emails": [], "phones": [], "social_links": [], "organization": None,
-            "suggested_pages": []}
-
-
-def _extract(url: str, root: HtmlElement, headers: Mapping[str, str] | None) -> dict[str, Any]:
-    base = base_url(root, url)
+    root = page.root
+    if root is None:
+        return {"emails": [], "phones": [], "social_links": [], "organization": None,
+                "suggested_pages": []}
+    url, base = page.address, page.base
     anchors = _anchors(root, base)
     text = _visible_text(root)
-    sources = {"json_ld": json_ld(root), "microdata": list(map(from_microdata,
-                                                               microdata(root, base)))}
+    sources = {"json_ld": page.json_ld, "microdata": list(map(from_microdata, page.microdata))}
     by_id = id_index(list(sources.values()))
     own = list(_own_nodes(sources, by_id))
     site = registrable_domain(host(url))
-    languages = [root.get("lang"), root.get("xml:lang"),
-                 next(iter(root.xpath("//meta[@property='og:locale']/@content")), None),
-                 header(headers, "content-language")]
+    languages = [root.get("lang"), root.get("xml:lang"), page.meta[0].get("og:locale"),
+                 page.header("content-language")]
     region = default_region(languages, host(url), _countries(own, by_id))
     return {
         "emails": _unique(_emails(root, anchors, sources, text), MAX_ITEMS,
@@ -157,7 +144,7 @@ def _extract(url: str, root: HtmlElement, headers: Mapping[str, str] | None) -> 
         "social_links": _unique(_profiles(anchors, sources, text, base, site), MAX_ITEMS,
                                 dedupe_key, url),
         "organization": _organization(own, by_id, base),
-        "suggested_pages": [page["url"] for page in _unique(
+        "suggested_pages": [found["url"] for found in _unique(
             _suggested_pages(anchors, url, site), MAX_SUGGESTED_PAGES, lambda p: p["url"])],
     }
 

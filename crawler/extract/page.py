@@ -1,9 +1,10 @@
 """Turn one fetched HTML page into title, main text, language, links and metadata.
 
 Pure function (no network, no Scrapy) so the API, the crawler and the benchmarks share one
-implementation. The page is parsed once, with trafilatura's own loader so that the text
-extraction sees exactly the tree it would build itself; that tree also feeds links, ``<meta>``,
-JSON-LD and microdata. trafilatura copies a tree it is given, so reading it here is safe.
+implementation. The page comes parsed (:class:`~crawler.extract.fetched.FetchedPage`, with
+trafilatura's own loader so that the text extraction sees exactly the tree it would build
+itself); that tree also feeds links, ``<meta>``, JSON-LD and microdata. trafilatura copies a
+tree it is given, so reading it here is safe.
 """
 
 from __future__ import annotations
@@ -15,22 +16,16 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import trafilatura
-from lxml import etree
-from lxml.html import HtmlElement, document_fromstring
+from lxml.html import HtmlElement
 from w3lib.html import strip_html5_whitespace
 
+from crawler.extract.fetched import FetchedPage
 from crawler.extract.schema import id_index, resolve
 from crawler.extract.structured import (
-    CONTROL_CHARS,
-    base_url,
     clean,
-    header,
     host,
     join,
-    json_ld,
     json_ld_nodes,
-    meta_tags,
-    microdata,
 )
 from crawler.formats import iso_utc
 
@@ -55,35 +50,34 @@ _PUBLISHED = ("article:published_time", "datePublished",
 _MODIFIED = ("article:modified_time", "dateModified", ("og:updated_time", "datemodified"))
 
 
-def extract_page(url: str, html: str, headers: Mapping[str, str] | None = None, *,
-                 include_links: bool = True, include_metadata: bool = True) -> dict[str, Any]:
+def extract_page(page: FetchedPage, *, include_links: bool = True,
+                 include_metadata: bool = True) -> dict[str, Any]:
     """Extract everything a client asks about one page; every key is present.
 
-    ``url`` is the final URL (after redirects), used with ``<base href>`` to resolve links.
-    ``headers`` only supplies a Content-Language fallback for the language.
+    Links are resolved against the page's address (after redirects) and ``<base href>``; the
+    Content-Language header is the language's fallback.
 
     Malformed input never raises: each parser call that can choke on it is guarded where it
-    is made (here and in :mod:`~crawler.extract.structured`). A bug in this code does raise,
-    so that the crawl reports a failure instead of a blank page billed as a success.
+    is made (in :mod:`~crawler.extract.fetched` and :mod:`~crawler.extract.structured`). A bug
+    in this code does raise, so that the crawl reports a failure instead of a blank page billed
+    as a success.
     """
     result: dict[str, Any] = {
         "title": None, "text": None, "language": None, "links": [],
         "metadata": _blank_metadata() if include_metadata else None,
     }
-    result["language"] = _language_code(header(headers, "content-language"))
-    tree, trafilatura_ok = _parse(html)
-    if tree is None:
+    result["language"] = _language_code(page.header("content-language"))
+    root = page.root
+    if root is None:
         return result
-    root = tree.getroottree().getroot()
-    base = base_url(root, url)
-    meta, http_equiv = meta_tags(root)
+    meta, http_equiv = page.meta
     result["title"] = _title(root, meta)
-    result["text"] = _text(tree, url) if trafilatura_ok else None
+    result["text"] = _text(page.tree, page.address) if page.is_document else None
     result["language"] = _language(root, meta, http_equiv) or result["language"]
     if include_links:
-        result["links"] = _links(root, base, url)
+        result["links"] = _links(root, page.base, page.address)
     if include_metadata:
-        result["metadata"] = _metadata(root, base, meta)
+        result["metadata"] = _metadata(page)
     return result
 
 
@@ -93,27 +87,6 @@ def _blank_metadata() -> dict[str, Any]:
         "modified_at": None, "site_name": None, "image": None, "keywords": [],
         "open_graph": {}, "twitter": {}, "json_ld": [], "microdata": [], "meta": {},
     }
-
-
-def _parse(html: str) -> tuple[HtmlElement | None, bool]:
-    """Return (tree, whether trafilatura accepts it).
-
-    trafilatura rejects bare fragments without ``<html>``; such pages still get links and
-    metadata from a plain lxml parse, but no main text.
-    """
-    if not html or not html.strip():
-        return None, False
-    try:
-        tree = trafilatura.load_html(html)
-    except (ValueError, UnicodeError, etree.LxmlError):  # lxml/encoding errors on garbage input
-        logger.debug("trafilatura could not load the page", exc_info=True)
-        tree = None
-    if tree is not None:
-        return tree, True
-    try:
-        return document_fromstring(CONTROL_CHARS.sub("", html)), False
-    except (ValueError, etree.ParserError):
-        return None, False
 
 
 def _title(root: HtmlElement, meta: Mapping[str, str]) -> str | None:
@@ -180,8 +153,10 @@ def _links(root: HtmlElement, base: str, page_url: str) -> list[dict[str, Any]]:
     return links
 
 
-def _metadata(root: HtmlElement, base: str, meta: dict[str, str]) -> dict[str, Any]:
-    items = json_ld(root)
+def _metadata(page: FetchedPage) -> dict[str, Any]:
+    root, base, meta = page.root, page.base, page.meta[0]
+    assert root is not None
+    items = page.json_ld
     nodes = list(json_ld_nodes(items))
     by_id = id_index(items)
     author = meta.get("article:author")
@@ -202,7 +177,7 @@ def _metadata(root: HtmlElement, base: str, meta: dict[str, str]) -> dict[str, A
         "open_graph": {k: v for k, v in meta.items() if k.startswith("og:")},
         "twitter": {k: v for k, v in meta.items() if k.startswith("twitter:")},
         "json_ld": items,
-        "microdata": microdata(root, base),
+        "microdata": page.microdata,
         "meta": meta,
     }
 

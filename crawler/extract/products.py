@@ -21,6 +21,7 @@ from typing import Any
 
 from lxml.html import HtmlElement
 
+from crawler.extract.fetched import FetchedPage
 from crawler.extract.labels import labelled_sku
 from crawler.extract.numbers import parse_count
 from crawler.extract.offers import offers
@@ -34,11 +35,6 @@ from crawler.extract.schema import (
     types,
 )
 from crawler.extract.structured import (
-    base_url,
-    json_ld,
-    meta_tags,
-    microdata,
-    parse_html,
     rdfa,
 )
 
@@ -85,13 +81,10 @@ _RATING_NUMBER = re.compile(r"\d+(?:[.,]\d+)?")
 SOURCES = ("json_ld", "microdata", "rdfa", "opengraph")
 
 
-def extract_products(url: str, html: str, headers: Mapping[str, str] | None = None
-                     ) -> dict[str, Any]:
+def extract_products(page: FetchedPage) -> dict[str, Any]:
     """``{"products": [...]}`` for one page; [] when the page has none.
 
-    ``url`` is the final URL (after redirects), used with ``<base href>`` to make URLs
-    absolute. ``headers`` is accepted for symmetry with ``extract_page`` (the callers pass the
-    same arguments to every extractor); nothing in a product depends on them.
+    URLs are made absolute against the page's address (after redirects) and ``<base href>``.
 
     Malformed input never raises: markup one syntax's parser cannot read gives that syntax no
     items (:mod:`~crawler.extract.structured` guards each parser), and the next syntax is
@@ -99,12 +92,11 @@ def extract_products(url: str, html: str, headers: Mapping[str, str] | None = No
     empty answer billed as a success.
     """
     result: dict[str, Any] = {"products": []}
-    root = parse_html(html)
+    root = page.root
     if root is None:
         return result
-    base = base_url(root, url)
     for source in SOURCES:
-        if found := _from_source(source, root, html, base):
+        if found := _from_source(source, page):
             if len(found) == 1:  # on a list page the text's SKU belongs to no one product
                 _complete_sku(found[0], root)
             result["products"] = found
@@ -112,24 +104,24 @@ def extract_products(url: str, html: str, headers: Mapping[str, str] | None = No
     return result
 
 
-def _from_source(source: str, root: HtmlElement, html: str, base: str
-                 ) -> list[dict[str, Any]]:
+def _from_source(source: str, page: FetchedPage) -> list[dict[str, Any]]:
     """One syntax's products, [] when it describes none."""
-    nodes, reader = _read(source, root, html, base)
+    nodes, reader = _read(source, page)
     return _unique(_product(node, source, reader, offer)
                    for node, offer in product_nodes(nodes, reader))
 
 
-def _read(source: str, root: HtmlElement, html: str, base: str) -> tuple[list[Any], Reader]:
+def _read(source: str, page: FetchedPage) -> tuple[list[Any], Reader]:
     """One syntax's items as JSON-LD-shaped nodes, and the reader that resolves them."""
+    base = page.base
     if source == "json_ld":
-        items = json_ld(root)
-        return items, Reader(base, id_index(items))
+        return page.json_ld, Reader(base, id_index(page.json_ld))
     if source == "microdata":
-        return from_microdata(microdata(root, base)), Reader(base)
+        return from_microdata(page.microdata), Reader(base)
     if source == "rdfa":
-        return from_rdfa(rdfa(html, root, base)), Reader(base)
-    return _open_graph(meta_tags(root)[0]), Reader(base)
+        assert page.root is not None
+        return from_rdfa(rdfa(page.html, page.root, base)), Reader(base)
+    return _open_graph(page.meta[0]), Reader(base)
 
 
 def _complete_sku(product: dict[str, Any], root: HtmlElement) -> None:

@@ -92,7 +92,7 @@ def header(headers: Mapping[str, Any] | None, name: str) -> str | None:
     """Case-insensitive lookup that also copes with Scrapy's bytes keys and list values."""
     for key, value in (headers or {}).items():
         key = key.decode("latin-1") if isinstance(key, bytes) else str(key)
-        if key.lower() == name:
+        if key.lower() == name.lower():
             value = (value[0] if value else None) if isinstance(value, list | tuple) else value
             value = value.decode("latin-1") if isinstance(value, bytes) else value
             return value if isinstance(value, str) else None

@@ -10,11 +10,12 @@ Unknown values are None, never 0 or "": a hidden like count is not zero likes.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from typing import Any
 from urllib.parse import quote, urlsplit
 
 from crawler.exceptions import FetchFailed, VideoUnavailable
+from crawler.extract.fetched import FetchedPage
 from crawler.extract.numbers import parse_count, parse_duration
 from crawler.extract.structured import clean, join
 from crawler.extract.youtube_page import (
@@ -40,18 +41,18 @@ MAX_RELATED = 20
 _CAPTION_FLAG = {"true": "available", "false": "none"}
 
 
-def extract_video(url: str, html: str, headers: Mapping[str, Any] | None = None, *,
-                  video_id: str | None = None) -> dict[str, Any]:
+def extract_video(page: FetchedPage, *, video_id: str | None = None) -> dict[str, Any]:
     """The API record of the video on a fetched watch page (every field present).
 
-    The id asked for is ``video_id`` or, without it, the one ``url`` names (path or ``v``
-    parameter, any host); the page must describe that very video, or a consent page or a
-    redirect to another video would pass for it. ``headers`` is accepted for the extractors'
-    common signature and unused: the page's JSON says everything.
+    The id asked for is ``video_id`` or, without it, the one the page's URL names (path or
+    ``v`` parameter, any host); the page must describe that very video, or a consent page or a
+    redirect to another video would pass for it. Only the page's scripts are read: its JSON
+    says everything, so no tree is parsed.
 
     Raises :class:`VideoUnavailable` unless the video is public, playable and embeddable
     (see :func:`_playable`), and ValueError when no id is known at all (a caller's bug).
     """
+    url, html = page.address, page.html
     requested = video_id or _url_video_id(url)
     if requested is None:
         raise ValueError(f"no video id given and none in {url!r}")

@@ -10,6 +10,7 @@ from scrapy.http import HtmlResponse
 
 from crawler.contract import PageStatus
 from crawler.exceptions import CrawlError, ExtractionFailed, UnsupportedContent
+from crawler.extract.fetched import FetchedPage
 from crawler.failures import classify
 from crawler.items import PageResult
 
@@ -25,16 +26,20 @@ def as_bool(value: Any) -> bool:
     return bool(value)
 
 
-def headers_of(response: Response) -> dict[str, str]:
-    """The response's headers as ``str`` → ``str`` (first value), what extractors take."""
-    return {k.decode("latin-1"): v[0].decode("latin-1")
-            for k, v in response.headers.items() if v}
+def fetched_page(url: str, response: HtmlResponse) -> FetchedPage:
+    """What extractors take: the page asked for as ``url``, as ``response`` delivered it
+    (headers as ``str`` → first value)."""
+    headers = {k.decode("latin-1"): v[0].decode("latin-1")
+               for k, v in response.headers.items() if v}
+    return FetchedPage(url=url, html=response.text, final_url=response.url,
+                       status=response.status, headers=headers)
 
 
 class SinglePageSpider(Spider):
     """Fetches ``url`` (``-a url=…``), yields exactly one :class:`PageResult`.
 
-    Subclasses implement :meth:`extract`, a call to a pure function of :mod:`crawler.extract`.
+    Subclasses implement :meth:`extract`, a call to a pure function of :mod:`crawler.extract`
+    on the fetched page.
     Only HTML is accepted; every failure becomes a failed result with a stable error code,
     including a bug in the extractor (``internal_error``, logged with its traceback): without
     a result the job would report "no result" as if the fetch had failed.
@@ -49,7 +54,7 @@ class SinglePageSpider(Spider):
     async def start(self) -> AsyncIterator[Request]:
         yield Request(self.url, callback=self.parse, errback=self.failed, dont_filter=True)
 
-    def extract(self, response: HtmlResponse) -> dict[str, Any]:
+    def extract(self, page: FetchedPage) -> dict[str, Any]:
         raise NotImplementedError
 
     def parse(self, response: Response) -> Iterator[PageResult]:
@@ -59,7 +64,7 @@ class SinglePageSpider(Spider):
             yield self._failure(error, response)
             return
         try:
-            data = self.extract(response)
+            data = self.extract(fetched_page(self.url, response))
         except CrawlError as error:
             yield self._failure(error, response)
             return

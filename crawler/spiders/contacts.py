@@ -4,10 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from scrapy.http import HtmlResponse
-
 from crawler.extract.contacts import extract_contacts
-from crawler.spiders.base import SinglePageSpider, headers_of
+from crawler.extract.fetched import FetchedPage
+from crawler.spiders.base import SinglePageSpider
 
 
 class ContactsSpider(SinglePageSpider):
@@ -18,5 +17,5 @@ class ContactsSpider(SinglePageSpider):
 
     name = "contacts"
 
-    def extract(self, response: HtmlResponse) -> dict[str, Any]:
-        return extract_contacts(response.url, response.text, headers_of(response))
+    def extract(self, page: FetchedPage) -> dict[str, Any]:
+        return extract_contacts(page)

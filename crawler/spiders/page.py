@@ -4,10 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from scrapy.http import HtmlResponse
-
+from crawler.extract.fetched import FetchedPage
 from crawler.extract.page import extract_page
-from crawler.spiders.base import SinglePageSpider, as_bool, headers_of
+from crawler.spiders.base import SinglePageSpider, as_bool
 
 
 class PageSpider(SinglePageSpider):
@@ -26,11 +25,7 @@ class PageSpider(SinglePageSpider):
         self.include_links = as_bool(include_links)
         self.include_metadata = as_bool(include_metadata)
 
-    def extract(self, response: HtmlResponse) -> dict[str, Any]:
+    def extract(self, page: FetchedPage) -> dict[str, Any]:
         return extract_page(
-            response.url,
-            response.text,
-            headers_of(response),
-            include_links=self.include_links,
-            include_metadata=self.include_metadata,
+            page, include_links=self.include_links, include_metadata=self.include_metadata
         )

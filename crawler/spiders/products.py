@@ -4,10 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from scrapy.http import HtmlResponse
-
+from crawler.extract.fetched import FetchedPage
 from crawler.extract.products import extract_products
-from crawler.spiders.base import SinglePageSpider, headers_of
+from crawler.spiders.base import SinglePageSpider
 
 
 class ProductsSpider(SinglePageSpider):
@@ -15,5 +14,5 @@ class ProductsSpider(SinglePageSpider):
 
     name = "products"
 
-    def extract(self, response: HtmlResponse) -> dict[str, Any]:
-        return extract_products(response.url, response.text, headers_of(response))
+    def extract(self, page: FetchedPage) -> dict[str, Any]:
+        return extract_products(page)

@@ -13,13 +13,13 @@ from collections.abc import AsyncIterator, Iterator
 from typing import TYPE_CHECKING, Any
 
 from scrapy import Request
-from scrapy.http import HtmlResponse
 
 from crawler.contract import PageStatus
 from crawler.exceptions import CrawlError, ExtractionFailed, UnsupportedVideo
+from crawler.extract.fetched import FetchedPage
 from crawler.extract.video import apply_data_api, extract_video
 from crawler.items import PageResult
-from crawler.spiders.base import SinglePageSpider, headers_of
+from crawler.spiders.base import SinglePageSpider
 from crawler.video_platform import (
     API_KEY_HEADER,
     data_api_videos_url,
@@ -52,9 +52,8 @@ class VideoSpider(SinglePageSpider):
         page = watch_url(self.video_id, self.settings["YOUTUBE_BASE_URL"])
         yield Request(page, callback=self.parse, errback=self.failed, dont_filter=True)
 
-    def extract(self, response: HtmlResponse) -> dict[str, Any]:
-        return extract_video(response.url, response.text, headers_of(response),
-                             video_id=self.video_id)
+    def extract(self, page: FetchedPage) -> dict[str, Any]:
+        return extract_video(page, video_id=self.video_id)
 
     def parse(self, response: Response) -> Iterator[PageResult | Request]:
         key = self.settings.get("YOUTUBE_API_KEY")
