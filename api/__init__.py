@@ -8,9 +8,10 @@ import secrets
 from flask import Flask, current_app, g, request
 from flask_smorest import Api
 
-from api import errors
+from api import errors, openapi, swagger_ui
 from api.config import Config
 from api.limits import AccountRateLimiter
+from api.openapi import BASE_PATH
 from api.operations import OPERATIONS, history_claimed, request_charge
 from api.schemas import ErrorSchema
 from api.search import Search
@@ -21,16 +22,23 @@ from worker.queues import redis_connection
 
 logger = logging.getLogger(__name__)
 
-BASE_PATH = "/api/service/v1"
+__all__ = ["BASE_PATH", "create_app"]
 
 
 class WebdataApi(Api):
-    """flask-smorest's Api, minus its own error handler: ``api.errors`` owns the error shape."""
+    """flask-smorest's Api, its documented error hook answering with ``api.errors``' shape.
+
+    ``handle_http_exception`` is the method flask-smorest registers for HTTPException (its API
+    reference documents overriding it); our other handlers are added by ``errors.register``.
+    No catch-all ``default`` response is documented: each operation lists its own statuses,
+    so a client (and schemathesis) can tell an undocumented answer.
+    """
 
     ERROR_SCHEMA = ErrorSchema
+    DEFAULT_ERROR_RESPONSE_NAME = None
 
-    def _register_error_handlers(self) -> None:
-        errors.register(self._app)
+    def handle_http_exception(self, error):
+        return errors.http_error_response(error)
 
 
 def _begin_request() -> None:
@@ -79,7 +87,8 @@ def create_app(config: Config | None = None) -> Flask:
         OPENAPI_URL_PREFIX=BASE_PATH,
         OPENAPI_JSON_PATH="openapi.json",
         OPENAPI_SWAGGER_UI_PATH="docs",
-        OPENAPI_SWAGGER_UI_URL="https://cdn.jsdelivr.net/npm/swagger-ui-dist/",
+        OPENAPI_SWAGGER_UI_URL=swagger_ui.assets_url(BASE_PATH),
+        OPENAPI_SWAGGER_UI_CONFIG=swagger_ui.CONFIG,
         API_SPEC_OPTIONS={
             "components": {"securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}}},
             "security": [{"bearer": []}],
@@ -98,13 +107,14 @@ def create_app(config: Config | None = None) -> Flask:
     app.after_request(_finish_request)
 
     api = WebdataApi(app)
-    from api.resources import account, extraction, health
+    errors.register(app)
+    swagger_ui.register(app, BASE_PATH)
+    openapi.register_components(api.spec)
+    from api.resources import account, extraction, health, search
 
-    for blueprint in (health.blp, account.blp, extraction.blp):
+    for blueprint in (health.blp, account.blp, extraction.blp, search.blp):
         api.register_blueprint(blueprint)
-    from api.resources import search
-
-    api.register_blueprint(search.blp)
+    openapi.drop_framework_schemas(api.spec)
 
     from api.cli import register_cli
 

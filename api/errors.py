@@ -133,10 +133,20 @@ def _from_http(exc: HTTPException) -> ApiError:
     return api_error
 
 
+def http_error_response(exc: HTTPException):
+    """The answer to werkzeug's and webargs' HTTP exceptions (routing, 405, 422 of webargs…);
+    flask-smorest's handler for them calls this (see ``api.WebdataApi``)."""
+    return error_response(_from_http(exc))
+
+
 def register(app: Flask) -> None:
-    """Install the handlers; flask-smorest's own HTTP handler is replaced (see ``api.Api``)."""
+    """Install the handlers of our errors and of unexpected exceptions.
+
+    HTTPException is flask-smorest's to handle (its handler answers with
+    :func:`http_error_response`); Flask picks the most specific handler, so an HTTPException
+    never reaches the catch-all below.
+    """
     app.register_error_handler(ApiError, error_response)
-    app.register_error_handler(HTTPException, lambda exc: error_response(_from_http(exc)))
 
     @app.errorhandler(Exception)
     def _unexpected(exc: Exception):

@@ -34,14 +34,37 @@ class Url(fields.String):
         return super()._deserialize(value, attr, data, **kwargs).strip()
 
 
+class Response(Schema):
+    """A response object: every field is always present (API.md), ``null`` when unknown.
+
+    Each field is marked required for the OpenAPI document (which generated clients and
+    schemathesis read); dumping is unaffected.
+    """
+
+    def on_bind_field(self, field_name: str, field_obj: fields.Field) -> None:
+        field_obj.required = True
+
+
+class ErrorDetailsSchema(Response):
+    url = fields.String(allow_none=True, metadata={"description": "The URL that failed."})
+    target_status = fields.Integer(allow_none=True, metadata={
+        "description": "The target's HTTP status, when it answered."})
+
+
 class ErrorSchema(Schema):
-    code = fields.Integer(metadata={"description": "The HTTP status."})
-    status = fields.String(metadata={"description": "The HTTP status phrase."})
-    error = fields.String(metadata={"description": "Stable machine code (see API.md)."})
-    message = fields.String()
-    request_id = fields.String()
-    errors = fields.Dict(metadata={"description": "Field-level messages (422 only)."})
-    details = fields.Dict(metadata={"description": "For target errors: url, target_status."})
+    """The one error shape of every layer (see api.errors); ``details`` only for errors that
+    come from a target."""
+
+    code = fields.Integer(required=True, metadata={"description": "The HTTP status."})
+    status = fields.String(required=True, metadata={"description": "The HTTP status phrase."})
+    error = fields.String(required=True, metadata={
+        "description": "Stable machine code (see API.md)."})
+    message = fields.String(required=True)
+    request_id = fields.String(required=True)
+    errors = fields.Dict(required=True, metadata={
+        "description": "Field-level messages (422 validation_error); {} otherwise."})
+    details = fields.Nested(ErrorDetailsSchema, metadata={
+        "description": "For errors that come from a target: its URL and status."})
 
 
 class ScrapeRequestSchema(Schema):
@@ -50,7 +73,7 @@ class ScrapeRequestSchema(Schema):
     include_metadata = fields.Boolean(load_default=True)
 
 
-class PageResponseSchema(Schema):
+class PageResponseSchema(Response):
     """Fields every single-page operation answers with."""
 
     request_id = fields.String()
@@ -61,14 +84,14 @@ class PageResponseSchema(Schema):
     fetched_at = fields.String(metadata={"description": "ISO 8601 UTC."})
 
 
-class LinkSchema(Schema):
+class LinkSchema(Response):
     url = fields.String()
     text = fields.String(allow_none=True)
     rel = fields.String(allow_none=True)
     internal = fields.Boolean()
 
 
-class MetadataSchema(Schema):
+class MetadataSchema(Response):
     description = fields.String(allow_none=True)
     canonical_url = fields.String(allow_none=True)
     author = fields.String(allow_none=True)
@@ -105,13 +128,13 @@ def _string(description: str | None = None, **kwargs) -> fields.String:
     return fields.String(allow_none=True, metadata=metadata, **kwargs)
 
 
-class EmailSchema(Schema):
+class EmailSchema(Response):
     value = fields.String()
     source_url = fields.String()
     found_in = fields.String(metadata={"description": "mailto|text|json_ld|microdata|obfuscated"})
 
 
-class PhoneSchema(Schema):
+class PhoneSchema(Response):
     value = fields.String(metadata={"description": "E.164."})
     raw = fields.String(metadata={"description": "As written on the page."})
     type = _string("fixed_line, mobile, fixed_line_or_mobile, toll_free, voip, …; null unknown.")
@@ -119,14 +142,14 @@ class PhoneSchema(Schema):
     found_in = fields.String(metadata={"description": "tel|text|json_ld|microdata"})
 
 
-class SocialLinkSchema(Schema):
+class SocialLinkSchema(Response):
     platform = fields.String()
     url = fields.String()
     handle = _string()
     source_url = fields.String()
 
 
-class OrganizationSchema(Schema):
+class OrganizationSchema(Response):
     name = _string()
     url = _string()
     logo = _string()
@@ -142,13 +165,13 @@ class ContactsResponseSchema(PageResponseSchema):
         "description": "Same-site contact, about, imprint, team or support pages (not fetched)."})
 
 
-class RatingSchema(Schema):
+class RatingSchema(Response):
     rating_value = fields.Float(allow_none=True)
     review_count = fields.Integer(allow_none=True)
     best_rating = fields.Float(allow_none=True)
 
 
-class OfferSchema(Schema):
+class OfferSchema(Response):
     price = _string("Decimal string, '.' as separator, no thousands separator.")
     currency = _string("ISO 4217.")
     availability = _string("schema.org name without prefix, e.g. InStock.")
@@ -159,7 +182,7 @@ class OfferSchema(Schema):
     sku = _string()
 
 
-class ProductSchema(Schema):
+class ProductSchema(Response):
     source = fields.String(metadata={"description": "json_ld|microdata|rdfa|opengraph"})
     name = _string()
     description = _string()
@@ -180,36 +203,36 @@ class ProductsResponseSchema(PageResponseSchema):
         "description": "At most 20 products, at most 20 offers each."})
 
 
-class ChannelSchema(Schema):
+class ChannelSchema(Response):
     id = _string()
     name = _string()
     url = _string()
 
 
-class ThumbnailSchema(Schema):
+class ThumbnailSchema(Response):
     url = fields.String()
     width = fields.Integer(allow_none=True)
     height = fields.Integer(allow_none=True)
 
 
-class EngagementSchema(Schema):
+class EngagementSchema(Response):
     views = fields.Integer(allow_none=True)
     likes = fields.Integer(allow_none=True)
     comments = fields.Integer(allow_none=True)
 
 
-class CaptionTrackSchema(Schema):
+class CaptionTrackSchema(Response):
     language = _string()
     name = _string()
     auto_generated = fields.Boolean()
 
 
-class CaptionsSchema(Schema):
+class CaptionsSchema(Response):
     status = fields.String(metadata={"description": "available|none|unknown"})
     tracks = fields.List(fields.Nested(CaptionTrackSchema))
 
 
-class RelatedVideoSchema(Schema):
+class RelatedVideoSchema(Response):
     video_id = fields.String()
     url = fields.String()
     title = _string()
@@ -217,7 +240,7 @@ class RelatedVideoSchema(Schema):
     duration_seconds = fields.Integer(allow_none=True)
 
 
-class VideoResponseSchema(Schema):
+class VideoResponseSchema(Response):
     request_id = fields.String()
     credits_used = fields.Integer()
     video_id = fields.String()
@@ -239,7 +262,7 @@ class VideoResponseSchema(Schema):
     source = fields.String(metadata={"description": "data_api|page"})
 
 
-class PlanSchema(Schema):
+class PlanSchema(Response):
     name = fields.String()
     requests_per_minute = fields.Integer()
     max_batch_urls = fields.Integer()
@@ -247,11 +270,11 @@ class PlanSchema(Schema):
     max_running_collections = fields.Integer()
 
 
-class CreditsSchema(Schema):
+class CreditsSchema(Response):
     balance = fields.Integer()
 
 
-class AccountSchema(Schema):
+class AccountSchema(Response):
     id = fields.String()
     name = fields.String()
     plan = fields.Nested(PlanSchema)
@@ -263,7 +286,7 @@ class ActivityQuerySchema(Schema):
     limit = fields.Integer(load_default=50, validate=validate.Range(min=1, max=100))
 
 
-class ActivitySchema(Schema):
+class ActivitySchema(Response):
     id = fields.String()
     at = fields.String()
     operation = fields.String()
@@ -274,12 +297,12 @@ class ActivitySchema(Schema):
     url = fields.String(allow_none=True)
 
 
-class ActivityPageSchema(Schema):
+class ActivityPageSchema(Response):
     activity = fields.List(fields.Nested(ActivitySchema))
     next_cursor = fields.String(allow_none=True)
 
 
-class HealthSchema(Schema):
+class HealthSchema(Response):
     status = fields.String()
     redis = fields.String()
     database = fields.String()

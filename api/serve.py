@@ -18,6 +18,7 @@ import time
 from pathlib import Path
 
 from api.config import DEFAULT_DATABASE_URL, ROOT
+from api.openapi import BASE_PATH
 
 VAR = ROOT / "var"
 DEMO_ACCOUNT = "demo"
@@ -156,11 +157,11 @@ def main() -> None:
     signal.signal(signal.SIGINT, on_signal)
     signal.signal(signal.SIGTERM, on_signal)
     base = f"http://{host}:{port}"
-    print(f"\nAPI on {base}  (docs: {base}/api/service/v1/docs)")
+    print(f"\nAPI on {base}  (docs: {base}{BASE_PATH}/docs)")
     print(f"API key: {key}")
     print("Try it:")
     print(f"  curl -H 'Authorization: Bearer {key}' -H 'Content-Type: application/json' \\\n"
-          f"       -d '{{\"url\": \"https://example.com/\"}}' {base}/api/service/v1/scrape")
+          f"       -d '{{\"url\": \"https://example.com/\"}}' {base}{BASE_PATH}/scrape")
     print("Ctrl-C stops everything.\n", flush=True)
     try:
         supervisor.watch()

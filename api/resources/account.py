@@ -11,11 +11,12 @@ from flask_smorest import Blueprint
 from api.auth import authenticated
 from api.errors import ApiError
 from api.extensions import db
+from api.openapi import AUTHENTICATED, BASE_PATH, documented
 from api.schemas import AccountSchema, ActivityPageSchema, ActivityQuerySchema
 from crawler.formats import format_utc
 from storage import accounts, activity
 
-blp = authenticated(Blueprint("account", __name__, url_prefix="/api/service/v1",
+blp = authenticated(Blueprint("account", __name__, url_prefix=BASE_PATH,
                               description="Your account, balance and history."))
 
 
@@ -39,7 +40,7 @@ def decode_cursor(cursor: str | None) -> int | None:
 
 
 @blp.route("/account", methods=["GET"])
-@blp.response(200, AccountSchema)
+@documented(blp, "getAccount", AccountSchema, AUTHENTICATED)
 def account():
     """Your account: plan limits and credit balance."""
     with db().session() as session:
@@ -50,8 +51,9 @@ def account():
 
 
 @blp.route("/account/activity", methods=["GET"])
+@documented(blp, "listActivity", ActivityPageSchema, (*AUTHENTICATED, 422), descriptions={
+    422: "validation_error: ``limit`` out of range, or a ``cursor`` this API did not return."})
 @blp.arguments(ActivityQuerySchema, location="query")
-@blp.response(200, ActivityPageSchema)
 def account_activity(args: dict):
     """Every request, billed or not, newest first; pass ``next_cursor`` back for more."""
     rows, next_id = activity.page(

@@ -10,10 +10,10 @@ from flask_smorest import Blueprint
 
 from api.auth import authenticated
 from api.errors import ApiError
+from api.openapi import BASE_PATH, PAGE, documented
 from api.operations import refuse, run_page_operation
 from api.schemas import (
     ContactsResponseSchema,
-    ErrorSchema,
     ProductsResponseSchema,
     ScrapeRequestSchema,
     ScrapeResponseSchema,
@@ -22,27 +22,13 @@ from api.schemas import (
 )
 from crawler.video_platform import parse_video_url
 
-blp = authenticated(Blueprint("extraction", __name__, url_prefix="/api/service/v1",
+blp = authenticated(Blueprint("extraction", __name__, url_prefix=BASE_PATH,
                               description="Single-page operations: one URL, one credit."))
 
 
-def page_errors(route):
-    """The error answers every page-fetching operation documents."""
-    for status, description in (
-        (402, "Balance too low."),
-        (403, "source_policy or robots_disallowed."),
-        (415, "The target is not HTML."),
-        (502, "fetch_failed, target_http_error, page_too_large."),
-        (504, "The target or the worker was too slow."),
-    ):
-        route = blp.alt_response(status, schema=ErrorSchema, description=description)(route)
-    return route
-
-
 @blp.route("/scrape", methods=["POST"])
+@documented(blp, "scrape", ScrapeResponseSchema, PAGE, billed=True)
 @blp.arguments(ScrapeRequestSchema)
-@blp.response(200, ScrapeResponseSchema)
-@page_errors
 def scrape(args: dict):
     """Extract one page.
 
@@ -57,9 +43,8 @@ def scrape(args: dict):
 
 
 @blp.route("/contacts", methods=["POST"])
+@documented(blp, "findContacts", ContactsResponseSchema, PAGE, billed=True)
 @blp.arguments(UrlRequestSchema)
-@blp.response(200, ContactsResponseSchema)
-@page_errors
 def contacts(args: dict):
     """Find the contacts on one page.
 
@@ -71,9 +56,8 @@ def contacts(args: dict):
 
 
 @blp.route("/products", methods=["POST"])
+@documented(blp, "extractProducts", ProductsResponseSchema, PAGE, billed=True)
 @blp.arguments(UrlRequestSchema)
-@blp.response(200, ProductsResponseSchema)
-@page_errors
 def products(args: dict):
     """Read the products on one page.
 
@@ -85,11 +69,11 @@ def products(args: dict):
 
 
 @blp.route("/video-platform", methods=["POST"])
+@documented(blp, "getVideo", VideoResponseSchema, PAGE, billed=True, descriptions={
+    422: "validation_error (a field), unsupported_video (not a link to a video of the "
+         "supported platform) or video_unavailable (private, deleted, age-gated or not "
+         "embeddable)."})
 @blp.arguments(UrlRequestSchema)
-@blp.response(200, VideoResponseSchema)
-@blp.alt_response(422, schema=ErrorSchema,
-                  description="validation_error, unsupported_video or video_unavailable.")
-@page_errors
 def video_platform(args: dict):
     """Metadata of one public, embeddable video.
 

@@ -7,6 +7,7 @@ import logging
 from flask_smorest import Blueprint
 
 from api.extensions import db, redis
+from api.openapi import documented
 from api.schemas import HealthSchema
 
 logger = logging.getLogger(__name__)
@@ -15,8 +16,9 @@ blp = Blueprint("health", __name__, description="Liveness and dependencies.")
 
 
 @blp.route("/healthz", methods=["GET"])
-@blp.response(200, HealthSchema)
-@blp.alt_response(503, schema=HealthSchema, description="A dependency is down.")
+@documented(blp, "getHealth", HealthSchema, (503,), authenticated=False, error_schema=HealthSchema,
+            descriptions={503: "Redis or the database is down: ``status`` is ``degraded`` and "
+                               "the one down says ``down``."})
 def healthz():
     """``ok`` when Redis and the database answer; 503 naming the one that does not."""
     checks = {"redis": redis().ping, "database": db().ping}

@@ -17,8 +17,9 @@ from marshmallow import Schema, fields, validate
 
 from api.auth import authenticated
 from api.errors import ApiError
+from api.openapi import AUTHENTICATED, BASE_PATH, documented
 from api.operations import refuse, run_billed
-from api.schemas import EngagementSchema, ErrorSchema
+from api.schemas import EngagementSchema, Response
 from api.search import ProviderError, Search, SearchQuery
 
 COST = 5
@@ -28,7 +29,7 @@ TWO_LETTERS = validate.Regexp(r"^[a-z]{2}\Z", error="Must be two lowercase lette
 #: What the error messages call each kind of search.
 LABELS = {"web": "web", "news": "news", "videos": "video"}
 
-blp = authenticated(Blueprint("search", __name__, url_prefix="/api/service/v1",
+blp = authenticated(Blueprint("search", __name__, url_prefix=BASE_PATH,
                               description="Web, news and video search through the "
                                           "deployment's search provider."))
 
@@ -61,7 +62,7 @@ class SearchRequestSchema(Schema):
                              metadata={"description": "ISO 639-1, lowercase.", "example": "en"})
 
 
-class WebResultSchema(Schema):
+class WebResultSchema(Response):
     position = fields.Integer(metadata={"description": "Rank, from 1."})
     url = fields.String()
     title = fields.String(allow_none=True)
@@ -86,7 +87,7 @@ class VideoResultSchema(WebResultSchema):
                        "else null."})
 
 
-class SearchResponseSchema(Schema):
+class SearchResponseSchema(Response):
     request_id = fields.String()
     credits_used = fields.Integer()
     query = fields.String(metadata={"description": "As searched (stripped)."})
@@ -101,18 +102,21 @@ class VideoSearchResponseSchema(SearchResponseSchema):
     results = fields.List(fields.Nested(VideoResultSchema))
 
 
-def _documented(response_schema: type[Schema]):
+#: What the search operations' 502 and 503 mean.
+SEARCH_ERRORS = {
+    502: "search_provider_error: the provider failed or refused; the message says why.",
+    503: "search_not_configured: no provider for this operation on this deployment; or "
+         "unavailable: the database cannot be reached.",
+}
+
+
+def _documented(operation_id: str, response_schema: type[Schema]):
     """The request schema, the 200 schema and the errors every search operation shares."""
     def decorate(view):
-        for status, description in (
-            (503, "search_not_configured: no provider for this operation on this deployment."),
-            (502, "search_provider_error: the provider failed or refused; the message says "
-                  "why."),
-            (402, "Balance too low."),
-        ):
-            view = blp.alt_response(status, schema=ErrorSchema, description=description)(view)
-        view = blp.response(200, response_schema)(view)
-        return blp.arguments(SearchRequestSchema)(view)
+        view = blp.arguments(SearchRequestSchema)(view)
+        return documented(blp, operation_id, response_schema,
+                          (*AUTHENTICATED, 400, 402, 422, 502), billed=True,
+                          descriptions=SEARCH_ERRORS)(view)
     return decorate
 
 
@@ -138,7 +142,7 @@ def _search(operation: str, kind: str, args: dict[str, Any]):
 
 
 @blp.route("/search", methods=["POST"])
-@_documented(SearchResponseSchema)
+@_documented("searchWeb", SearchResponseSchema)
 def search(args: dict):
     """Search the web.
 
@@ -149,7 +153,7 @@ def search(args: dict):
 
 
 @blp.route("/search/news", methods=["POST"])
-@_documented(NewsSearchResponseSchema)
+@_documented("searchNews", NewsSearchResponseSchema)
 def search_news(args: dict):
     """Search news.
 
@@ -159,7 +163,7 @@ def search_news(args: dict):
 
 
 @blp.route("/search/videos", methods=["POST"])
-@_documented(VideoSearchResponseSchema)
+@_documented("searchVideos", VideoSearchResponseSchema)
 def search_videos(args: dict):
     """Search videos.
 

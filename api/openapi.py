@@ -1,0 +1,135 @@
+"""What the generated OpenAPI document says beyond the schemas: the base path, the response
+headers, the error answers of each operation and its ``operationId``.
+
+Generated clients are built from the document, so it must list every answer a client can get
+(status, body and headers), not only the happy path. The resources declare, per operation,
+which error statuses apply (:func:`documented`); the body of every error is ``ErrorSchema``,
+the one shape :mod:`api.errors` produces.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from apispec import APISpec
+from flask_smorest import Blueprint
+from marshmallow import Schema
+
+from api.schemas import ErrorSchema
+
+logger = logging.getLogger(__name__)
+
+#: Every operation of the contract lives under this path (API.md, "Basics").
+BASE_PATH = "/api/service/v1"
+
+_STRING = {"type": "string"}
+_INTEGER = {"type": "integer", "minimum": 0}
+
+#: Response headers, registered once as components and referenced by name.
+HEADERS: dict[str, dict[str, Any]] = {
+    "X-Request-Id": {
+        "description": "Id of this request (also ``request_id`` in JSON bodies).",
+        "required": True, "schema": _STRING},
+    "X-Credits-Used": {
+        "description": "Credits this request cost.", "required": True, "schema": _INTEGER},
+    "X-Credits-Remaining": {
+        "description": "The account's balance after this request.", "required": True,
+        "schema": {"type": "integer"}},
+    "RateLimit-Limit": {
+        "description": "Requests allowed per minute on the account's plan.",
+        "schema": _INTEGER},
+    "RateLimit-Remaining": {
+        "description": "Requests left in the current window.", "schema": _INTEGER},
+    "RateLimit-Reset": {
+        "description": "Seconds until the window frees a request.", "schema": _INTEGER},
+    "Retry-After": {
+        "description": "Seconds to wait before retrying.", "required": True,
+        "schema": _INTEGER},
+    "WWW-Authenticate": {
+        "description": "The Bearer challenge.", "required": True, "schema": _STRING},
+}
+_RATE_LIMIT = ("RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset")
+
+#: What each error status means, with the stable codes it carries (API.md's error table).
+ERRORS: dict[int, str] = {
+    400: "bad_request: the body is not JSON, or not a JSON object.",
+    401: "unauthorized: the Authorization header is missing or malformed, or the key is "
+         "unknown or revoked.",
+    402: "insufficient_credits: the balance cannot cover the cost; nothing was charged.",
+    403: "source_policy or robots_disallowed: the URL may not be fetched.",
+    415: "unsupported_content: the target is not HTML.",
+    422: "validation_error: a field is missing, of the wrong type or out of range "
+         "(``errors`` says which).",
+    429: "rate_limited: over the plan's requests per minute; retry after ``Retry-After`` "
+         "seconds.",
+    502: "fetch_failed, target_http_error or page_too_large: the target could not be read "
+         "(``details`` holds the URL and the target's status).",
+    503: "unavailable: Redis, the database or the workers cannot be reached; nothing was "
+         "charged.",
+    504: "timeout: the target or the worker did not answer in time; nothing was charged.",
+}
+
+#: The errors of every operation that needs a key; POST adds 400 and 422.
+AUTHENTICATED = (401, 429, 503)
+#: The errors of a billable operation that fetches one page.
+PAGE = (*AUTHENTICATED, 400, 402, 403, 415, 422, 502, 504)
+
+
+def headers_of(status: int, *, authenticated: bool = True, billed: bool = False) -> dict:
+    """The documented headers of an answer (names resolved to the header components)."""
+    names = ["X-Request-Id"]
+    if authenticated and status != 401:
+        names += _RATE_LIMIT
+    if status == 401:
+        names.append("WWW-Authenticate")
+    if status == 429:
+        names.append("Retry-After")
+    if billed and status == 200:
+        names += ["X-Credits-Used", "X-Credits-Remaining"]
+    return {name: name for name in names}
+
+
+def documented(
+    blp: Blueprint,
+    operation_id: str,
+    schema: type[Schema],
+    errors: Iterable[int],
+    *,
+    authenticated: bool = True,
+    billed: bool = False,
+    descriptions: dict[int, str] | None = None,
+    error_schema: type[Schema] = ErrorSchema,
+) -> Callable:
+    """Document a view: its ``operationId``, its 200 (``schema`` and headers), and each error
+    status of ``errors`` with the error body and headers. Put it under ``@blp.route``."""
+    descriptions = {**ERRORS, **(descriptions or {})}
+
+    def decorate(view: Callable) -> Callable:
+        # Applied innermost first, so the document lists 200, then the errors ascending.
+        view = blp.response(200, schema, headers=headers_of(
+            200, authenticated=authenticated, billed=billed))(view)
+        for status in sorted(set(errors)):
+            view = blp.alt_response(
+                status, schema=error_schema, description=descriptions[status],
+                headers=headers_of(status, authenticated=authenticated),
+            )(view)
+        extra: dict[str, Any] = {"operationId": operation_id}
+        if not authenticated:
+            extra["security"] = []
+        return blp.doc(**extra)(view)
+
+    return decorate
+
+
+def register_components(spec: APISpec) -> None:
+    """The header components the operations refer to; call before registering blueprints."""
+    for name, header in HEADERS.items():
+        spec.components.header(name, header)
+
+
+def drop_framework_schemas(spec: APISpec) -> None:
+    """flask-smorest always registers ``PaginationMetadata`` (for its pagination header);
+    nothing here paginates that way, so the document would carry a schema nothing uses."""
+    spec.components.schemas.pop("PaginationMetadata", None)

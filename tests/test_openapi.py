@@ -1,0 +1,249 @@
+"""The generated OpenAPI document says what the contract (API.md) says, because generated
+clients are built from it: every always-present field required, every error status and
+header documented, one stable operationId per operation, nothing left over. And the docs
+page works without the Internet."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from api import create_app
+from tests.conftest import make_config
+
+BASE = "/api/service/v1"
+#: operationId of every operation; billable ones are charged on success.
+OPERATIONS = {
+    ("get", "/healthz"): "getHealth",
+    ("get", f"{BASE}/account"): "getAccount",
+    ("get", f"{BASE}/account/activity"): "listActivity",
+    ("post", f"{BASE}/scrape"): "scrape",
+    ("post", f"{BASE}/contacts"): "findContacts",
+    ("post", f"{BASE}/products"): "extractProducts",
+    ("post", f"{BASE}/video-platform"): "getVideo",
+    ("post", f"{BASE}/search"): "searchWeb",
+    ("post", f"{BASE}/search/news"): "searchNews",
+    ("post", f"{BASE}/search/videos"): "searchVideos",
+}
+PAGE_OPERATIONS = {"scrape", "findContacts", "extractProducts", "getVideo"}
+SEARCH_OPERATIONS = {"searchWeb", "searchNews", "searchVideos"}
+BILLABLE = PAGE_OPERATIONS | SEARCH_OPERATIONS
+
+_PAGE = ["request_id", "credits_used", "url", "final_url", "status_code", "fetched_at"]
+_WEB_RESULT = ["position", "url", "title", "snippet"]
+_ENGAGEMENT = ["views", "likes", "comments"]
+#: The fields API.md lists for each response object ("Every field listed is always present").
+CONTRACT = {
+    "Health": ["status", "redis", "database"],
+    "Error": ["code", "status", "error", "message", "request_id", "errors"],
+    "ScrapeResponse": [*_PAGE, "title", "text", "language", "links", "metadata"],
+    "Link": ["url", "text", "rel", "internal"],
+    "Metadata": ["description", "canonical_url", "author", "published_at", "modified_at",
+                 "site_name", "image", "keywords", "open_graph", "twitter", "json_ld",
+                 "microdata", "meta"],
+    "ContactsResponse": [*_PAGE, "emails", "phones", "social_links", "organization",
+                         "suggested_pages"],
+    "Email": ["value", "source_url", "found_in"],
+    "Phone": ["value", "raw", "type", "source_url", "found_in"],
+    "SocialLink": ["platform", "url", "handle", "source_url"],
+    "Organization": ["name", "url", "logo", "address"],
+    "ProductsResponse": [*_PAGE, "products"],
+    "Product": ["source", "name", "description", "url", "sku", "mpn", "gtin", "brand",
+                "category", "color", "images", "aggregate_rating", "offers"],
+    "Rating": ["rating_value", "review_count", "best_rating"],
+    "Offer": ["price", "currency", "availability", "item_condition", "price_valid_until",
+              "seller", "url", "sku"],
+    "VideoResponse": ["request_id", "credits_used", "video_id", "url", "title", "description",
+                      "published_at", "duration_seconds", "channel", "thumbnails", "tags",
+                      "category", "is_live", "is_family_safe", "embeddable", "engagement",
+                      "captions", "related_videos", "source"],
+    "Channel": ["id", "name", "url"],
+    "Thumbnail": ["url", "width", "height"],
+    "Engagement": _ENGAGEMENT,
+    "Captions": ["status", "tracks"],
+    "CaptionTrack": ["language", "name", "auto_generated"],
+    "RelatedVideo": ["video_id", "url", "title", "channel", "duration_seconds"],
+    "SearchResponse": ["request_id", "credits_used", "query", "results"],
+    "NewsSearchResponse": ["request_id", "credits_used", "query", "results"],
+    "VideoSearchResponse": ["request_id", "credits_used", "query", "results"],
+    "WebResult": _WEB_RESULT,
+    "NewsResult": [*_WEB_RESULT, "source", "published_at"],
+    "VideoResult": [*_WEB_RESULT, "channel", "duration_seconds", "thumbnail", "published_at",
+                    "engagement"],
+    "Account": ["id", "name", "plan", "credits"],
+    "Plan": ["name", "requests_per_minute", "max_batch_urls", "max_crawl_pages",
+             "max_running_collections"],
+    "Credits": ["balance"],
+    "ActivityPage": ["activity", "next_cursor"],
+    "Activity": ["id", "at", "operation", "credits", "status", "request_id", "collection_id",
+                 "url"],
+}
+
+
+@pytest.fixture(scope="module")
+def docs_app(sqlite_url, redis_url):
+    return create_app(make_config(sqlite_url, redis_url))
+
+
+@pytest.fixture(scope="module")
+def spec(docs_app) -> dict[str, Any]:
+    response = docs_app.test_client().get(f"{BASE}/openapi.json")
+    assert response.status_code == 200
+    return response.get_json()
+
+
+def operations(spec) -> Iterator[tuple[str, str, dict]]:
+    for path, item in spec["paths"].items():
+        for method, operation in item.items():
+            yield method, path, operation
+
+
+def resolve(spec, node: dict) -> dict:
+    while "$ref" in node:
+        kind, name = node["$ref"].split("/")[-2:]
+        node = spec["components"][kind][name]
+    return node
+
+
+def refs(node: Any) -> Iterator[str]:
+    if isinstance(node, dict):
+        for key, value in node.items():
+            if key == "$ref":
+                yield value
+            else:
+                yield from refs(value)
+    elif isinstance(node, list):
+        for value in node:
+            yield from refs(value)
+
+
+def test_every_operation_has_its_stable_operation_id(spec):
+    found = {(method, path): op.get("operationId") for method, path, op in operations(spec)}
+    assert found == OPERATIONS
+    assert len(set(found.values())) == len(found)
+
+
+def test_only_healthz_goes_without_a_key(spec):
+    assert spec["security"] == [{"bearer": []}]
+    for _, path, operation in operations(spec):
+        if path == "/healthz":
+            assert operation["security"] == []
+            assert set(operation["responses"]) == {"200", "503"}
+        else:
+            assert "security" not in operation, path  # the document's bearer applies
+
+
+def test_every_operation_documents_its_error_answers(spec):
+    for method, _, operation in operations(spec):
+        name = operation["operationId"]
+        if name == "getHealth":
+            continue
+        expected = {"200", "401", "429", "503"}
+        if method == "post":
+            expected |= {"400", "422"}
+        if name == "listActivity":
+            expected.add("422")
+        if name in BILLABLE:
+            expected.add("402")
+        if name in PAGE_OPERATIONS:
+            expected |= {"403", "415", "502", "504"}
+        if name in SEARCH_OPERATIONS:
+            expected.add("502")
+        assert set(operation["responses"]) == expected, name
+        for status, response in operation["responses"].items():
+            schema = response["content"]["application/json"]["schema"]
+            if status != "200":
+                assert schema == {"$ref": "#/components/schemas/Error"}, (name, status)
+                assert response["description"]
+
+
+def test_every_answer_documents_its_headers(spec):
+    for _, _, operation in operations(spec):
+        name = operation["operationId"]
+        for status, response in operation["responses"].items():
+            headers = set(response.get("headers", {}))
+            assert "X-Request-Id" in headers, (name, status)
+            if name != "getHealth" and status != "401":
+                assert {"RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset"} <= headers
+            assert ("Retry-After" in headers) == (status == "429"), (name, status)
+            billed_200 = name in BILLABLE and status == "200"
+            assert ({"X-Credits-Used", "X-Credits-Remaining"} <= headers) == billed_200
+            for header in response.get("headers", {}).values():
+                assert "schema" in resolve(spec, header)
+    retry_after = spec["components"]["headers"]["Retry-After"]
+    assert retry_after["required"] is True
+    assert retry_after["schema"]["type"] == "integer"
+
+
+def test_every_contract_field_is_documented_and_required(spec):
+    schemas = spec["components"]["schemas"]
+    for name, fields in CONTRACT.items():
+        schema = schemas[name]
+        assert set(fields) <= set(schema["properties"]), name
+        assert set(fields) <= set(schema["required"]), name
+        if name != "Error":  # Error also has the optional ``details``
+            assert set(schema["properties"]) == set(fields), name
+
+
+def test_every_object_of_a_success_answer_has_all_its_fields_required(spec):
+    """Also the objects API.md does not spell out, and those added later."""
+    seen: set[str] = set()
+    todo = [ref for _, _, op in operations(spec) for ref in refs(op["responses"]["200"])]
+    while todo:
+        ref = todo.pop()
+        if not ref.startswith("#/components/schemas/") or ref in seen:
+            continue
+        seen.add(ref)
+        schema = resolve(spec, {"$ref": ref})
+        assert set(schema.get("required", [])) == set(schema["properties"]), ref
+        todo.extend(refs(schema))
+    assert "#/components/schemas/ScrapeResponse" in seen and "#/components/schemas/Offer" in seen
+
+
+def test_nullable_fields_say_so(spec):
+    schemas = spec["components"]["schemas"]
+    assert schemas["ScrapeResponse"]["properties"]["title"]["type"] == ["string", "null"]
+    organization = schemas["ContactsResponse"]["properties"]["organization"]
+    assert {"type": "null"} in organization["anyOf"]
+    assert schemas["ActivityPage"]["properties"]["next_cursor"]["type"] == ["string", "null"]
+
+
+def test_every_component_is_referenced(spec):
+    referenced: set[str] = set()
+    todo = list(refs(spec["paths"]))
+    while todo:
+        ref = todo.pop()
+        if ref in referenced:
+            continue
+        referenced.add(ref)
+        todo.extend(refs(resolve(spec, {"$ref": ref})))
+    for kind, components in spec["components"].items():
+        if kind == "securitySchemes":
+            continue
+        for name in components:
+            assert f"#/components/{kind}/{name}" in referenced, (kind, name)
+
+
+def test_docs_page_and_its_assets_are_served_by_us(docs_app):
+    client = docs_app.test_client()
+    page = client.get(f"{BASE}/docs")
+    assert page.status_code == 200
+    html = page.get_data(as_text=True)
+    assert "SwaggerUIBundle" in html
+    # No other host: every URL the page names is a path on this server.
+    assert not re.search(r"(?:https?:)?//[\w.-]", html), html
+    assets = re.findall(r'(?:src|href)="([^"]+)"', html)
+    assert {asset.rsplit("/", 1)[-1] for asset in assets} >= {
+        "swagger-ui.css", "swagger-ui-bundle.js", "swagger-ui-standalone-preset.js"}
+    for asset in assets:
+        assert asset.startswith(f"{BASE}/docs/assets/"), asset
+        response = client.get(asset)
+        assert response.status_code == 200, asset
+        assert len(response.data) > 1000, asset
+    spec_url = re.search(r'url: "([^"]+)"', html).group(1)
+    assert client.get(spec_url).get_json()["openapi"] == "3.1.0"
+    assert client.get(f"{BASE}/docs/assets/../../openapi.json").status_code == 404
+    assert client.get(f"{BASE}/docs/assets/no-such-file.js").status_code == 404
