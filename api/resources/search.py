@@ -19,7 +19,7 @@ from api.auth import authenticated
 from api.errors import ApiError
 from api.openapi import AUTHENTICATED, BASE_PATH, documented
 from api.operations import refuse, run_billed
-from api.schemas import EngagementSchema, Response
+from api.schemas import EngagementSchema, Response, WholeNumber
 from api.search import ProviderError, Search, SearchQuery
 
 COST = 5
@@ -52,7 +52,7 @@ class Query(fields.String):
 
 class SearchRequestSchema(Schema):
     query = Query()
-    limit = fields.Integer(strict=True, load_default=MAX_LIMIT,
+    limit = WholeNumber(load_default=MAX_LIMIT,
                            validate=validate.Range(min=1, max=MAX_LIMIT),
                            metadata={"description": "Most results returned, 1 to 10."})
     country = fields.String(load_default=None, allow_none=True, validate=TWO_LETTERS,
