@@ -108,10 +108,13 @@ def test_every_operation_answers_as_documented(api_schema, operation_id, mode):
 
 @pytest.fixture(scope="module")
 def call(api_schema, fuzzer) -> Callable:
-    def run(method: str, path: str, body=None, query=None):
+    """Send one request as ``customer`` (default: the fuzzer) and validate the answer."""
+    def run(method: str, path: str, body=None, query=None, customer=None, headers=None):
         operation = api_schema[path][method]
         case = operation.Case(query=query) if body is None else operation.Case(body=body)
-        return case.call_and_validate(headers=fuzzer.headers)  # config auth: generated only
+        # The config's auth applies to generated cases only: send the key explicitly.
+        return case.call_and_validate(headers=(customer or fuzzer).headers
+                                      if headers is None else headers)
 
     return run
 
@@ -145,3 +148,16 @@ def test_real_answers_match_the_document(call, site):
         call("POST", f"{BASE}/search", {"query": "fake:error"}),
     ]
     assert [response.status_code for response in errors] == [502, 403, 422, 502]
+
+
+def test_refusals_match_the_document(call, fuzz_app, site):
+    """401, 402 and 429 with their documented headers (WWW-Authenticate, Retry-After…)."""
+    scrape = f"{BASE}/scrape"
+    assert call("POST", scrape, {"url": f"{site}/article"}, headers={}).status_code == 401
+    broke = new_customer(fuzz_app, credits=0)
+    assert call("POST", scrape, {"url": f"{site}/article"}, customer=broke).status_code == 402
+    assert call("POST", f"{BASE}/search", {"query": "tides"}, customer=broke).status_code == 402
+    hurried = new_customer(fuzz_app)  # free plan: 60 requests a minute
+    statuses = [call("GET", f"{BASE}/account", customer=hurried).status_code
+                for _ in range(61)]
+    assert statuses == [200] * 60 + [429]
