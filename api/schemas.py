@@ -4,7 +4,13 @@ from __future__ import annotations
 
 from urllib.parse import urlsplit
 
-from marshmallow import Schema, ValidationError, fields, validate
+from marshmallow import Schema, ValidationError, fields, missing, validate
+from marshmallow_dataclass import class_schema
+
+from crawler.items.contacts import Contacts
+from crawler.items.page import Page
+from crawler.items.products import Products
+from crawler.items.video import Engagement, Video
 
 #: Longest URL accepted (what common browsers and servers handle).
 MAX_URL_LENGTH = 2048
@@ -60,6 +66,7 @@ class Response(Schema):
 
     def on_bind_field(self, field_name: str, field_obj: fields.Field) -> None:
         field_obj.required = True
+        field_obj.load_default = missing  # a dataclass default is no default of the answer
 
 
 class ErrorDetailsSchema(Response):
@@ -90,193 +97,54 @@ class ScrapeRequestSchema(Schema):
     include_metadata = fields.Boolean(load_default=True)
 
 
-class PageResponseSchema(Response):
-    """Fields every single-page operation answers with."""
+def item_schema(item: type) -> type[Schema]:
+    """The response schema of an item class (``crawler.items``): the shape is written once,
+    there, with each field's description; here every field is marked required (always
+    present) like any :class:`Response`."""
+    return class_schema(item, base_schema=Response)
+
+
+class BilledResponseSchema(Response):
+    """Fields every billed operation answers with."""
 
     request_id = fields.String()
     credits_used = fields.Integer()
+
+
+class PageResponseSchema(BilledResponseSchema):
+    """Fields every single-page operation answers with (the page result's)."""
+
     url = fields.String(metadata={"description": "As requested."})
     final_url = fields.String(metadata={"description": "After redirects."})
     status_code = fields.Integer()
     fetched_at = fields.String(metadata={"description": "ISO 8601 UTC."})
 
 
-class LinkSchema(Response):
-    url = fields.String()
-    text = fields.String(allow_none=True)
-    rel = fields.String(allow_none=True)
-    internal = fields.Boolean()
+# Each answer: its envelope's fields first, then the item's (marshmallow orders the fields of
+# the last base first).
+class ScrapeResponseSchema(item_schema(Page), PageResponseSchema):
+    pass
 
 
-class MetadataSchema(Response):
-    description = fields.String(allow_none=True)
-    canonical_url = fields.String(allow_none=True)
-    author = fields.String(allow_none=True)
-    published_at = fields.String(allow_none=True)
-    modified_at = fields.String(allow_none=True)
-    site_name = fields.String(allow_none=True)
-    image = fields.String(allow_none=True)
-    keywords = fields.List(fields.String())
-    open_graph = fields.Dict()
-    twitter = fields.Dict()
-    json_ld = fields.List(fields.Raw())
-    microdata = fields.List(fields.Raw())
-    meta = fields.Dict()
+class ContactsResponseSchema(item_schema(Contacts), PageResponseSchema):
+    pass
 
 
-class ScrapeResponseSchema(PageResponseSchema):
-    title = fields.String(allow_none=True)
-    text = fields.String(allow_none=True, metadata={
-        "description": "Readable main text; paragraphs separated by blank lines."})
-    language = fields.String(allow_none=True)
-    links = fields.List(fields.Nested(LinkSchema))
-    metadata = fields.Nested(MetadataSchema, allow_none=True)
+class ProductsResponseSchema(item_schema(Products), PageResponseSchema):
+    pass
+
+
+class VideoResponseSchema(item_schema(Video), BilledResponseSchema):
+    pass
+
+
+EngagementSchema = item_schema(Engagement)
 
 
 class UrlRequestSchema(Schema):
     """Body of the one-URL operations without options (contacts, products, video)."""
 
     url = Url()
-
-
-def _string(description: str | None = None, **kwargs) -> fields.String:
-    """A string field that may be null (the contract's "unknown" value, never "")."""
-    metadata = {"description": description} if description else {}
-    return fields.String(allow_none=True, metadata=metadata, **kwargs)
-
-
-class EmailSchema(Response):
-    value = fields.String()
-    source_url = fields.String()
-    found_in = fields.String(metadata={"description": "mailto|text|json_ld|microdata|obfuscated"})
-
-
-class PhoneSchema(Response):
-    value = fields.String(metadata={"description": "E.164."})
-    raw = fields.String(metadata={"description": "As written on the page."})
-    type = _string("fixed_line, mobile, fixed_line_or_mobile, toll_free, voip, …; null unknown.")
-    source_url = fields.String()
-    found_in = fields.String(metadata={"description": "tel|text|json_ld|microdata"})
-
-
-class SocialLinkSchema(Response):
-    platform = fields.String()
-    url = fields.String()
-    handle = _string()
-    source_url = fields.String()
-
-
-class OrganizationSchema(Response):
-    name = _string()
-    url = _string()
-    logo = _string()
-    address = _string()
-
-
-class ContactsResponseSchema(PageResponseSchema):
-    emails = fields.List(fields.Nested(EmailSchema))
-    phones = fields.List(fields.Nested(PhoneSchema))
-    social_links = fields.List(fields.Nested(SocialLinkSchema))
-    organization = fields.Nested(OrganizationSchema, allow_none=True)
-    suggested_pages = fields.List(fields.String(), metadata={
-        "description": "Same-site contact, about, imprint, team or support pages (not fetched)."})
-
-
-class RatingSchema(Response):
-    rating_value = fields.Float(allow_none=True)
-    review_count = fields.Integer(allow_none=True)
-    best_rating = fields.Float(allow_none=True)
-
-
-class OfferSchema(Response):
-    price = _string("Decimal string, '.' as separator, no thousands separator.")
-    currency = _string("ISO 4217.")
-    availability = _string("schema.org name without prefix, e.g. InStock.")
-    item_condition = _string("schema.org name without prefix, e.g. NewCondition.")
-    price_valid_until = _string()
-    seller = _string()
-    url = _string()
-    sku = _string()
-
-
-class ProductSchema(Response):
-    source = fields.String(metadata={"description": "json_ld|microdata|rdfa|opengraph"})
-    name = _string()
-    description = _string()
-    url = _string()
-    sku = _string()
-    mpn = _string()
-    gtin = _string()
-    brand = _string()
-    category = _string()
-    color = _string()
-    images = fields.List(fields.String())
-    aggregate_rating = fields.Nested(RatingSchema, allow_none=True)
-    offers = fields.List(fields.Nested(OfferSchema))
-
-
-class ProductsResponseSchema(PageResponseSchema):
-    products = fields.List(fields.Nested(ProductSchema), metadata={
-        "description": "At most 20 products, at most 20 offers each."})
-
-
-class ChannelSchema(Response):
-    id = _string()
-    name = _string()
-    url = _string()
-
-
-class ThumbnailSchema(Response):
-    url = fields.String()
-    width = fields.Integer(allow_none=True)
-    height = fields.Integer(allow_none=True)
-
-
-class EngagementSchema(Response):
-    views = fields.Integer(allow_none=True)
-    likes = fields.Integer(allow_none=True)
-    comments = fields.Integer(allow_none=True)
-
-
-class CaptionTrackSchema(Response):
-    language = _string()
-    name = _string()
-    auto_generated = fields.Boolean()
-
-
-class CaptionsSchema(Response):
-    status = fields.String(metadata={"description": "available|none|unknown"})
-    tracks = fields.List(fields.Nested(CaptionTrackSchema))
-
-
-class RelatedVideoSchema(Response):
-    video_id = fields.String()
-    url = fields.String()
-    title = _string()
-    channel = _string()
-    duration_seconds = fields.Integer(allow_none=True)
-
-
-class VideoResponseSchema(Response):
-    request_id = fields.String()
-    credits_used = fields.Integer()
-    video_id = fields.String()
-    url = fields.String(metadata={"description": "Canonical watch URL."})
-    title = _string()
-    description = _string()
-    published_at = _string()
-    duration_seconds = fields.Integer(allow_none=True)
-    channel = fields.Nested(ChannelSchema)
-    thumbnails = fields.List(fields.Nested(ThumbnailSchema))
-    tags = fields.List(fields.String())
-    category = _string()
-    is_live = fields.Boolean(allow_none=True)
-    is_family_safe = fields.Boolean(allow_none=True)
-    embeddable = fields.Boolean(allow_none=True)
-    engagement = fields.Nested(EngagementSchema)
-    captions = fields.Nested(CaptionsSchema)
-    related_videos = fields.List(fields.Nested(RelatedVideoSchema))
-    source = fields.String(metadata={"description": "data_api|page"})
 
 
 class PlanSchema(Response):

@@ -74,7 +74,7 @@ def main() -> int:
         started = time.perf_counter()
         result = page.extract_page(FetchedPage.from_html(f"http://127.0.0.1/{page_id}", html))
         times.append(time.perf_counter() - started)
-        pred, true = result["text"] or "", truth[page_id].get("articleBody", "")
+        pred, true = result.text or "", truth[page_id].get("articleBody", "")
         scores.append(quality.page_scores(true, pred))
         exact += quality.TOKEN.findall(true) == quality.TOKEN.findall(pred)
 

@@ -111,7 +111,7 @@ def bare_extract(page_url: str) -> Callable[[bytes, http.client.HTTPResponse], N
     """What the worker does with the page, minus Scrapy: ``extract_page`` in this thread."""
     def then(data: bytes, response: http.client.HTTPResponse) -> None:
         page = FetchedPage.from_html(page_url, data.decode("utf-8"), dict(response.getheaders()))
-        if not extract_page(page)["text"]:
+        if not extract_page(page).text:
             raise RuntimeError("extract_page found no text")
     return then
 

@@ -49,20 +49,20 @@ def test_three_extractors_parse_the_page_once(monkeypatch: pytest.MonkeyPatch) -
     products = extract_products(page)
 
     assert (len(trees), len(ld_reads)) == (1, 1)
-    assert article["title"] == "Tide clock"
-    assert article["links"][0]["url"] == "https://shop.example/base/more"  # <base href>
+    assert article.title == "Tide clock"
+    assert article.links[0].url == "https://shop.example/base/more"  # <base href>
     assert [e["value"] for e in contacts["emails"]] == ["shop@example.co.uk"]
     assert contacts["emails"][0]["source_url"] == "https://shop.example/clock"  # final URL
     assert [p["value"] for p in contacts["phones"]] == ["+442079460000"]
     assert [(p["name"], p["sku"]) for p in products["products"]] == [("Tide clock", "TC-1")]
-    assert article["metadata"]["json_ld"] is page.json_ld
+    assert article.metadata is not None and article.metadata.json_ld is page.json_ld
 
 
 def test_a_fragment_is_parsed_but_is_not_a_document() -> None:
     page = FetchedPage.from_html("https://example.com/a/b", "<a href='c#x'>C</a>")
     assert page.root is not None and not page.is_document
     assert page.base == "https://example.com/a/b"
-    assert extract_page(page)["text"] is None
+    assert extract_page(page).text is None
 
 
 @pytest.mark.parametrize("html", ["", "   ", None])

@@ -7,6 +7,7 @@ where "expected" is the whole result dict, text included, compared exactly.
 from __future__ import annotations
 
 import json
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -35,7 +36,8 @@ def load(name: str) -> tuple[dict[str, Any], str]:
 
 def run(name: str, **kwargs: Any) -> tuple[dict[str, Any], dict[str, Any]]:
     case, html = load(name)
-    return extract_page(fetched(case["url"], html, case.get("headers")), **kwargs), case["expected"]
+    page = extract_page(fetched(case["url"], html, case.get("headers")), **kwargs)
+    return asdict(page), case["expected"]
 
 
 def test_fixtures_are_present() -> None:
@@ -169,24 +171,24 @@ def assert_blank(result: dict[str, Any]) -> None:
         "deep-json-ld"])
 def test_odd_input_never_raises_and_yields_none(html: str,
                                                  caplog: pytest.LogCaptureFixture) -> None:
-    assert_blank(extract_page(fetched("https://example.com/odd", html)))
+    assert_blank(asdict(extract_page(fetched("https://example.com/odd", html))))
     assert our_errors(caplog) == []
 
 
 def test_none_body_does_not_raise(caplog: pytest.LogCaptureFixture) -> None:
-    assert_blank(extract_page(fetched("https://example.com/odd", None)))  # type: ignore[arg-type]
+    assert_blank(asdict(extract_page(fetched("https://example.com/odd", None))))  # type: ignore[arg-type]
     assert our_errors(caplog) == []
 
 
 def test_huge_attribute_does_not_raise(caplog: pytest.LogCaptureFixture) -> None:
     html = ("<html><head><title>Big</title></head><body><div data-x='" + "x" * 2_000_000
             + "'>hi</div><a href='/next'>Next</a></body></html>")
-    result = extract_page(fetched("https://example.com/big", html))
+    result = asdict(extract_page(fetched("https://example.com/big", html)))
     assert result["title"] == "Big"
     assert [link["url"] for link in result["links"]] == ["https://example.com/next"]
     # beyond libxml2's 10 MB attribute limit the rest of the page is lost, but nothing raises
     bigger = html.replace("x" * 2_000_000, "x" * 11_000_000)
-    huge = extract_page(fetched("https://example.com/big", bigger))
+    huge = asdict(extract_page(fetched("https://example.com/big", bigger)))
     assert (huge["title"], huge["links"]) == ("Big", [])
     assert our_errors(caplog) == []
 
@@ -199,11 +201,11 @@ def test_a_bug_in_extraction_raises(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(page_module, "_title", broken)
     _, html = load("article")
     with pytest.raises(AttributeError):
-        extract_page(fetched("https://example.com/a", html))
+        asdict(extract_page(fetched("https://example.com/a", html)))
 
 
 def test_fragment_without_html_still_gives_links() -> None:
-    result = extract_page(fetched("https://example.com/a/b", "<a href='c#x'>C</a>"))
+    result = asdict(extract_page(fetched("https://example.com/a/b", "<a href='c#x'>C</a>")))
     assert result["links"] == [
         {"url": "https://example.com/a/c", "text": "C", "rel": None, "internal": True}]
     assert result["text"] is None
@@ -220,18 +222,19 @@ def test_fragment_without_html_still_gives_links() -> None:
 ])
 def test_content_language_header_fallback(headers: Any, language: str | None) -> None:
     html = "<html lang='{{ lang }}'><head><title>T</title></head><body><p>x</p></body></html>"
-    assert extract_page(fetched("https://example.com/", html, headers))["language"] == language
+    assert extract_page(fetched("https://example.com/", html, headers)).language == language
 
 
 def test_html_lang_wins_over_header() -> None:
     case, html = load("article")
-    assert extract_page(fetched(case["url"], html, {"Content-Language": "de"}))["language"] == "en"
+    page = fetched(case["url"], html, {"Content-Language": "de"})
+    assert extract_page(page).language == "en"
 
 
 @pytest.mark.parametrize("url", ["", "not a url", "http://[::1/broken", "ftp://example.com/"])
 def test_odd_page_url_does_not_raise(url: str, caplog: pytest.LogCaptureFixture) -> None:
     _, html = load("links")
-    result = extract_page(fetched(url, html))
+    result = asdict(extract_page(fetched(url, html)))
     assert our_errors(caplog) == []
     assert result["title"] == "Link soup"
     assert result["links"][0]["url"] == "https://example.com/docs/guide/intro.html"  # <base>
@@ -248,12 +251,13 @@ def test_odd_page_url_does_not_raise(url: str, caplog: pytest.LogCaptureFixture)
 def test_published_time_normalisation(value: str, expected: str) -> None:
     html = (f"<html><head><meta property='article:published_time' content='{value}'>"
             "</head><body></body></html>")
-    metadata = extract_page(fetched("https://example.com/", html))["metadata"]
+    metadata = asdict(extract_page(fetched("https://example.com/", html)))["metadata"]
     assert metadata["published_at"] == expected
 
 
 def test_time_element_in_article_is_the_last_resort() -> None:
     html = ("<html><body><time datetime='2020-01-01T00:00:00Z'>outside</time><article><p>x</p>"
             "<time datetime='2021-06-01T12:00:00+02:00'>June</time></article></body></html>")
-    assert extract_page(fetched("https://example.com/", html))["metadata"]["published_at"] == (
+    assert asdict(extract_page(fetched("https://example.com/", html)))["metadata"][
+        "published_at"] == (
         "2021-06-01T10:00:00Z")

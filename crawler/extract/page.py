@@ -28,6 +28,7 @@ from crawler.extract.structured import (
     json_ld_nodes,
 )
 from crawler.formats import iso_utc
+from crawler.items.page import Link, Metadata, Page
 
 logger = logging.getLogger(__name__)
 
@@ -51,7 +52,7 @@ _MODIFIED = ("article:modified_time", "dateModified", ("og:updated_time", "datem
 
 
 def extract_page(page: FetchedPage, *, include_links: bool = True,
-                 include_metadata: bool = True) -> dict[str, Any]:
+                 include_metadata: bool = True) -> Page:
     """Extract everything a client asks about one page; every key is present.
 
     Links are resolved against the page's address (after redirects) and ``<base href>``; the
@@ -62,31 +63,18 @@ def extract_page(page: FetchedPage, *, include_links: bool = True,
     in this code does raise, so that the crawl reports a failure instead of a blank page billed
     as a success.
     """
-    result: dict[str, Any] = {
-        "title": None, "text": None, "language": None, "links": [],
-        "metadata": _blank_metadata() if include_metadata else None,
-    }
-    result["language"] = _language_code(page.header("content-language"))
+    language = _language_code(page.header("content-language"))
     root = page.root
     if root is None:
-        return result
+        return Page(language=language, metadata=Metadata() if include_metadata else None)
     meta, http_equiv = page.meta
-    result["title"] = _title(root, meta)
-    result["text"] = _text(page.tree, page.address) if page.is_document else None
-    result["language"] = _language(root, meta, http_equiv) or result["language"]
-    if include_links:
-        result["links"] = _links(root, page.base, page.address)
-    if include_metadata:
-        result["metadata"] = _metadata(page)
-    return result
-
-
-def _blank_metadata() -> dict[str, Any]:
-    return {
-        "description": None, "canonical_url": None, "author": None, "published_at": None,
-        "modified_at": None, "site_name": None, "image": None, "keywords": [],
-        "open_graph": {}, "twitter": {}, "json_ld": [], "microdata": [], "meta": {},
-    }
+    return Page(
+        title=_title(root, meta),
+        text=_text(page.tree, page.address) if page.is_document else None,
+        language=_language(root, meta, http_equiv) or language,
+        links=_links(root, page.base, page.address) if include_links else [],
+        metadata=_metadata(page) if include_metadata else None,
+    )
 
 
 def _title(root: HtmlElement, meta: Mapping[str, str]) -> str | None:
@@ -122,11 +110,11 @@ def _text(tree: HtmlElement, url: str) -> str | None:
     return "\n\n".join(filter(None, paragraphs)) or None
 
 
-def _links(root: HtmlElement, base: str, page_url: str) -> list[dict[str, Any]]:
+def _links(root: HtmlElement, base: str, page_url: str) -> list[Link]:
     """Crawlable links: absolute http(s), no fragment, first occurrence of each URL kept."""
     page_host = host(join(page_url, page_url) or page_url)
     seen: set[str] = set()
-    links: list[dict[str, Any]] = []
+    links: list[Link] = []
     for anchor in root.iter("a"):
         href = anchor.get("href")
         if not href or strip_html5_whitespace(href).startswith("#"):
@@ -144,16 +132,16 @@ def _links(root: HtmlElement, base: str, page_url: str) -> list[dict[str, Any]]:
             continue
         seen.add(link_url)
         rel = (anchor.get("rel") or "").lower().split()
-        links.append({
-            "url": link_url,
-            "text": clean(anchor.text_content()),
-            "rel": "nofollow" if "nofollow" in rel else None,
-            "internal": host(link_url) == page_host,
-        })
+        links.append(Link(
+            url=link_url,
+            text=clean(anchor.text_content()),
+            rel="nofollow" if "nofollow" in rel else None,
+            internal=host(link_url) == page_host,
+        ))
     return links
 
 
-def _metadata(page: FetchedPage) -> dict[str, Any]:
+def _metadata(page: FetchedPage) -> Metadata:
     root, base, meta = page.root, page.base, page.meta[0]
     assert root is not None
     items = page.json_ld
@@ -164,22 +152,22 @@ def _metadata(page: FetchedPage) -> dict[str, Any]:
         author = None
     canonical = next((link.get("href") for link in root.xpath("//link[@href]")
                       if "canonical" in (link.get("rel") or "").lower().split()), None)
-    return {
-        "description": meta.get("description") or meta.get("og:description"),
-        "canonical_url": join(base, canonical) or join(base, meta.get("og:url")),
-        "author": meta.get("author") or author or _names(_first(nodes, "author"), by_id),
-        "published_at": _date(root, meta, nodes, published=True),
-        "modified_at": _date(root, meta, nodes, published=False),
-        "site_name": meta.get("og:site_name") or _names(_first(nodes, "publisher"), by_id),
-        "image": join(base, meta.get("og:image"))
+    return Metadata(
+        description=meta.get("description") or meta.get("og:description"),
+        canonical_url=join(base, canonical) or join(base, meta.get("og:url")),
+        author=meta.get("author") or author or _names(_first(nodes, "author"), by_id),
+        published_at=_date(root, meta, nodes, published=True),
+        modified_at=_date(root, meta, nodes, published=False),
+        site_name=meta.get("og:site_name") or _names(_first(nodes, "publisher"), by_id),
+        image=join(base, meta.get("og:image"))
         or join(base, meta.get("twitter:image") or meta.get("twitter:image:src")),
-        "keywords": [k.strip() for k in meta.get("keywords", "").split(",") if k.strip()],
-        "open_graph": {k: v for k, v in meta.items() if k.startswith("og:")},
-        "twitter": {k: v for k, v in meta.items() if k.startswith("twitter:")},
-        "json_ld": items,
-        "microdata": page.microdata,
-        "meta": meta,
-    }
+        keywords=[k.strip() for k in meta.get("keywords", "").split(",") if k.strip()],
+        open_graph={k: v for k, v in meta.items() if k.startswith("og:")},
+        twitter={k: v for k, v in meta.items() if k.startswith("twitter:")},
+        json_ld=items,
+        microdata=page.microdata,
+        meta=meta,
+    )
 
 
 def _date(root: HtmlElement, meta: Mapping[str, str], nodes: list[dict[str, Any]], *,

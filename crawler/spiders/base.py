@@ -54,7 +54,7 @@ class SinglePageSpider(Spider):
     async def start(self) -> AsyncIterator[Request]:
         yield Request(self.url, callback=self.parse, errback=self.failed, dont_filter=True)
 
-    def extract(self, page: FetchedPage) -> dict[str, Any]:
+    def extract(self, page: FetchedPage) -> Any:
         raise NotImplementedError
 
     def parse(self, response: Response) -> Iterator[PageResult]:

@@ -6,6 +6,7 @@ from typing import Any
 
 from crawler.extract.fetched import FetchedPage
 from crawler.extract.page import extract_page
+from crawler.items.page import Page
 from crawler.spiders.base import SinglePageSpider, as_bool
 
 
@@ -25,7 +26,7 @@ class PageSpider(SinglePageSpider):
         self.include_links = as_bool(include_links)
         self.include_metadata = as_bool(include_metadata)
 
-    def extract(self, page: FetchedPage) -> dict[str, Any]:
+    def extract(self, page: FetchedPage) -> Page:
         return extract_page(
             page, include_links=self.include_links, include_metadata=self.include_metadata
         )

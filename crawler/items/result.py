@@ -19,7 +19,9 @@ class PageResult:
 
     ``url`` is the URL as requested; ``final_url`` the one after redirects (``None`` when no
     response came); ``error`` is ``{"error": code, "message": …, "details": {…}}`` on failure;
-    ``data`` holds the operation's fields (for ``page``, those of :func:`extract_page`).
+    ``data`` holds the operation's item (for ``page``, the :class:`~crawler.items.page.Page`
+    that :func:`~crawler.extract.page.extract_page` returns); ``ItemAdapter(result).asdict()``
+    (what jobs return and feed exports write) turns it into plain JSON values.
     """
 
     url: str
@@ -28,4 +30,4 @@ class PageResult:
     status_code: int | None = None
     fetched_at: str = field(default_factory=utc_now)
     error: dict[str, Any] | None = None
-    data: dict[str, Any] | None = None
+    data: Any = None

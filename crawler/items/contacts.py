@@ -1,0 +1,57 @@
+"""The contact discovery operation's answer (``POST /contacts``, ``scrapy crawl contacts``)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from crawler.items.fields import described
+
+
+@dataclass(kw_only=True)
+class Email:
+    value: str = described("The address; its domain lower-cased.")
+    source_url: str = described("The page it was found on.")
+    found_in: str = described("mailto|text|json_ld|microdata|obfuscated")
+
+
+@dataclass(kw_only=True)
+class Phone:
+    value: str = described("E.164.")
+    raw: str = described("As written on the page.")
+    type: str | None = described(
+        "fixed_line, mobile, fixed_line_or_mobile, toll_free, voip, …; null unknown.",
+        default=None)
+    source_url: str = described("The page it was found on.")
+    found_in: str = described("tel|text|json_ld|microdata")
+
+
+@dataclass(kw_only=True)
+class SocialLink:
+    platform: str = described("linkedin, x, facebook, instagram, youtube, …, mastodon.")
+    url: str = described("The profile's URL.")
+    handle: str | None = described("The account name, when the URL shows it.", default=None)
+    source_url: str = described("The page it was found on.")
+
+
+@dataclass(kw_only=True)
+class Organization:
+    """The page's own organisation (never a product's brand or an offer's seller)."""
+
+    name: str | None = described("Its name.", default=None)
+    url: str | None = described("Its website.", default=None)
+    logo: str | None = described("Its logo, absolute URL.", default=None)
+    address: str | None = described("Postal address on one line.", default=None)
+
+
+@dataclass(kw_only=True)
+class Contacts:
+    """Emails, phones, social profiles and organisation of one page; at most 50 of each."""
+
+    emails: list[Email] = described("De-duplicated case-insensitively.", factory=list)
+    phones: list[Phone] = described("De-duplicated by E.164.", factory=list)
+    social_links: list[SocialLink] = described("Profiles, not share or login links.",
+                                               factory=list)
+    organization: Organization | None = described("null when the page names none.",
+                                                  default=None)
+    suggested_pages: list[str] = described(
+        "Same-site contact, about, imprint, team or support pages (not fetched).", factory=list)
