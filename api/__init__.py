@@ -9,7 +9,7 @@ from flask import Flask, current_app, g, request
 from flask_smorest import Api
 
 from api import errors, openapi, swagger_ui
-from api.config import Config
+from api.config import Config, load_or_exit
 from api.limits import AccountRateLimiter
 from api.openapi import BASE_PATH
 from api.operations import OPERATIONS, history_claimed, request_charge
@@ -75,7 +75,7 @@ def _record_rejected_operation(response) -> None:
 
 
 def create_app(config: Config | None = None) -> Flask:
-    config = config or Config.from_env()
+    config = config or load_or_exit()
     app = Flask(__name__)
     app.json.sort_keys = False  # keep the contract's field order (request_id first)
     app.config.update(

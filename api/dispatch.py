@@ -12,6 +12,7 @@ import math
 from collections.abc import Callable
 from typing import Any
 
+from flask import current_app
 from redis.exceptions import RedisError
 from rq import Worker
 from rq.results import Result
@@ -37,7 +38,7 @@ def run_interactive(
         job = queue.enqueue(
             func, *args, **kwargs,
             job_id=job_id,
-            job_timeout=queues.INTERACTIVE_JOB_TIMEOUT,
+            job_timeout=current_app.config["WEBDATA"].interactive_job_timeout,
             result_ttl=queues.INTERACTIVE_RESULT_TTL,
             failure_ttl=queues.INTERACTIVE_RESULT_TTL,
             ttl=queues.INTERACTIVE_QUEUE_TTL,

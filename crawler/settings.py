@@ -1,44 +1,46 @@
 """Scrapy settings for every spider, from ``scrapy crawl`` and from the warm worker alike.
 
-Each deployment knob is read from the environment here, once, with a typed default; everything
-else is fixed policy. The environment variables are documented in the README.
+Deployment knobs are *derived* from the one typed configuration (``webdata.config``), read once
+when Scrapy loads this module; nothing is parsed here, so the worker, the API and ``scrapy
+crawl`` agree. A bad variable stops ``scrapy crawl`` with one line (``load_or_exit``).
+Everything else is fixed policy.
 """
 
 from __future__ import annotations
 
-import os
+from webdata.config import load_or_exit
+
+_config = load_or_exit()
 
 BOT_NAME = "webdata"
 SPIDER_MODULES = ["crawler.spiders"]
 NEWSPIDER_MODULE = "crawler.spiders"
 
 #: Where site owners can read who we are and how to reach us.
-CONTACT_URL = os.environ.get("CRAWLER_CONTACT_URL", "https://github.com/webdata-platform")
-USER_AGENT = os.environ.get(
-    "CRAWLER_USER_AGENT", f"WebdataBot/0.1 (+{CONTACT_URL})"
-)
+CONTACT_URL = _config.contact_url
+USER_AGENT = _config.user_agent or f"WebdataBot/0.1 (+{CONTACT_URL})"
 
 ROBOTSTXT_OBEY = True
 ROBOTSTXT_PARSER = "scrapy.robotstxt.ProtegoRobotParser"
 #: Seconds a parsed robots.txt is reused across crawls in one worker process.
-ROBOTSTXT_CACHE_TTL = float(os.environ.get("CRAWLER_ROBOTSTXT_TTL", "600"))
+ROBOTSTXT_CACHE_TTL = _config.robotstxt_ttl
 
 #: Comma-separated CIDRs of private networks the crawler may reach (empty: public only).
-CRAWLER_ALLOWED_NETWORKS = os.environ.get("CRAWLER_ALLOWED_NETWORKS", "")
+CRAWLER_ALLOWED_NETWORKS = _config.allowed_networks
 #: Ports fetched on public addresses (any port inside an allowed network); empty means
 #: crawler.policy.DEFAULT_PORTS.
-CRAWLER_ALLOWED_PORTS = os.environ.get("CRAWLER_ALLOWED_PORTS", "")
+CRAWLER_ALLOWED_PORTS = _config.allowed_ports
 #: Comma-separated domains never fetched (subdomains included).
-CRAWLER_BLOCKED_DOMAINS = os.environ.get("CRAWLER_BLOCKED_DOMAINS", "")
+CRAWLER_BLOCKED_DOMAINS = _config.blocked_domains
 TWISTED_DNS_RESOLVER = "crawler.resolver.FilteringResolver"
 
 #: Bytes; applies to the body after decompression too (gzip bombs).
-DOWNLOAD_MAXSIZE = int(os.environ.get("CRAWLER_MAX_BYTES", str(10 * 1024 * 1024)))
+DOWNLOAD_MAXSIZE = _config.max_bytes
 DOWNLOAD_WARNSIZE = 0
 #: Seconds for one whole download (connect + headers + body).
-DOWNLOAD_TIMEOUT = float(os.environ.get("CRAWLER_DOWNLOAD_TIMEOUT", "20"))
+DOWNLOAD_TIMEOUT = _config.download_timeout
 #: Seconds one single-page crawl may take in all (robots.txt, redirects, retries).
-CRAWL_TIMEOUT = float(os.environ.get("CRAWLER_CRAWL_TIMEOUT", "45"))
+CRAWL_TIMEOUT = _config.crawl_timeout
 REDIRECT_MAX_TIMES = 10
 METAREFRESH_MAXDELAY = 30
 RETRY_ENABLED = False
@@ -72,12 +74,12 @@ REMOTE_CONTROL_ENABLED = False
 WARN_ON_GENERATOR_RETURN_VALUE = False
 
 #: The video platform's site and Data API; settings so that tests point them at local fakes.
-YOUTUBE_BASE_URL = os.environ.get("YOUTUBE_BASE_URL", "https://www.youtube.com")
-YOUTUBE_API_URL = os.environ.get("YOUTUBE_API_URL", "https://www.googleapis.com/youtube/v3")
+YOUTUBE_BASE_URL = _config.youtube_base_url
+YOUTUBE_API_URL = _config.youtube_api_url
 #: With a key, counts, caption status and embeddability come from the Data API's videos.list.
-YOUTUBE_API_KEY = os.environ.get("YOUTUBE_API_KEY", "")
+YOUTUBE_API_KEY = _config.youtube_api_key
 
 TWISTED_REACTOR = "twisted.internet.asyncioreactor.AsyncioSelectorReactor"
 REQUEST_FINGERPRINTER_IMPLEMENTATION = "2.7"
 FEED_EXPORT_ENCODING = "utf-8"
-LOG_LEVEL = os.environ.get("CRAWLER_LOG_LEVEL", "INFO")
+LOG_LEVEL = _config.crawler_log_level

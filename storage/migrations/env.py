@@ -2,17 +2,14 @@
 
 from __future__ import annotations
 
-import os
-
 from alembic import context
 from sqlalchemy import engine_from_config, pool
 
 from storage.models import Base
+from webdata.config import load_or_exit
 
 config = context.config
-url = config.get_main_option("sqlalchemy.url") or os.environ.get("DATABASE_URL")
-if not url:
-    raise SystemExit("Set DATABASE_URL (or sqlalchemy.url) to migrate.")
+url = config.get_main_option("sqlalchemy.url") or load_or_exit().database_url
 config.set_main_option("sqlalchemy.url", url.replace("%", "%%"))
 
 

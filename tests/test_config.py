@@ -1,0 +1,162 @@
+"""The one configuration (``webdata.config``): every variable validated at start-up, in every
+entry point alike, and the README's table listing exactly the variables it reads."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import ROOT
+from webdata.config import Config, ConfigError, variables
+
+#: (variable, bad value, what the one line must say besides the variable's name).
+BAD_VALUES = [
+    ("CRAWLER_MAX_BYTES", "", "is empty: expected a whole number of bytes"),
+    ("CRAWLER_MAX_BYTES", "10MB", "expected a whole number of bytes"),
+    ("CRAWLER_MAX_BYTES", "0", "at least 1"),
+    ("WORKERS", "abc", "expected a whole number of worker processes"),
+    ("WORKERS", "-1", "0 or more"),
+    ("PORT", "70000", "1-65535"),
+    ("API_THREADS", " ", "is empty"),
+    ("JOB_WAIT_SECONDS", "1.5", "whole number of seconds"),
+    ("INTERACTIVE_JOB_TIMEOUT", "", "is empty"),
+    ("CRAWLER_ALLOWED_NETWORKS", "300.0.0.0/8", "'300.0.0.0/8' is not a network"),
+    ("CRAWLER_ALLOWED_NETWORKS", "127.0.0.0/8,localhost", "'localhost' is not a network"),
+    ("CRAWLER_ALLOWED_PORTS", "80,http", "'http' is not a port"),
+    ("CRAWLER_ALLOWED_PORTS", "0", "'0' is not a port"),
+    ("CRAWLER_BLOCKED_DOMAINS", "https://example.com/", "is not a domain name"),
+    ("CRAWLER_DOWNLOAD_TIMEOUT", "-5", "seconds greater than 0"),
+    ("CRAWLER_CRAWL_TIMEOUT", "0", "seconds greater than 0"),
+    ("CRAWLER_CRAWL_TIMEOUT", "nan", "seconds greater than 0"),
+    ("CRAWLER_ROBOTSTXT_TTL", "-1", "0 or more"),
+    ("SEARCH_TIMEOUT", "", "is empty"),
+    ("CRAWLER_LOG_LEVEL", "LOUD", "a log level (DEBUG, INFO, WARNING, ERROR, CRITICAL)"),
+    ("LOG_LEVEL", "", "is empty"),
+    ("SEARCH_PROVIDER", "bing", "one of searxng, brave, google, youtube"),
+    ("SEARXNG_URL", "searx.local", "an http(s) URL"),
+    ("CRAWLER_CONTACT_URL", "mailto:ops@example.com", "an http(s) URL"),
+    ("REDIS_URL", "127.0.0.1:6379", "a Redis URL"),
+    ("DATABASE_URL", "webdata.db", "a SQLAlchemy URL"),
+]
+
+
+def clean_env(tmp_path: Path, **values: str) -> dict[str, str]:
+    """This process's environment without any configuration variable, plus ``values``; local
+    state in ``tmp_path`` so that a running ``make run`` cannot leak in."""
+    env = {k: v for k, v in os.environ.items() if k not in variables()}
+    return {**env, "VAR_DIR": str(tmp_path), **values}
+
+
+@pytest.mark.parametrize(("name", "value", "message"), BAD_VALUES)
+def test_a_bad_value_is_one_line_naming_the_variable(tmp_path, name, value, message):
+    with pytest.raises(ConfigError) as raised:
+        Config.from_env(clean_env(tmp_path, **{name: value}))
+    line = str(raised.value)
+    assert line.startswith(f"{name} is empty" if not value.strip() else f"{name}={value!r}")
+    assert message in line
+    assert "\n" not in line
+
+
+def test_defaults_and_the_empty_value_rule(tmp_path):
+    config = Config.from_env(clean_env(tmp_path))
+    assert config == Config(database_url=f"sqlite:///{tmp_path / 'webdata.db'}",
+                            var_dir=tmp_path)
+    assert config.crawler_log_level == "WARNING" and config.log_level == "INFO"
+    # Empty text is unset: the default (also for a text variable whose default is not empty).
+    empty = Config.from_env(clean_env(tmp_path, CRAWLER_ALLOWED_NETWORKS="", SEARCH_PROVIDER="",
+                                      CRAWLER_CONTACT_URL="", REDIS_URL=""))
+    assert empty.allowed_networks == "" and empty.search_provider == ""
+    assert empty.contact_url == Config.contact_url
+    assert empty.redis_url == Config.redis_url and empty.redis_url_origin == "default"
+
+
+def test_values_are_typed_and_normalised(tmp_path):
+    config = Config.from_env(clean_env(
+        tmp_path, CRAWLER_MAX_BYTES="2048", CRAWLER_DOWNLOAD_TIMEOUT="2.5", WORKERS="0",
+        CRAWLER_LOG_LEVEL="debug", CRAWLER_ALLOWED_NETWORKS=" 127.0.0.0/8 , ::1/128 ",
+        CRAWLER_BLOCKED_DOMAINS="Tracker.Example., ads.example", SEARCH_PROVIDER="Brave",
+        REDIS_URL="redis://127.0.0.1:6390/3"))
+    assert config.max_bytes == 2048 and config.download_timeout == 2.5 and config.workers == 0
+    assert config.crawler_log_level == "DEBUG"
+    assert config.allowed_networks == "127.0.0.0/8,::1/128"
+    assert config.blocked_domains == "tracker.example,ads.example"
+    assert config.search_provider == "brave"
+    assert (config.redis_url, config.redis_url_origin) == ("redis://127.0.0.1:6390/3",
+                                                            "environment")
+
+
+def test_the_embedded_redis_url_file_is_found_unless_redis_url_is_set(tmp_path):
+    (tmp_path / "redis-url").write_text("redis://127.0.0.1:6391/0\n")
+    found = Config.from_env(clean_env(tmp_path))
+    assert (found.redis_url, found.redis_url_origin) == ("redis://127.0.0.1:6391/0", "file")
+    assert Config.from_env(clean_env(tmp_path, REDIS_URL="redis://h:1/0")).redis_url == \
+        "redis://h:1/0"
+
+
+#: Each process's entry point.
+ENTRY_POINTS = {
+    "worker": [sys.executable, "-m", "worker", "--burst"],
+    "scrapy crawl": [sys.executable, "-m", "scrapy", "crawl", "page", "-a",
+                     "url=http://127.0.0.2/", "-O", "-:jsonl"],
+    "api factory": [sys.executable, "-m", "flask", "--app", "api", "routes"],
+    "make run": [sys.executable, "-m", "api.serve"],
+}
+
+
+@pytest.mark.parametrize("entry", ENTRY_POINTS)
+@pytest.mark.parametrize(("name", "value", "message"), [
+    ("CRAWLER_MAX_BYTES", "", "is empty: expected a whole number of bytes"),
+    ("CRAWLER_ALLOWED_NETWORKS", "300.0.0.0/8", "'300.0.0.0/8' is not a network"),
+])
+def test_every_entry_point_stops_with_the_one_line(tmp_path, entry, name, value, message):
+    done = subprocess.run(ENTRY_POINTS[entry], cwd=ROOT, env=clean_env(tmp_path, **{name: value}),
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2, done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1, done.stderr
+    assert lines[0].startswith(f"Configuration error: {name}")
+    assert message in lines[0]
+    assert not list(tmp_path.iterdir())  # make run stopped before starting anything
+
+
+def test_scrapy_settings_are_derived_from_the_configuration(tmp_path):
+    env = clean_env(tmp_path, CRAWLER_MAX_BYTES="4096", CRAWLER_ALLOWED_NETWORKS="10.0.0.0/8")
+    def get(setting: str) -> str:
+        return subprocess.run([sys.executable, "-m", "scrapy", "settings", "--get", setting],
+                              cwd=ROOT, env=env, capture_output=True, text=True, check=True,
+                              timeout=60).stdout.strip()
+
+    assert get("DOWNLOAD_MAXSIZE") == "4096"
+    assert get("CRAWLER_ALLOWED_NETWORKS") == "10.0.0.0/8"
+    assert get("LOG_LEVEL") == Config.crawler_log_level
+
+
+def readme_configuration_rows() -> dict[str, list[str]]:
+    """The README's Configuration table: variable → its cells (type, default, meaning)."""
+    text = (ROOT / "README.md").read_text()
+    section = text.split("\n## Configuration\n", 1)[1].split("\n## ", 1)[0]
+    rows = {}
+    for line in section.splitlines():
+        cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
+        match = re.fullmatch(r"`([A-Z_]+)`", cells[0]) if line.startswith("|") else None
+        if match:
+            rows[match.group(1)] = cells[1:]
+    return rows
+
+
+def test_the_readme_table_lists_every_variable_with_its_type_and_default():
+    rows = readme_configuration_rows()
+    assert sorted(rows) == sorted(variables())
+    for name, (_field, default, type_name) in variables().items():
+        kind, shown_default = rows[name][0], rows[name][1]
+        assert kind == type_name, name
+        if isinstance(default, int | float) and not isinstance(default, bool):
+            shown = str(default) if isinstance(default, int) else f"{default:g}"
+            assert shown_default == f"`{shown}`", name
+        elif isinstance(default, str) and default and "/var/" not in default:
+            assert f"`{default}`" in shown_default, name

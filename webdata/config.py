@@ -1,0 +1,368 @@
+"""The deployment's configuration: every environment variable the platform reads, in one place.
+
+Each variable is one field of :class:`Config`: one type, one default, one docstring (with its
+unit). :meth:`Config.from_env` parses and validates them all at once, so a bad value stops a
+process at start-up with one line naming the variable, instead of crashing at import in one
+component and being silently ignored in another.
+
+Why here, in a package of its own (``webdata``), and why one flat object:
+
+- The API, the workers, ``make run`` and ``scrapy crawl`` all read it. This module imports only
+  the standard library, so ``import webdata.config`` costs nothing and pulls in neither Flask
+  nor Scrapy: the crawler's settings (``crawler/settings.py``) are *derived* from it, and the
+  API reads it without loading the crawler.
+- Several variables are shared (the source policy lists are the API's pre-check and the
+  resolver's control; ``YOUTUBE_API_*`` serve the video spider and the video search;
+  ``REDIS_URL`` everyone). One flat object gives each of them exactly one field, hence one
+  default; per-component objects would have to repeat them.
+
+The empty-value rule: an empty value is the same as an unset one for *text* (URLs, keys, names,
+lists, paths), so ``CRAWLER_ALLOWED_NETWORKS=`` means "none" and ``FOO=`` in a shell clears a
+setting. For *numbers and log levels* an empty value is an error: ``CRAWLER_MAX_BYTES=`` is far
+more likely a broken template than a wish for the default, and guessing would hide it.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import math
+import os
+import re
+import sys
+from collections.abc import Callable, Mapping
+from dataclasses import MISSING, dataclass, field, fields
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+ROOT = Path(__file__).resolve().parent.parent
+DEFAULT_VAR_DIR = ROOT / "var"
+DEFAULT_DATABASE_URL = f"sqlite:///{DEFAULT_VAR_DIR / 'webdata.db'}"
+DEFAULT_REDIS_URL = "redis://127.0.0.1:6379/0"
+#: Where ``make run`` leaves its embedded Redis's URL, under ``VAR_DIR``.
+REDIS_URL_FILE = "redis-url"
+LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
+SEARCH_PROVIDERS = ("searxng", "brave", "google", "youtube")
+
+
+class ConfigError(ValueError):
+    """A variable has a value it cannot have; the message is one line naming it."""
+
+
+# --- value types -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Kind:
+    """How one variable's text becomes a value: ``parse`` raises ValueError(what was wrong)."""
+
+    expected: str
+    parse: Callable[[str], Any]
+    #: Text: empty is unset (the default). Numbers and levels: empty is an error.
+    empty_is_unset: bool = True
+    #: Shown in the README's table.
+    type_name: str = "text"
+
+
+def _text(raw: str) -> str:
+    return raw.strip()
+
+
+def _number(kind: type, minimum: float, *, above: bool = False,
+            maximum: float | None = None) -> Callable[[str], Any]:
+    def parse(raw: str) -> Any:
+        try:
+            value = kind(raw.strip())
+        except ValueError:
+            raise ValueError("not a number") from None
+        if isinstance(value, float) and not math.isfinite(value):
+            raise ValueError("not a finite number")
+        if value < minimum or (above and value == minimum):
+            raise ValueError("too small")
+        if maximum is not None and value > maximum:
+            raise ValueError("too large")
+        return value
+
+    return parse
+
+
+def integer(expected: str, minimum: int, maximum: int | None = None) -> Kind:
+    return Kind(expected, _number(int, minimum, maximum=maximum), False, "integer")
+
+
+def seconds(*, zero_ok: bool = False) -> Kind:
+    expected = ("a number of seconds, 0 or more" if zero_ok
+                else "a number of seconds greater than 0")
+    return Kind(expected, _number(float, 0, above=not zero_ok), False, "seconds")
+
+
+def _level(raw: str) -> str:
+    level = raw.strip().upper()
+    if level not in LOG_LEVELS:
+        raise ValueError("unknown level")
+    return level
+
+
+def _choice(options: tuple[str, ...]) -> Callable[[str], str]:
+    def parse(raw: str) -> str:
+        value = raw.strip().lower()
+        if value not in options:
+            raise ValueError("unknown name")
+        return value
+
+    return parse
+
+
+def _url(schemes: tuple[str, ...], *, host: bool = True) -> Callable[[str], str]:
+    def parse(raw: str) -> str:
+        value = raw.strip()
+        parts = urlsplit(value)
+        scheme = parts.scheme.split("+", 1)[0].lower()
+        if scheme not in schemes or "://" not in value or (host and not parts.hostname):
+            raise ValueError("not such a URL")
+        return value
+
+    return parse
+
+
+def _items(raw: str) -> list[str]:
+    return [item.strip() for item in raw.split(",") if item.strip()]
+
+
+def _networks(raw: str) -> str:
+    for item in _items(raw):
+        try:
+            ipaddress.ip_network(item, strict=False)
+        except ValueError:
+            raise ValueError(f"{item!r} is not a network") from None
+    return ",".join(_items(raw))
+
+
+def _ports(raw: str) -> str:
+    for item in _items(raw):
+        if not item.isdigit() or not 1 <= int(item) <= 65535:
+            raise ValueError(f"{item!r} is not a port")
+    return ",".join(_items(raw))
+
+
+_LABEL = re.compile(r"^(?!-)[a-z0-9-]{1,63}(?<!-)$")
+
+
+def _domains(raw: str) -> str:
+    domains = [item.lower().rstrip(".") for item in _items(raw)]
+    for domain in domains:
+        if not all(_LABEL.match(label) for label in domain.encode("idna").decode().split(".")):
+            raise ValueError(f"{domain!r} is not a domain name")
+    return ",".join(domains)
+
+
+def _idna_safe(parse: Callable[[str], str]) -> Callable[[str], str]:
+    def wrapped(raw: str) -> str:
+        try:
+            return parse(raw)
+        except UnicodeError:
+            raise ValueError("not a domain name") from None
+
+    return wrapped
+
+
+def _path(raw: str) -> Path:
+    return Path(raw.strip()).expanduser().resolve()
+
+
+TEXT = Kind("text", _text)
+PATH = Kind("a directory path", _path, type_name="path")
+HTTP_URL = Kind("an http(s) URL with a host", _url(("http", "https")), type_name="URL")
+LEVEL = Kind(f"a log level ({', '.join(LOG_LEVELS)})", _level, False, "log level")
+PROVIDER = Kind(f"empty or one of {', '.join(SEARCH_PROVIDERS)}", _choice(SEARCH_PROVIDERS),
+                type_name="name")
+NETWORKS = Kind("comma-separated networks in CIDR form, e.g. 10.0.0.0/8,127.0.0.1/32",
+                _networks, type_name="CIDR list")
+PORTS = Kind("comma-separated ports, each 1-65535", _ports, type_name="port list")
+DOMAINS = Kind("comma-separated domain names, e.g. example.com,tracker.example",
+               _idna_safe(_domains), type_name="domain list")
+
+
+def var(name: str, kind: Kind, default: Any) -> Any:
+    """A field read from the environment variable ``name``."""
+    return field(default=default, metadata={"env": name, "kind": kind})
+
+
+# --- the configuration -------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Config:
+    """Every setting of a deployment. Build it with :meth:`from_env`; tests construct it."""
+
+    # Storage and queues (API, workers, make run).
+    database_url: str = var("DATABASE_URL", Kind(
+        "a SQLAlchemy URL, e.g. sqlite:///path/webdata.db or postgresql+psycopg2://host/db",
+        _url(("sqlite", "postgresql"), host=False), type_name="URL"), DEFAULT_DATABASE_URL)
+    """Accounts, keys, ledger, history. Unset: a SQLite file ``webdata.db`` in ``VAR_DIR``."""
+    redis_url: str = var("REDIS_URL", Kind(
+        "a Redis URL (redis://, rediss:// or unix://)",
+        _url(("redis", "rediss", "unix"), host=False), type_name="URL"), DEFAULT_REDIS_URL)
+    """The job queues and rate limits. Unset: the URL ``make run`` left in
+    ``VAR_DIR/redis-url`` while it runs, else ``redis://127.0.0.1:6379/0``."""
+    redis_url_origin: str = "default"
+    """Not a variable: where ``redis_url`` came from (``environment``, ``file``, ``default``);
+    ``make run`` embeds a Redis unless it came from the environment."""
+    var_dir: Path = var("VAR_DIR", PATH, DEFAULT_VAR_DIR)  # noqa: RUF009 (a field(); Path is immutable)
+    """Directory of the local state ``make run`` keeps: the SQLite database, ``demo-key``,
+    ``redis-url``."""
+
+    # make run (api/serve.py).
+    host: str = var("HOST", TEXT, "127.0.0.1")
+    """Address ``make run`` serves the API on."""
+    port: int = var("PORT", integer("a TCP port, 1-65535", 1, 65535), 8000)
+    """TCP port ``make run`` serves the API on."""
+    workers: int = var("WORKERS", integer("a whole number of worker processes, 0 or more", 0),
+                       2)
+    """Warm crawler worker processes ``make run`` starts (and restarts if one dies)."""
+    api_processes: int = var("API_PROCESSES", integer(
+        "a whole number of processes, at least 1", 1), 2)
+    """Gunicorn worker processes of the API under ``make run``."""
+    api_threads: int = var("API_THREADS", integer("a whole number of threads, at least 1", 1),
+                           16)
+    """Threads per gunicorn process (each waits on one job at a time)."""
+
+    # Logging (every process).
+    log_level: str = var("LOG_LEVEL", LEVEL, "INFO")
+    """Log level of our own code, RQ, gunicorn's app logs."""
+    crawler_log_level: str = var("CRAWLER_LOG_LEVEL", LEVEL, "WARNING")
+    """Log level of Scrapy and the extraction libraries (trafilatura…), in workers and
+    ``scrapy crawl`` alike: at INFO they report every crawl and every odd page."""
+
+    # The API.
+    job_wait_seconds: int = var("JOB_WAIT_SECONDS", integer(
+        "a whole number of seconds, at least 1", 1), 60)
+    """Seconds a single-page request waits for its job before answering 504 ``timeout``."""
+    max_body_bytes: int = 1024 * 1024
+    """Not a variable: the largest request body the API accepts, in bytes."""
+    search_provider: str = var("SEARCH_PROVIDER", PROVIDER, "")
+    """Provider of every kind of search it supports (empty: the first configured provider
+    that supports the kind; see api/search/registry.py)."""
+    news_search_provider: str = var("NEWS_SEARCH_PROVIDER", PROVIDER, "")
+    """Overrides ``SEARCH_PROVIDER`` for /search/news."""
+    video_search_provider: str = var("VIDEO_SEARCH_PROVIDER", PROVIDER, "")
+    """Overrides ``SEARCH_PROVIDER`` for /search/videos."""
+    searxng_url: str = var("SEARXNG_URL", HTTP_URL, "")
+    """Base URL of a self-hosted SearXNG with the JSON format enabled (empty: not used)."""
+    brave_api_key: str = var("BRAVE_API_KEY", TEXT, "")
+    """Brave Search API key (empty: not used)."""
+    brave_api_url: str = var("BRAVE_API_URL", HTTP_URL, "https://api.search.brave.com/res/v1")
+    """Brave Search API endpoint (tests point it at a local fake)."""
+    google_cse_key: str = var("GOOGLE_CSE_KEY", TEXT, "")
+    """Google Programmable Search API key; needs ``GOOGLE_CSE_CX`` too."""
+    google_cse_cx: str = var("GOOGLE_CSE_CX", TEXT, "")
+    """Google Programmable Search engine id (``cx``)."""
+    google_cse_url: str = var("GOOGLE_CSE_URL", HTTP_URL,
+                              "https://www.googleapis.com/customsearch/v1")
+    """Google Programmable Search endpoint (tests point it at a local fake)."""
+    search_timeout: float = var("SEARCH_TIMEOUT", seconds(), 10.0)
+    """Seconds a search provider may take (connect + answer) before the request fails (502)."""
+
+    # The video platform (the video spider and the video search).
+    youtube_api_key: str = var("YOUTUBE_API_KEY", TEXT, "")
+    """YouTube Data API v3 key: counts, caption status and embeddability of videos, video
+    search, engagement of video results (empty: not used)."""
+    youtube_api_url: str = var("YOUTUBE_API_URL", HTTP_URL,
+                               "https://www.googleapis.com/youtube/v3")
+    """The Data API's base URL (tests point it at a local fake)."""
+    youtube_base_url: str = var("YOUTUBE_BASE_URL", HTTP_URL, "https://www.youtube.com")
+    """The platform's site, where watch pages are fetched (tests point it at a local fake)."""
+
+    # The source policy (the API's pre-check and the crawler's resolver).
+    allowed_networks: str = var("CRAWLER_ALLOWED_NETWORKS", NETWORKS, "")
+    """Comma-separated CIDRs of private networks the crawler may reach, any port (empty:
+    public addresses only)."""
+    allowed_ports: str = var("CRAWLER_ALLOWED_PORTS", PORTS, "")
+    """Comma-separated ports fetched on public addresses (empty: 80, 443, 8080, 8443)."""
+    blocked_domains: str = var("CRAWLER_BLOCKED_DOMAINS", DOMAINS, "")
+    """Comma-separated domains never fetched, subdomains included."""
+
+    # The crawler (workers and scrapy crawl).
+    contact_url: str = var("CRAWLER_CONTACT_URL", HTTP_URL, "https://github.com/webdata-platform")
+    """Put in the User-Agent so that site owners can reach the operator."""
+    user_agent: str = var("CRAWLER_USER_AGENT", TEXT, "")
+    """The whole User-Agent (empty: ``WebdataBot/0.1 (+CRAWLER_CONTACT_URL)``)."""
+    max_bytes: int = var("CRAWLER_MAX_BYTES", integer(
+        "a whole number of bytes, at least 1", 1), 10 * 1024 * 1024)
+    """Largest response body in bytes, after decompression too (gzip bombs)."""
+    download_timeout: float = var("CRAWLER_DOWNLOAD_TIMEOUT", seconds(), 20.0)
+    """Seconds for one download (connect + headers + body)."""
+    crawl_timeout: float = var("CRAWLER_CRAWL_TIMEOUT", seconds(), 45.0)
+    """Seconds one single-page crawl may take in all (robots.txt, redirects)."""
+    robotstxt_ttl: float = var("CRAWLER_ROBOTSTXT_TTL", seconds(zero_ok=True), 600.0)
+    """Seconds a worker reuses a site's parsed robots.txt (0: fetch it for every crawl)."""
+
+    # The workers.
+    interactive_job_timeout: int = var("INTERACTIVE_JOB_TIMEOUT", integer(
+        "a whole number of seconds, at least 1", 1), 60)
+    """Seconds RQ gives a single-page job before stopping it (the crawl has its own budget)."""
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> Config:
+        """Every variable of ``environ`` (default ``os.environ``), parsed and validated.
+
+        Raises :class:`ConfigError` for the first bad value, in field order.
+        """
+        environ = os.environ if environ is None else environ
+        values: dict[str, Any] = {}
+        for spec in fields(cls):
+            name, kind = spec.metadata.get("env"), spec.metadata.get("kind")
+            if name is None or name not in environ:
+                continue
+            raw = environ[name]
+            if not raw.strip():
+                if kind.empty_is_unset:
+                    continue
+                raise ConfigError(f"{name} is empty: expected {kind.expected} (unset it for "
+                                  f"the default, {_shown(spec.default)}).")
+            try:
+                values[spec.name] = kind.parse(raw)
+            except ValueError as exc:
+                raise ConfigError(f"{name}={raw!r} is not valid ({exc}): expected "
+                                  f"{kind.expected}.") from None
+        var_dir = values.get("var_dir", DEFAULT_VAR_DIR)
+        values.setdefault("database_url", f"sqlite:///{var_dir / 'webdata.db'}")
+        if "redis_url" in values:
+            values["redis_url_origin"] = "environment"
+        else:
+            saved = _saved_redis_url(var_dir)
+            if saved:
+                values.update(redis_url=saved, redis_url_origin="file")
+        return cls(**values)
+
+    @property
+    def redis_url_file(self) -> Path:
+        """Where ``make run`` writes its embedded Redis's URL for others to find."""
+        return self.var_dir / REDIS_URL_FILE
+
+
+def _saved_redis_url(var_dir: Path) -> str:
+    try:
+        return (var_dir / REDIS_URL_FILE).read_text().strip()
+    except OSError:
+        return ""
+
+
+def _shown(default: Any) -> str:
+    return "empty" if default in ("", MISSING) else str(default).removesuffix(".0")
+
+
+def variables() -> dict[str, tuple[str, Any, str]]:
+    """Every environment variable: name → (field name, default, type name), in field order."""
+    return {spec.metadata["env"]: (spec.name, spec.default, spec.metadata["kind"].type_name)
+            for spec in fields(Config) if "env" in spec.metadata}
+
+
+def load_or_exit(environ: Mapping[str, str] | None = None) -> Config:
+    """The configuration, or exit 2 with one line on stderr: for the entry points of
+    processes (``make run``, ``python -m worker``, the API factory, ``scrapy crawl``)."""
+    try:
+        return Config.from_env(environ)
+    except ConfigError as exc:
+        print(f"Configuration error: {exc}", file=sys.stderr, flush=True)
+        raise SystemExit(2) from None
