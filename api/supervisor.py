@@ -1,0 +1,132 @@
+"""The process tree of ``make run``: start children so that a Ctrl-C stops them in order.
+
+Why it is not enough to let the terminal's SIGINT reach everyone: the whole process group gets
+it at the same instant, so Redis dies while workers still talk to it (connection tracebacks),
+gunicorn's workers and master race each other (one worker was left holding the port in 1 stop
+of 3), and requests in flight are reset. So:
+
+- every child runs in a session of its own (``start_new_session``): the terminal's SIGINT
+  reaches only the supervisor, which forwards the stop in order — the API stops accepting and
+  finishes its requests (gunicorn master, SIGTERM), then the workers finish their job or give
+  it back (RQ warm shutdown, SIGTERM once), then Redis;
+- each step waits a bounded time, then kills the child's whole process group (gunicorn's
+  workers included), so nothing outlives ``make run``;
+- every child asks the kernel for SIGTERM when the supervisor dies (``PR_SET_PDEATHSIG``,
+  Linux), so a killed supervisor orphans nothing either.
+
+A second Ctrl-C hurries the stop: what is still running is killed at once.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import ctypes.util
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+#: prctl(2) option: the signal a process gets when its parent dies.
+PR_SET_PDEATHSIG = 1
+#: Seconds between two looks at the children.
+POLL = 0.1
+
+_libc = ctypes.CDLL(ctypes.util.find_library("c"), use_errno=True) if sys.platform == "linux" \
+    else None
+
+
+def _die_with(parent: int) -> Callable[[], None]:
+    """A ``preexec_fn``: SIGTERM this child when ``parent`` dies (loaded before the fork, so
+    the child only makes one system call between fork and exec)."""
+
+    def preexec() -> None:
+        if _libc is not None:
+            _libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
+        if os.getppid() != parent:  # the parent died before prctl: nobody would tell us
+            os._exit(1)
+
+    return preexec
+
+
+def spawn(command: Sequence[str], **kwargs) -> subprocess.Popen:
+    """A child in a session of its own that dies with this process."""
+    return subprocess.Popen(list(command), start_new_session=True,
+                            preexec_fn=_die_with(os.getpid()), **kwargs)
+
+
+def _signal(proc: subprocess.Popen, signum: int, *, group: bool = False) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        if group:
+            os.killpg(proc.pid, signum)  # the child leads its own session: pgid == pid
+        elif proc.poll() is None:
+            proc.send_signal(signum)
+
+
+class Supervisor:
+    """Children by name; :meth:`watch` restarts dead workers, :meth:`stop` stops in order."""
+
+    def __init__(self, env: dict[str, str], cwd: Path, *, api_grace: float = 30,
+                 worker_grace: float = 60, redis_grace: float = 10):
+        self.env = env
+        self.cwd = cwd
+        self.grace = {"api": api_grace, "worker": worker_grace, "redis": redis_grace}
+        self.procs: dict[str, subprocess.Popen] = {}
+        self.commands: dict[str, list[str]] = {}
+        #: Set by the first SIGINT/SIGTERM; the second one sets ``hurry``.
+        self.stop_requested = False
+        self.hurry = False
+
+    def adopt(self, name: str, proc: subprocess.Popen) -> None:
+        """Supervise a child started elsewhere (the embedded Redis), stopped last."""
+        self.procs[name] = proc
+
+    def spawn(self, name: str, command: list[str]) -> None:
+        self.commands[name] = command
+        self.procs[name] = spawn(command, env=self.env, cwd=self.cwd)
+
+    def install_signal_handlers(self) -> None:
+        for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+            signal.signal(signum, self._on_signal)
+
+    def _on_signal(self, signum: int, _frame) -> None:
+        if self.stop_requested:
+            self.hurry = True
+        self.stop_requested = True
+
+    def watch(self) -> bool:
+        """Until a stop is requested (True) or the API or Redis dies (False); a dead worker is
+        started again."""
+        while not self.stop_requested:
+            for name, proc in list(self.procs.items()):
+                if proc.poll() is None or self.stop_requested:
+                    continue
+                if name not in self.commands or not name.startswith("worker"):
+                    print(f"{name} stopped ({proc.returncode}); shutting down.", file=sys.stderr)
+                    return False
+                print(f"{name} exited ({proc.returncode}); restarting it.", file=sys.stderr)
+                self.spawn(name, self.commands[name])
+            time.sleep(POLL)
+        return True
+
+    def stop(self) -> None:
+        """The API, then the workers, then Redis: each asked once (SIGTERM), given its grace
+        period, then killed with whatever it started."""
+        self.stop_requested = True
+        order = ("api", "worker", "redis")
+        for role in order:
+            group = [proc for name, proc in self.procs.items() if name.startswith(role)]
+            for proc in group:
+                _signal(proc, signal.SIGTERM)
+            deadline = time.monotonic() + self.grace[role]
+            while (any(proc.poll() is None for proc in group)
+                   and time.monotonic() < deadline and not self.hurry):
+                time.sleep(POLL)
+            for proc in group:
+                if proc.poll() is None:
+                    print(f"{proc.args[-1]} did not stop in time; killing it.", file=sys.stderr)
+                _signal(proc, signal.SIGKILL, group=True)  # and anything it left behind
+                proc.wait()
