@@ -147,6 +147,10 @@ def test_ctrl_c_stops_make_run_in_order_and_frees_the_port(var_dir, tmp_path, si
                        for p in children)
         assert names == ["-m gunicorn", "-m gunicorn", "-m worker", "-m worker",
                          "redis-server"], names
+        # Batch code finds the embedded Redis: in the file, and in the line for other shells.
+        url = (var_dir / "redis-url").read_text().strip()
+        assert (var_dir / "redis-url").stat().st_mode & 0o777 == 0o600
+        assert f"export REDIS_URL={url}\n" in serve.output()
         key = (var_dir / "demo-key").read_text().strip()
         headers = {"Authorization": f"Bearer {key}"}
         for _ in range(2):

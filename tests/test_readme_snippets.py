@@ -1,0 +1,43 @@
+"""The README's examples, run as written."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+
+from api.serve import write_redis_url
+from tests.conftest import ROOT
+from webdata.config import variables
+
+
+def readme_code(section: str, language: str) -> str:
+    """The first ``language`` code block under the README heading ``section``."""
+    text = (ROOT / "README.md").read_text()
+    body = text.split(f"\n## {section}\n", 1)[1].split("\n## ", 1)[0]
+    match = re.search(rf"```{language}\n(.*?)```", body, re.S)
+    assert match, f"no {language} block under {section}"
+    return match.group(1)
+
+
+def test_the_rq_snippet_finds_make_runs_redis(tmp_path, redis_url, workers, site):
+    """"Without the API": the batch-code snippet, verbatim but for two things: its URL
+    (example.com is out of reach here) becomes the test site's article, and a ``print`` of
+    ``page`` is appended so the test can read it. It runs as after ``make run``: no
+    ``REDIS_URL`` in its environment, the Redis URL in ``VAR_DIR/redis-url`` (the session's
+    Redis, where the test workers listen, written as ``make run`` writes it)."""
+    code = readme_code("Without the API", "python")
+    assert '"https://example.com/"' in code
+    code = code.replace('"https://example.com/"', json.dumps(f"{site}/article"))
+    code += "\nimport json; print(json.dumps(page))\n"
+    write_redis_url(tmp_path / "redis-url", redis_url)
+    assert (tmp_path / "redis-url").stat().st_mode & 0o777 == 0o600
+    env = {k: v for k, v in os.environ.items() if k not in variables()}
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True,
+                          text=True, timeout=120, env={**env, "VAR_DIR": str(tmp_path)})
+    assert done.returncode == 0, done.stderr
+    page = json.loads(done.stdout.strip().splitlines()[-1])
+    assert page["status"] == "succeeded", page
+    assert page["data"]["title"] == "Tide tables of the Thames estuary"
