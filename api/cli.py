@@ -43,17 +43,22 @@ def create_account(name: str, credits_: int, plan: str) -> None:
     click.echo(key)
 
 
-@accounts_cli.command("credit")
+# ignore_unknown_options: without it click reads the "-500" of ``credit acme -500`` as an
+# (unknown) option; with it, an argument that looks like an option is left to AMOUNT.
+@accounts_cli.command("credit", context_settings={"ignore_unknown_options": True})
 @click.argument("name")
 @click.argument("amount", type=int)
 def credit_account(name: str, amount: int) -> None:
-    """Grant AMOUNT credits to NAME (negative to take them back)."""
+    """Grant AMOUNT credits to NAME (negative to take them back, e.g. -500)."""
     try:
         with _db().session() as session:
             account_id = accounts.get_account(session, name).id
         balance = ledger.grant(_db(), account_id, amount, f"grant:{secrets.token_hex(8)}")
-    except (accounts.AccountError, ledger.InsufficientCredits) as exc:
+    except accounts.AccountError as exc:
         _fail(exc)
+    except ledger.InsufficientCredits as exc:
+        raise click.ClickException(
+            f"Cannot take back {-amount} credits: {name} has {exc.balance}.") from None
     click.echo(f"{name}: balance {balance}.")
 
 

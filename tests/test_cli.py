@@ -10,6 +10,7 @@ import uuid
 
 from api import create_app
 from tests.conftest import ROOT, make_config
+from webdata.config import variables
 
 
 def test_accounts_and_keys_commands(sqlite_url):
@@ -47,6 +48,36 @@ def test_accounts_and_keys_commands(sqlite_url):
         result = runner.invoke(args=args)
         assert result.exit_code != 0, args
         assert "Error" in result.output and "Traceback" not in result.output
+
+
+def test_credits_are_taken_back_with_a_negative_amount(sqlite_url):
+    app = create_app(make_config(sqlite_url, "redis://127.0.0.1:1/0"))
+    runner = app.test_cli_runner()
+    name = f"cli-{uuid.uuid4().hex[:8]}"
+    assert runner.invoke(args=["accounts", "create", name, "--credits", "620"]).exit_code == 0
+    taken = runner.invoke(args=["accounts", "credit", name, "-500"])
+    assert taken.exit_code == 0, taken.output
+    assert taken.output == f"{name}: balance 120.\n"
+    refused = runner.invoke(args=["accounts", "credit", name, "-500"])
+    assert refused.exit_code == 1
+    assert refused.output == f"Error: Cannot take back 500 credits: {name} has 120.\n"
+    shown = runner.invoke(args=["accounts", "show", name]).output
+    assert "balance  120" in shown
+
+
+def test_the_readmes_operator_lines_run_as_written(tmp_path):
+    """"Operators: accounts and keys", from ``db upgrade`` to the take-back, verbatim (the
+    export of DATABASE_URL is replaced by a database of the test's own)."""
+    text = (ROOT / "README.md").read_text()
+    block = text.split("\n## Operators: accounts and keys\n", 1)[1].split("```sh\n", 1)[1]
+    lines = [line.split("#", 1)[0].strip() for line in block.split("```", 1)[0].splitlines()]
+    wanted = [line for line in lines if " db upgrade" in line or " accounts c" in line]
+    assert wanted[-1] == ".venv/bin/flask --app api accounts credit acme -500", wanted
+    env = {k: v for k, v in os.environ.items() if k not in variables()}
+    env.update(DATABASE_URL=f"sqlite:///{tmp_path / 'operators.db'}", VAR_DIR=str(tmp_path))
+    outputs = [subprocess.run(line, shell=True, cwd=ROOT, env=env, capture_output=True,
+                              text=True, timeout=60, check=True).stdout for line in wanted]
+    assert outputs[-2:] == ["acme: balance 6000.\n", "acme: balance 5500.\n"], outputs
 
 
 def test_scrapy_crawl_page_writes_the_same_extraction(tmp_path, site):
