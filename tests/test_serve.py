@@ -101,12 +101,15 @@ class Run:
     def redis(self) -> Redis:
         return Redis.from_url((self.var_dir / "redis-url").read_text().strip())
 
-    def started(self, health: str = "/healthz") -> list[psutil.Process]:
-        """Every process serve started (children and theirs), once all are up."""
+    def started(self, count: int, health: str = "/healthz") -> list[psutil.Process]:
+        """Every process serve started (children and theirs), once all ``count`` are up."""
         wait_until(lambda: healthy(self.base + health), health, self.proc)
         redis = self.redis()
         wait_until(lambda: Worker.count(connection=redis) == 2, "two workers", self.proc)
-        self.children = psutil.Process(self.proc.pid).children(recursive=True)
+        parent = psutil.Process(self.proc.pid)
+        wait_until(lambda: len(parent.children(recursive=True)) == count,
+                   f"{count} processes", self.proc)
+        self.children = parent.children(recursive=True)
         return self.children
 
     def ctrl_c(self) -> None:
@@ -142,7 +145,7 @@ def assert_all_gone(serve: Run, children: list[psutil.Process]) -> None:
 def test_ctrl_c_stops_make_run_in_order_and_frees_the_port(var_dir, tmp_path, site, run):
     serve = Run(var_dir, tmp_path / "serve.log")
     try:
-        children = serve.started()
+        children = serve.started(5)
         names = sorted(" ".join(p.cmdline()[1:3]) if p.name().startswith("python") else p.name()
                        for p in children)
         assert names == ["-m gunicorn", "-m gunicorn", "-m worker", "-m worker",
@@ -191,8 +194,8 @@ def test_ctrl_c_stops_make_run_in_order_and_frees_the_port(var_dir, tmp_path, si
 def test_ctrl_c_stops_the_tree_in_order_ten_times(tmp_path, run):
     serve = Run(tmp_path, tmp_path / "tree.log", light=True)
     try:
-        children = serve.started("/")
-        assert len(children) == 6, children  # Redis, gunicorn and its 2 workers, 2 RQ workers
+        # Redis, gunicorn and its 2 workers, 2 RQ workers.
+        children = serve.started(6, "/")
         for _ in range(3):
             assert requests.get(serve.base, timeout=PATIENCE).text == "ok"
         in_flight: dict[str, object] = {}
@@ -227,7 +230,7 @@ def test_children_die_with_a_killed_supervisor(var_dir, tmp_path):
     """``kill -9`` of serve (no chance to stop anything) orphans nothing either."""
     serve = Run(var_dir, tmp_path / "serve.log")
     try:
-        children = serve.started()
+        children = serve.started(5)
         os.killpg(serve.proc.pid, signal.SIGKILL)
         serve.proc.wait()
         wait_until(lambda: not any(p.is_running() and p.status() != psutil.STATUS_ZOMBIE
