@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import ROOT
-from webdata.config import Config, ConfigError, variables
+from webdata.config import EXIT_STATUS, Config, ConfigError, variables
 
 #: (variable, bad value, what the one line must say besides the variable's name).
 BAD_VALUES = [
@@ -116,12 +116,24 @@ ENTRY_POINTS = {
 def test_every_entry_point_stops_with_the_one_line(tmp_path, entry, name, value, message):
     done = subprocess.run(ENTRY_POINTS[entry], cwd=ROOT, env=clean_env(tmp_path, **{name: value}),
                           capture_output=True, text=True, timeout=60)
-    assert done.returncode == 2, done.stderr
+    assert done.returncode == EXIT_STATUS, done.stderr
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1, done.stderr
     assert lines[0].startswith(f"Configuration error: {name}")
     assert message in lines[0]
     assert not list(tmp_path.iterdir())  # make run stopped before starting anything
+
+
+def test_gunicorn_serving_the_api_stops_too(tmp_path):
+    """Not a restart loop of workers that each fail the same way: gunicorn gives up."""
+    from api.serve import free_port, gunicorn_command
+
+    command = gunicorn_command(Config(port=free_port(), api_processes=1))
+    done = subprocess.run(command, cwd=ROOT, env=clean_env(tmp_path, WORKERS="abc"),
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == EXIT_STATUS, done.stderr
+    assert "Configuration error: WORKERS='abc' is not valid" in done.stderr
+    assert "Traceback" not in done.stderr
 
 
 def test_scrapy_settings_are_derived_from_the_configuration(tmp_path):

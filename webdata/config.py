@@ -358,11 +358,18 @@ def variables() -> dict[str, tuple[str, Any, str]]:
             for spec in fields(Config) if "env" in spec.metadata}
 
 
+#: Exit status of a process stopped by a bad variable. 4 is also gunicorn's "the app failed to
+#: load": a gunicorn serving ``api:create_app()`` then stops, instead of starting new workers
+#: that fail the same way forever (what any other status makes it do).
+EXIT_STATUS = 4
+
+
 def load_or_exit(environ: Mapping[str, str] | None = None) -> Config:
-    """The configuration, or exit 2 with one line on stderr: for the entry points of
-    processes (``make run``, ``python -m worker``, the API factory, ``scrapy crawl``)."""
+    """The configuration, or exit (:data:`EXIT_STATUS`) with one line on stderr: for the entry
+    points of processes (``make run``, ``python -m worker``, the API factory, ``scrapy
+    crawl``), where a traceback would only bury the one line that matters."""
     try:
         return Config.from_env(environ)
     except ConfigError as exc:
         print(f"Configuration error: {exc}", file=sys.stderr, flush=True)
-        raise SystemExit(2) from None
+        raise SystemExit(EXIT_STATUS) from None
