@@ -229,7 +229,7 @@ class Config:
 
     # Logging (every process).
     log_level: str = var("LOG_LEVEL", LEVEL, "INFO")
-    """Log level of our own code, RQ, gunicorn's app logs."""
+    """Log level of the workers: our own code and RQ."""
     crawler_log_level: str = var("CRAWLER_LOG_LEVEL", LEVEL, "WARNING")
     """Log level of Scrapy and the extraction libraries (trafilatura…), in workers and
     ``scrapy crawl`` alike: at INFO they report every crawl and every odd page."""
