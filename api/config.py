@@ -1,4 +1,4 @@
-"""The API's configuration is the deployment's one configuration (``webdata.config``).
+"""The API's configuration is the deployment's one configuration (``crawler.config``).
 
 Re-exported here because the API reads it as ``api.config.Config``: ``create_app`` builds it with
 ``Config.from_env()`` (every variable validated at once), tests construct it directly.
@@ -6,6 +6,6 @@ Re-exported here because the API reads it as ``api.config.Config``: ``create_app
 
 from __future__ import annotations
 
-from webdata.config import DEFAULT_DATABASE_URL, ROOT, Config, ConfigError, load_or_exit
+from crawler.config import DEFAULT_DATABASE_URL, ROOT, Config, ConfigError, load_or_exit
 
 __all__ = ["DEFAULT_DATABASE_URL", "ROOT", "Config", "ConfigError", "load_or_exit"]

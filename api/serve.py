@@ -22,7 +22,7 @@ from pathlib import Path
 
 from api.openapi import BASE_PATH
 from api.supervisor import Supervisor, spawn
-from webdata.config import ROOT, Config, load_or_exit
+from crawler.config import ROOT, Config, load_or_exit
 
 DEMO_ACCOUNT = "demo"
 DEMO_CREDITS = 1000

@@ -1,6 +1,6 @@
 """Scrapy settings for every spider, from ``scrapy crawl`` and from the warm worker alike.
 
-Deployment knobs are *derived* from the one typed configuration (``webdata.config``), read once
+Deployment knobs are *derived* from the one typed configuration (``crawler.config``), read once
 when Scrapy loads this module; nothing is parsed here, so the worker, the API and ``scrapy
 crawl`` agree. A bad variable stops ``scrapy crawl`` with one line (``load_or_exit``).
 Everything else is fixed policy.
@@ -8,7 +8,7 @@ Everything else is fixed policy.
 
 from __future__ import annotations
 
-from webdata.config import load_or_exit
+from crawler.config import load_or_exit
 
 _config = load_or_exit()
 

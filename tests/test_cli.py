@@ -9,8 +9,8 @@ import sys
 import uuid
 
 from api import create_app
+from crawler.config import variables
 from tests.conftest import ROOT, make_config
-from webdata.config import variables
 
 
 def test_accounts_and_keys_commands(sqlite_url):

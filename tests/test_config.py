@@ -1,4 +1,4 @@
-"""The one configuration (``webdata.config``): every variable validated at start-up, in every
+"""The one configuration (``crawler.config``): every variable validated at start-up, in every
 entry point alike, and the README's table listing exactly the variables it reads."""
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from crawler.config import EXIT_STATUS, Config, ConfigError, variables
 from tests.conftest import ROOT
-from webdata.config import EXIT_STATUS, Config, ConfigError, variables
 
 #: (variable, bad value, what the one line must say besides the variable's name).
 BAD_VALUES = [

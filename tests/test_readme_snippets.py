@@ -9,8 +9,8 @@ import subprocess
 import sys
 
 from api.serve import write_redis_url
+from crawler.config import variables
 from tests.conftest import ROOT
-from webdata.config import variables
 
 
 def readme_code(section: str, language: str) -> str:

@@ -31,8 +31,8 @@ from rq import Queue, Worker
 from rq.registry import StartedJobRegistry
 
 from api.serve import free_port
+from crawler.config import variables
 from tests.conftest import ALLOWED, ROOT
-from webdata.config import variables
 
 #: Full ``make run`` cycles, and cycles of the light tree (the issue asks for ten in a row).
 FULL_RUNS = 2

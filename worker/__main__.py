@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import logging
 
-from webdata.config import load_or_exit
+from crawler.config import load_or_exit
 from worker.queues import COLLECTIONS, INTERACTIVE, queue, redis_connection
 from worker.worker import WarmWorker
 

@@ -10,7 +10,7 @@ from redis import Redis
 from rq import Queue
 from rq.serializers import JSONSerializer
 
-from webdata.config import Config
+from crawler.config import Config
 
 #: Single-page operations; an API request is waiting on each of these.
 INTERACTIVE = "interactive"

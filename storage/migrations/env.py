@@ -5,8 +5,8 @@ from __future__ import annotations
 from alembic import context
 from sqlalchemy import engine_from_config, pool
 
+from crawler.config import load_or_exit
 from storage.models import Base
-from webdata.config import load_or_exit
 
 config = context.config
 url = config.get_main_option("sqlalchemy.url") or load_or_exit().database_url

@@ -5,12 +5,14 @@ unit). :meth:`Config.from_env` parses and validates them all at once, so a bad v
 process at start-up with one line naming the variable, instead of crashing at import in one
 component and being silently ignored in another.
 
-Why here, in a package of its own (``webdata``), and why one flat object:
+Why here, and why one flat object:
 
-- The API, the workers, ``make run`` and ``scrapy crawl`` all read it. This module imports only
-  the standard library, so ``import webdata.config`` costs nothing and pulls in neither Flask
-  nor Scrapy: the crawler's settings (``crawler/settings.py``) are *derived* from it, and the
-  API reads it without loading the crawler.
+- The API, the workers, ``make run``, ``scrapy crawl`` and the migrations all read it, and
+  ``crawler`` is the package at the bottom that every process already imports (the API takes
+  the source policy, the error codes and the time format from it). This module imports only
+  the standard library, so ``import crawler.config`` costs nothing and pulls in neither Flask
+  nor Scrapy (``crawler/__init__`` is empty): the crawler's settings (``crawler/settings.py``)
+  are *derived* from it, and the API reads it without loading Scrapy.
 - Several variables are shared (the source policy lists are the API's pre-check and the
   resolver's control; ``YOUTUBE_API_*`` serve the video spider and the video search;
   ``REDIS_URL`` everyone). One flat object gives each of them exactly one field, hence one

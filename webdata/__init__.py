@@ -1,1 +1,0 @@
-"""What every part of the platform shares and that depends on nothing else (``config``)."""
