@@ -6,6 +6,8 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 LOCK := requirements.lock
+# Two test processes by default (the suite starts its own Redis, workers and site per process).
+PYTEST_ARGS ?= -n 2
 
 .PHONY: run test lint lock bench clean
 
