@@ -9,7 +9,7 @@ from flask import Flask, current_app, g, request
 from flask_smorest import Api
 
 from api import errors, openapi, swagger_ui
-from api.config import Config, load_or_exit
+from api.config import Config, ConfigError, exit_with, load_or_exit
 from api.limits import AccountRateLimiter
 from api.openapi import BASE_PATH
 from api.operations import OPERATIONS, history_claimed, request_charge
@@ -75,6 +75,7 @@ def _record_rejected_operation(response) -> None:
 
 
 def create_app(config: Config | None = None) -> Flask:
+    from_environment = config is None
     config = config or load_or_exit()
     app = Flask(__name__)
     app.json.sort_keys = False  # keep the contract's field order (request_id first)
@@ -102,7 +103,12 @@ def create_app(config: Config | None = None) -> Flask:
         config.allowed_networks, config.allowed_ports, config.blocked_domains
     )
     # Built once: each provider keeps a connection pool for every request thread to share.
-    app.extensions["webdata.search"] = Search.from_config(config)
+    try:
+        app.extensions["webdata.search"] = Search.from_config(config)
+    except ConfigError as exc:  # a provider named but not configured: a variable's fault
+        if from_environment:
+            exit_with(exc)
+        raise
     app.before_request(_begin_request)
     app.after_request(_finish_request)
 

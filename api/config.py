@@ -6,6 +6,13 @@ Re-exported here because the API reads it as ``api.config.Config``: ``create_app
 
 from __future__ import annotations
 
-from crawler.config import DEFAULT_DATABASE_URL, ROOT, Config, ConfigError, load_or_exit
+from crawler.config import (
+    DEFAULT_DATABASE_URL,
+    ROOT,
+    Config,
+    ConfigError,
+    exit_with,
+    load_or_exit,
+)
 
-__all__ = ["DEFAULT_DATABASE_URL", "ROOT", "Config", "ConfigError", "load_or_exit"]
+__all__ = ["DEFAULT_DATABASE_URL", "ROOT", "Config", "ConfigError", "exit_with", "load_or_exit"]

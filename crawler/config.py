@@ -34,7 +34,7 @@ import sys
 from collections.abc import Callable, Mapping
 from dataclasses import MISSING, dataclass, field, fields
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 from urllib.parse import urlsplit
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -373,5 +373,10 @@ def load_or_exit(environ: Mapping[str, str] | None = None) -> Config:
     try:
         return Config.from_env(environ)
     except ConfigError as exc:
-        print(f"Configuration error: {exc}", file=sys.stderr, flush=True)
-        raise SystemExit(EXIT_STATUS) from None
+        exit_with(exc)
+
+
+def exit_with(error: ConfigError) -> NoReturn:
+    """Stop the process with the one line that names the bad variable (and no traceback)."""
+    print(f"Configuration error: {error}", file=sys.stderr, flush=True)
+    raise SystemExit(EXIT_STATUS) from None

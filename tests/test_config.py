@@ -124,6 +124,23 @@ def test_every_entry_point_stops_with_the_one_line(tmp_path, entry, name, value,
     assert not list(tmp_path.iterdir())  # make run stopped before starting anything
 
 
+@pytest.mark.parametrize(("name", "value", "message"), [
+    ("SEARCH_PROVIDER", "brave", "SEARCH_PROVIDER=brave: that provider is not configured"),
+    ("NEWS_SEARCH_PROVIDER", "google", "has no news search"),
+])
+def test_a_search_provider_that_cannot_answer_stops_the_api(tmp_path, name, value, message):
+    """Which providers are configured (and what each can do) is only known once they are
+    built; the API factory still stops with the one line."""
+    env = clean_env(tmp_path, **{name: value, "GOOGLE_CSE_KEY": "k", "GOOGLE_CSE_CX": "cx"})
+    done = subprocess.run(ENTRY_POINTS["api factory"], cwd=ROOT, env=env, capture_output=True,
+                          text=True, timeout=60)
+    assert done.returncode == EXIT_STATUS, done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1, done.stderr
+    assert lines[0].startswith(f"Configuration error: {name}=")
+    assert message in lines[0]
+
+
 def test_gunicorn_serving_the_api_stops_too(tmp_path):
     """Not a restart loop of workers that each fail the same way: gunicorn gives up."""
     from api.serve import free_port, gunicorn_command

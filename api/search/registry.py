@@ -5,7 +5,7 @@
 ``SEARCH_PROVIDER`` cannot answer it) goes to the first configured provider, in the order of
 :data:`PROVIDERS`, that supports it; none → the operation answers 503 search_not_configured.
 A name that is unknown, not configured, or (as a per-kind override) cannot answer its kind is
-a ValueError at startup.
+a ConfigError (one line naming the variable) at startup.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from api.config import Config
+from api.config import Config, ConfigError
 from api.search.base import KINDS, SearchProvider, SearchQuery
 from api.search.brave import BraveProvider
 from api.search.google import GoogleProvider
@@ -76,8 +76,8 @@ def _choose(kind: str, configured: dict[str, SearchProvider], default: SearchPro
         override = _named(configured, getattr(config, attribute), variable)
         if override is not None:
             if kind not in override.supports:
-                raise ValueError(f"{variable}={override.name}: {override.name} has no {kind} "
-                                 f"search.")
+                raise ConfigError(f"{variable}={override.name}: {override.name} has no {kind} "
+                                  f"search.")
             return override
     if default is not None and kind in default.supports:
         return default
@@ -91,9 +91,9 @@ def _named(configured: dict[str, SearchProvider], name: str, variable: str
         return None
     known = [p.name for p in PROVIDERS]
     if name not in known:
-        raise ValueError(f"{variable}={name}: unknown search provider; one of "
-                         f"{', '.join(known)}.")
+        raise ConfigError(f"{variable}={name}: unknown search provider; one of "
+                          f"{', '.join(known)}.")
     if name not in configured:
-        raise ValueError(f"{variable}={name}: that provider is not configured (see the "
-                         f"README for its settings).")
+        raise ConfigError(f"{variable}={name}: that provider is not configured (see the "
+                          f"README for its settings).")
     return configured[name]
