@@ -131,6 +131,22 @@ def var_dir(tmp_path_factory) -> Path:
     return tmp_path_factory.mktemp("var")
 
 
+def in_background(request) -> tuple[threading.Thread, dict[str, object]]:
+    """Send ``request()`` from a thread; its answer (or the exception) lands in ``["answer"]``
+    once the thread has ended."""
+    in_flight: dict[str, object] = {}
+
+    def send() -> None:
+        try:
+            in_flight["answer"] = request()
+        except requests.RequestException as exc:
+            in_flight["answer"] = exc
+
+    thread = threading.Thread(target=send)
+    thread.start()
+    return thread, in_flight
+
+
 def assert_all_gone(serve: Run, children: list[psutil.Process]) -> None:
     alive = [p for p in children if p.is_running() and p.status() != psutil.STATUS_ZOMBIE]
     assert not alive, alive
@@ -164,18 +180,9 @@ def test_ctrl_c_stops_make_run_in_order_and_frees_the_port(var_dir, tmp_path, si
         assert answer.status_code == 200, answer.text
         assert answer.json()["title"] == "Tide tables of the Thames estuary"
 
-        in_flight: dict[str, object] = {}
-
-        def slow_request() -> None:
-            try:
-                in_flight["answer"] = requests.post(
-                    f"{serve.base}/api/service/v1/scrape", headers=headers,
-                    json={"url": f"{site}/drip"}, timeout=PATIENCE)
-            except requests.RequestException as exc:
-                in_flight["answer"] = exc
-
-        thread = threading.Thread(target=slow_request)
-        thread.start()
+        thread, in_flight = in_background(lambda: requests.post(
+            f"{serve.base}/api/service/v1/scrape", headers=headers,
+            json={"url": f"{site}/drip"}, timeout=PATIENCE))
         registry = StartedJobRegistry("interactive", connection=serve.redis())
         wait_until(lambda: registry.count > 0, "the slow job to start", serve.proc)
         serve.ctrl_c()
@@ -198,16 +205,8 @@ def test_ctrl_c_stops_the_tree_in_order_ten_times(tmp_path, run):
         children = serve.started(6, "/")
         for _ in range(3):
             assert requests.get(serve.base, timeout=PATIENCE).text == "ok"
-        in_flight: dict[str, object] = {}
-
-        def job_request() -> None:
-            try:
-                in_flight["answer"] = requests.get(f"{serve.base}/job", timeout=PATIENCE)
-            except requests.RequestException as exc:
-                in_flight["answer"] = exc
-
-        thread = threading.Thread(target=job_request)
-        thread.start()
+        thread, in_flight = in_background(
+            lambda: requests.get(f"{serve.base}/job", timeout=PATIENCE))
         redis = serve.redis()
         registry = StartedJobRegistry("default", connection=redis)
         wait_until(lambda: registry.count > 0, "the request's job to start", serve.proc)
