@@ -1,13 +1,14 @@
 """Tests for crawler.extract.contacts.extract_contacts (no network).
 
 Each tests/fixtures/contacts/NAME.html has NAME.json next to it: {"url", "headers"?, "expected"},
-where "expected" is the whole result, compared exactly. The focused tests below state one rule
-each, on the smallest page that shows it.
+where "expected" is the whole result (``asdict`` of the item), compared exactly. The focused
+tests below state one rule each, on the smallest page that shows it.
 """
 
 from __future__ import annotations
 
 import json
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +21,7 @@ from crawler.extract.emails import cloudflare_email, normalise_email
 from crawler.extract.fetched import FetchedPage
 from crawler.extract.phones import country_region, default_region, language_region, phone_record
 from crawler.extract.social import social_profile
+from crawler.items.contacts import Contacts
 from tests.logcheck import our_errors
 
 #: Saved HTML as a page fetched from that URL, what extractors take.
@@ -41,20 +43,21 @@ def ld(data: Any) -> str:
 
 
 def run(body: str, url: str = URL, head: str = "", lang: str = "en",
-        headers: dict[Any, Any] | None = None) -> dict[str, Any]:
+        headers: dict[Any, Any] | None = None) -> Contacts:
     return extract_contacts(fetched(url, page(body, head, lang), headers))
 
 
 def emails(body: str, **kwargs: Any) -> list[tuple[str, str]]:
-    return [(e["value"], e["found_in"]) for e in run(body, **kwargs)["emails"]]
+    return [(e.value, e.found_in) for e in run(body, **kwargs).emails]
 
 
 def phones(body: str, **kwargs: Any) -> list[tuple[str, str]]:
-    return [(p["value"], p["found_in"]) for p in run(body, **kwargs)["phones"]]
+    return [(p.value, p.found_in) for p in run(body, **kwargs).phones]
 
 
 def links(*hrefs: str, url: str = URL) -> list[dict[str, Any]]:
-    return run("".join(f'<a href="{href}">x</a>' for href in hrefs), url=url)["social_links"]
+    found = run("".join(f'<a href="{href}">x</a>' for href in hrefs), url=url).social_links
+    return [asdict(profile) for profile in found]
 
 
 def cloudflare_hex(email: str, key: int) -> str:
@@ -72,7 +75,7 @@ def test_fixtures_are_present() -> None:
 def test_fixture_matches_expected_output(name: str) -> None:
     case = json.loads((FIXTURES / f"{name}.json").read_text(encoding="utf-8"))
     html = (FIXTURES / f"{name}.html").read_text(encoding="utf-8")
-    result = extract_contacts(fetched(case["url"], html, case.get("headers")))
+    result = asdict(extract_contacts(fetched(case["url"], html, case.get("headers"))))
     assert result == case["expected"]
     assert json.loads(json.dumps(result)) == result  # plain JSON types only
 
@@ -81,28 +84,29 @@ def test_impressum_fixture_reasons() -> None:
     """Why the German Impressum gives what it gives."""
     html = (FIXTURES / "impressum_de.html").read_text(encoding="utf-8")
     result = extract_contacts(fetched("https://www.musterfirma.de/impressum/", html))
-    found = {e["value"]: e["found_in"] for e in result["emails"]}
+    found = {e.value: e.found_in for e in result.emails}
     assert "support@musterfirma.de" not in found  # only inside a <script>
     assert "office@musterfirma.de" not in found  # only inside an HTML comment
     assert found["presse@musterfirma.de"] == "obfuscated"  # presse(at)musterfirma.de
-    values = [p["value"] for p in result["phones"]]
+    values = [p.value for p in result.phones]
     assert values.count("+4930901820") == 1  # tel:, JSON-LD and text: one entry
     assert "+4930901821" not in values  # "Bestellnummer 030901821"
     assert "+49301234567" not in values  # commented out
-    assert "https://www.musterfirma.de/impressum/" not in result["suggested_pages"]  # itself
-    assert "https://shop.musterfirma.de/hilfe/" in result["suggested_pages"]  # same site
+    assert "https://www.musterfirma.de/impressum/" not in result.suggested_pages  # itself
+    assert "https://shop.musterfirma.de/hilfe/" in result.suggested_pages  # same site
 
 
 def test_shop_fixture_reasons() -> None:
     """Why the English shop page (a .com, lang="en") gives what it gives."""
     html = (FIXTURES / "shop_en.html").read_text(encoding="utf-8")
     result = extract_contacts(fetched("https://www.shoeshop.com/products/air-max-90", html))
-    assert result["organization"]["name"] == "Shoe Shop Ltd"  # not the brand, not the seller
-    values = [p["value"] for p in result["phones"]]
+    assert result.organization is not None
+    assert result.organization.name == "Shoe Shop Ltd"  # not the brand, not the seller
+    values = [p.value for p in result.phones]
     assert "+442079460002" in values  # national, read as GB from the shop's addressCountry
     assert "+12079460001" not in values  # "Order no.", and the brand's "US" is no signal
-    assert [e["value"] for e in result["emails"]] == ["help@shoeshop.com"]  # not "…comMon"
-    assert {s["url"] for s in result["social_links"]}.isdisjoint({
+    assert [e.value for e in result.emails] == ["help@shoeshop.com"]  # not "…comMon"
+    assert {s.url for s in result.social_links}.isdisjoint({
         "https://www.figma.com/@shoeshop", "https://www.producthunt.com/@shoeshop"})
 
 
@@ -112,7 +116,7 @@ def test_shop_fixture_reasons() -> None:
                                   "<html><body></body></html>"])
 def test_every_key_present_on_empty_or_odd_input(html: str,
                                                   caplog: pytest.LogCaptureFixture) -> None:
-    assert extract_contacts(fetched(URL, html)) == {
+    assert asdict(extract_contacts(fetched(URL, html))) == {
         "emails": [], "phones": [], "social_links": [], "organization": None,
         "suggested_pages": []}
     assert our_errors(caplog) == []
@@ -132,9 +136,10 @@ def test_records_carry_source_url_and_no_empty_strings() -> None:
     result = run('<a href="mailto:a@example.com">a</a><a href="tel:+442079460000">t</a>'
                  '<a href="https://github.com/acme">gh</a>',
                  head=ld({"@type": "Organization", "name": "  ", "url": "/"}))
-    for record in result["emails"] + result["phones"] + result["social_links"]:
-        assert record["source_url"] == URL
-    assert result["organization"] == {"name": None, "url": "https://www.example.com/",
+    for record in [*result.emails, *result.phones, *result.social_links]:
+        assert record.source_url == URL
+    assert result.organization is not None
+    assert asdict(result.organization) == {"name": None, "url": "https://www.example.com/",
                                       "logo": None, "address": None}
 
 
@@ -205,7 +210,7 @@ def test_written_obfuscations(written: str) -> None:
     "Sale at 10 am (at) the shop",
 ])
 def test_prose_is_not_an_obfuscated_address(prose: str) -> None:
-    assert run(f"<p>{prose}</p>")["emails"] == []
+    assert run(f"<p>{prose}</p>").emails == []
 
 
 @pytest.mark.parametrize("candidate", [
@@ -265,9 +270,9 @@ def test_text_addresses_from_both_renderings_keep_page_order() -> None:
 
 def test_at_most_fifty_emails() -> None:
     body = "".join(f"<p>user{i}@example.org</p>" for i in range(80))
-    found = run(body)["emails"]
+    found = run(body).emails
     assert len(found) == MAX_ITEMS == 50
-    assert found[-1]["value"] == "user49@example.org"
+    assert found[-1].value == "user49@example.org"
 
 
 # --- phones ------------------------------------------------------------------------------------
@@ -275,7 +280,7 @@ def test_at_most_fifty_emails() -> None:
 def test_tel_links() -> None:
     result = run('<a href="tel:+44%2020%207946%200000">call</a><a href="tel:">empty</a>'
                  '<a href="TEL:+1-800-555-0199">free</a>')
-    assert result["phones"] == [
+    assert [asdict(phone) for phone in result.phones] == [
         {"value": "+442079460000", "raw": "+44 20 7946 0000", "type": "fixed_line",
          "source_url": URL, "found_in": "tel"},
         {"value": "+18005550199", "raw": "+1-800-555-0199", "type": "toll_free",
@@ -289,7 +294,7 @@ def test_structured_telephones() -> None:
     body = ('<div itemscope itemtype="https://schema.org/LocalBusiness">'
             '<span itemprop="telephone">+33 1 23 45 67 89</span></div>')
     result = run(body, head=head)
-    assert [(p["value"], p["found_in"], p["type"]) for p in result["phones"]] == [
+    assert [(p.value, p.found_in, p.type) for p in result.phones] == [
         ("+4915123456789", "json_ld", "mobile"),
         ("+442079460000", "json_ld", "fixed_line"),
         ("+33123456789", "microdata", "fixed_line"),
@@ -298,14 +303,15 @@ def test_structured_telephones() -> None:
 
 def test_text_phone_raw_is_as_written() -> None:
     result = run("<p>Telefax: +49 (0)30 901820-99</p>")
-    assert result["phones"] == [{"value": "+493090182099", "raw": "+49 (0)30 901820-99",
-                                 "type": "fixed_line", "source_url": URL, "found_in": "text"}]
+    assert [asdict(phone) for phone in result.phones] == [{
+        "value": "+493090182099", "raw": "+49 (0)30 901820-99", "type": "fixed_line",
+        "source_url": URL, "found_in": "text"}]
 
 
 def test_unknown_type_is_null() -> None:
     invalid = phonenumbers.parse("+44 7700 900123")  # Ofcom drama range: no known type
-    assert phone_record(invalid, " +44 7700 900123 ") == {
-        "value": "+447700900123", "raw": "+44 7700 900123", "type": None}
+    record = phone_record(invalid, " +44 7700 900123 ", source_url=URL, found_in="text")
+    assert (record.value, record.raw, record.type) == ("+447700900123", "+44 7700 900123", None)
 
 
 @pytest.mark.parametrize(("url", "lang", "head", "headers", "national", "expected"), [
@@ -435,7 +441,7 @@ def test_phone_glued_to_inline_labels() -> None:
 ])
 def test_not_phone_numbers(region_url: str, text: str) -> None:
     lang = {"https://example.com/": "en-US"}.get(region_url, "en")
-    assert run(f"<p>{text}</p>", url=region_url, lang=lang)["phones"] == []
+    assert run(f"<p>{text}</p>", url=region_url, lang=lang).phones == []
 
 
 def test_a_phone_label_wins_over_a_number_label() -> None:
@@ -451,7 +457,7 @@ def test_phones_deduplicated_by_e164_first_source_wins() -> None:
 
 def test_at_most_fifty_phones() -> None:
     body = "".join(f"<p>+44 20 7946 {i:04d}</p>" for i in range(60))
-    assert len(run(body)["phones"]) == MAX_ITEMS
+    assert len(run(body).phones) == MAX_ITEMS
 
 
 # --- social links ------------------------------------------------------------------------------
@@ -545,18 +551,18 @@ def test_a_claim_makes_an_unknown_host_a_fediverse_server() -> None:
     head = ld({"@type": "Organization", "sameAs": ["https://community.acme.net/@team",
                                                   "https://replit.com/@acme"]})
     result = run(body, head=head)
-    assert [(s["platform"], s["handle"]) for s in result["social_links"]] == [
+    assert [(s.platform, s.handle) for s in result.social_links] == [
         ("mastodon", "acme@www.example.net"), ("mastodon", "team@community.acme.net")]
 
 
 def test_fediverse_handle_glued_to_an_inline_element() -> None:
     result = run("<p><span>@acme@fosstodon.org</span><span>Follow us</span></p>")
-    assert [s["handle"] for s in result["social_links"]] == ["acme@fosstodon.org"]
+    assert [s.handle for s in result.social_links] == ["acme@fosstodon.org"]
 
 
 def test_social_profile_rejects_malformed_urls() -> None:
-    assert social_profile("https://[::1/acme", "example.com") is None
-    assert social_profile("ftp://github.com/acme", "example.com") is None
+    assert social_profile("https://[::1/acme", "example.com", source_url=URL) is None
+    assert social_profile("ftp://github.com/acme", "example.com", source_url=URL) is None
 
 
 def test_profiles_from_same_as_and_fediverse_text() -> None:
@@ -565,10 +571,10 @@ def test_profiles_from_same_as_and_fediverse_text() -> None:
     body = ('<a href="https://github.com/acme">gh</a>'
             "<p>Toot at @acme@fosstodon.org, mail acme@fosstodon.org</p>")
     result = run(body, head=head)
-    assert [(s["platform"], s["handle"]) for s in result["social_links"]] == [
+    assert [(s.platform, s.handle) for s in result.social_links] == [
         ("github", "acme"), ("linkedin", "acme"), ("mastodon", "acme@fosstodon.org")]
-    assert result["emails"] == [{"value": "acme@fosstodon.org", "source_url": URL,
-                                 "found_in": "text"}]
+    assert [asdict(email) for email in result.emails] == [{
+        "value": "acme@fosstodon.org", "source_url": URL, "found_in": "text"}]
 
 
 def test_social_dedupe_by_normalised_url() -> None:
@@ -596,8 +602,10 @@ def test_organization_from_json_ld_graph() -> None:
                      "addressCountry": {"@type": "Country", "name": "United Kingdom"}}},
         {"@type": "ImageObject", "@id": "#logo", "url": "img/logo.png"},
     ]})
-    assert run("", head=head + '<base href="https://cdn.example.com/assets/">')[
-        "organization"] == {
+    organization = run("", head=head + '<base href="https://cdn.example.com/assets/">'
+                       ).organization
+    assert organization is not None
+    assert asdict(organization) == {
         "name": "Acme Ltd", "url": "https://cdn.example.com/en/",
         "logo": "https://cdn.example.com/assets/img/logo.png",
         "address": "1 High Street, SW1A 1AA London, Greater London, United Kingdom"}
@@ -609,7 +617,9 @@ def test_organization_from_json_ld_graph() -> None:
 def test_organization_subtypes(schema_type: str) -> None:
     head = ld({"@type": schema_type, "name": "Acme", "logo": "/logo.svg",
                "address": "Main St 1, 12345 Town"})
-    assert run("", head=head)["organization"] == {
+    organization = run("", head=head).organization
+    assert organization is not None
+    assert asdict(organization) == {
         "name": "Acme", "url": None, "logo": "https://www.example.com/logo.svg",
         "address": "Main St 1, 12345 Town"}
 
@@ -622,9 +632,11 @@ def test_organization_from_microdata() -> None:
             '<span itemprop="postalCode">00184</span>'
             '<span itemprop="addressLocality">Roma</span>'
             '<span itemprop="addressCountry">IT</span></div></div>')
-    assert run(body)["organization"] == {"name": "Trattoria Esempio",
-                                         "url": "https://www.example.com/", "logo": None,
-                                         "address": "Via Roma 1, 00184 Roma, IT"}
+    organization = run(body).organization
+    assert organization is not None
+    assert asdict(organization) == {"name": "Trattoria Esempio",
+                                    "url": "https://www.example.com/", "logo": None,
+                                    "address": "Via Roma 1, 00184 Roma, IT"}
 
 
 @pytest.mark.parametrize("nested", [
@@ -638,8 +650,9 @@ def test_organization_from_microdata() -> None:
 ])
 def test_organization_is_never_a_brand_seller_or_author(nested: dict[str, Any]) -> None:
     own = ld({"@type": "Organization", "name": "Shoe Shop Ltd"})
-    assert run("", head=ld(nested) + own)["organization"]["name"] == "Shoe Shop Ltd"
-    assert run("", head=ld(nested))["organization"] is None
+    organization = run("", head=ld(nested) + own).organization
+    assert organization is not None and organization.name == "Shoe Shop Ltd"
+    assert run("", head=ld(nested)).organization is None
 
 
 def test_top_level_organization_beats_a_nested_one_in_microdata() -> None:
@@ -648,7 +661,8 @@ def test_top_level_organization_beats_a_nested_one_in_microdata() -> None:
             '<span itemprop="name">Nike</span></div></div>'
             '<div itemscope itemtype="https://schema.org/Organization">'
             '<span itemprop="name">Shoe Shop Ltd</span></div>')
-    assert run(body)["organization"]["name"] == "Shoe Shop Ltd"
+    organization = run(body).organization
+    assert organization is not None and organization.name == "Shoe Shop Ltd"
 
 
 @pytest.mark.parametrize("key", ["publisher", "provider", "mainEntity", "about"])
@@ -656,13 +670,14 @@ def test_organization_reached_through_an_owner_property(key: str) -> None:
     head = ld({"@type": "WebPage", "name": "About us",
                key: {"@type": "Organization", "name": "Acme"},
                "author": {"@type": "Organization", "name": "Agency"}})
-    assert run("", head=head)["organization"]["name"] == "Acme"
+    organization = run("", head=head).organization
+    assert organization is not None and organization.name == "Acme"
 
 
 def test_no_organization() -> None:
     head = ld({"@type": "Person", "name": "Jane", "worksFor": {"@type": "WebSite"}})
-    assert run("<p>Acme Ltd</p>", head=head)["organization"] is None
-    assert run("", head=ld({"@type": "Organization"}))["organization"] is None  # no fields
+    assert run("<p>Acme Ltd</p>", head=head).organization is None
+    assert run("", head=ld({"@type": "Organization"})).organization is None  # no fields
 
 
 # --- suggested pages ---------------------------------------------------------------------------
@@ -677,14 +692,14 @@ def test_no_organization() -> None:
 ])
 def test_suggested_page_paths(path: str) -> None:
     body = f'<a href="{path}">more</a>'
-    assert run(body, url="https://www.example.com/home")["suggested_pages"] == [
+    assert run(body, url="https://www.example.com/home").suggested_pages == [
         f"https://www.example.com{path}"]
 
 
 def test_suggested_page_by_anchor_text() -> None:
     body = ('<a href="/unternehmen/">Über uns</a><a href="/qui/">À propos</a>'
             '<a href="/p?id=7">Contact Us</a><a href="/shop/">Shop</a>')
-    assert run(body, url="https://example.com/")["suggested_pages"] == [
+    assert run(body, url="https://example.com/").suggested_pages == [
         "https://example.com/unternehmen/", "https://example.com/qui/",
         "https://example.com/p?id=7"]
 
@@ -698,12 +713,12 @@ def test_suggested_pages_rules() -> None:
             '<a href="https://support.example.com/help#faq">Help</a>'  # same registrable domain
             '<a href="/en/about/">About</a><a href="/en/about/#team">About</a>')  # duplicate
     result = run(body, head='<base href="/en/">')
-    assert result["suggested_pages"] == ["https://www.example.com/en/about/",
-                                         "https://support.example.com/help"]
+    assert result.suggested_pages == ["https://www.example.com/en/about/",
+                                      "https://support.example.com/help"]
 
 
 def test_at_most_ten_suggested_pages() -> None:
     body = "".join(f'<a href="/office-{i}/contact">c</a>' for i in range(15))
-    found = run(body)["suggested_pages"]
+    found = run(body).suggested_pages
     assert len(found) == MAX_SUGGESTED_PAGES == 10
     assert found[0] == "https://www.example.com/office-0/contact"

@@ -51,9 +51,9 @@ def test_three_extractors_parse_the_page_once(monkeypatch: pytest.MonkeyPatch) -
     assert (len(trees), len(ld_reads)) == (1, 1)
     assert article.title == "Tide clock"
     assert article.links[0].url == "https://shop.example/base/more"  # <base href>
-    assert [e["value"] for e in contacts["emails"]] == ["shop@example.co.uk"]
-    assert contacts["emails"][0]["source_url"] == "https://shop.example/clock"  # final URL
-    assert [p["value"] for p in contacts["phones"]] == ["+442079460000"]
+    assert [e.value for e in contacts.emails] == ["shop@example.co.uk"]
+    assert contacts.emails[0].source_url == "https://shop.example/clock"  # final URL
+    assert [p.value for p in contacts.phones] == ["+442079460000"]
     assert [(p["name"], p["sku"]) for p in products["products"]] == [("Tide clock", "TC-1")]
     assert article.metadata is not None and article.metadata.json_ld is page.json_ld
 

@@ -57,6 +57,7 @@ from crawler.extract.structured import (
     join,
     json_ld_nodes,
 )
+from crawler.items.contacts import Contacts, Email, Organization, Phone, SocialLink
 
 logger = logging.getLogger(__name__)
 
@@ -113,8 +114,8 @@ class _Anchor(NamedTuple):
     rel_me: bool  # rel="me": the page claims the target as its own identity
 
 
-def extract_contacts(page: FetchedPage) -> dict[str, Any]:
-    """Contacts found on one page; every key is present.
+def extract_contacts(page: FetchedPage) -> Contacts:
+    """Contacts found on one page.
 
     The page's address (after redirects) is each record's ``source_url`` and, with
     ``<base href>``, resolves links; Content-Language is one of the region hints. Malformed
@@ -123,8 +124,7 @@ def extract_contacts(page: FetchedPage) -> dict[str, Any]:
     """
     root = page.root
     if root is None:
-        return {"emails": [], "phones": [], "social_links": [], "organization": None,
-                "suggested_pages": []}
+        return Contacts()
     url, base = page.address, page.base
     anchors = _anchors(root, base)
     text = _visible_text(root)
@@ -135,31 +135,30 @@ def extract_contacts(page: FetchedPage) -> dict[str, Any]:
     languages = [root.get("lang"), root.get("xml:lang"), page.meta[0].get("og:locale"),
                  page.header("content-language")]
     region = default_region(languages, host(url), _countries(own, by_id))
-    return {
-        "emails": _unique(_emails(root, anchors, sources, text), MAX_ITEMS,
-                          lambda e: e["value"].lower(), url),
-        "phones": _unique(_phones(anchors, sources, text, region,
-                                  region or language_region(languages)), MAX_ITEMS,
-                          lambda p: p["value"], url),
-        "social_links": _unique(_profiles(anchors, sources, text, base, site), MAX_ITEMS,
-                                dedupe_key, url),
-        "organization": _organization(own, by_id, base),
-        "suggested_pages": [found["url"] for found in _unique(
-            _suggested_pages(anchors, url, site), MAX_SUGGESTED_PAGES, lambda p: p["url"])],
-    }
+    return Contacts(
+        emails=_unique(_emails(root, anchors, sources, text, url), MAX_ITEMS,
+                       lambda email: email.value.lower()),
+        phones=_unique(_phones(anchors, sources, text, url, region,
+                               region or language_region(languages)), MAX_ITEMS,
+                       lambda phone: phone.value),
+        social_links=_unique(_profiles(anchors, sources, text, base, site, url), MAX_ITEMS,
+                             dedupe_key),
+        organization=_organization(own, by_id, base),
+        suggested_pages=_unique(_suggested_pages(anchors, url, site), MAX_SUGGESTED_PAGES,
+                                lambda suggested: suggested),
+    )
 
 
-def _unique(records: Iterable[dict[str, Any]], limit: int, key: Callable[[dict[str, Any]], str],
-            source_url: str | None = None) -> list[dict[str, Any]]:
-    """The first ``limit`` records with distinct keys, in order; stamped with ``source_url``."""
+def _unique(records: Iterable[_T], limit: int, key: Callable[[_T], str]) -> list[_T]:
+    """The first ``limit`` records with distinct keys, in order."""
     seen: set[str] = set()
-    unique: list[dict[str, Any]] = []
+    unique: list[_T] = []
     for record in records:
         if len(unique) >= limit:
             break
         if (record_key := key(record)) not in seen:
             seen.add(record_key)
-            unique.append(record if source_url is None else {**record, "source_url": source_url})
+            unique.append(record)
     return unique
 
 
@@ -219,53 +218,55 @@ def _values(items: Any, key: str) -> Iterator[Any]:
 
 
 def _emails(root: HtmlElement, anchors: list[_Anchor], sources: dict[str, Any],
-            text: str) -> Iterator[dict[str, Any]]:
+            text: str, url: str) -> Iterator[Email]:
+    """Every address of the page, ``url``, in priority order (duplicates included)."""
     for anchor in anchors:
         for email in emails_from_mailto(anchor.href):
-            yield {"value": email, "found_in": "mailto"}
+            yield Email(value=email, source_url=url, found_in="mailto")
     for found_in, items in sources.items():
         for email in filter(None, map(normalise_email, _values(items, "email"))):
-            yield {"value": email, "found_in": found_in}
+            yield Email(value=email, source_url=url, found_in=found_in)
     for element in root.xpath(_CLOUDFLARE):
         encoded = element.get("data-cfemail") or element.get("href", "").partition("#")[2]
         if (email := cloudflare_email(encoded)) is not None:
-            yield {"value": email, "found_in": "obfuscated"}
+            yield Email(value=email, source_url=url, found_in="obfuscated")
     for email in _in_text(text, deobfuscated_emails):
-        yield {"value": email, "found_in": "obfuscated"}
+        yield Email(value=email, source_url=url, found_in="obfuscated")
     for email in _in_text(text, emails_in_text):
-        yield {"value": email, "found_in": "text"}
+        yield Email(value=email, source_url=url, found_in="text")
 
 
-def _phones(anchors: list[_Anchor], sources: dict[str, Any], text: str, region: str | None,
-            certain_region: str | None) -> Iterator[dict[str, Any]]:
+def _phones(anchors: list[_Anchor], sources: dict[str, Any], text: str, url: str,
+            region: str | None, certain_region: str | None) -> Iterator[Phone]:
     """``certain_region`` (``region`` or the language's likely one) serves ``tel:`` links and
     structured telephones, which are phone numbers whatever they look like; free text keeps
     ``region``, so that without a signal only international numbers are read there."""
     for anchor in anchors:
-        if (phone := phone_from_href(anchor.href, certain_region)) is not None:
-            yield {**phone, "found_in": "tel"}
+        if (phone := phone_from_href(anchor.href, certain_region, source_url=url)) is not None:
+            yield phone
     for found_in, items in sources.items():
         for value in _values(items, "telephone"):
-            if (phone := parse_phone(value, certain_region)) is not None:
-                yield {**phone, "found_in": found_in}
-    for phone in _in_text(text, lambda rendering: phones_in_text(rendering, region)):
-        yield {**phone, "found_in": "text"}
+            phone = parse_phone(value, certain_region, source_url=url, found_in=found_in)
+            if phone is not None:
+                yield phone
+    yield from _in_text(text, lambda rendering: phones_in_text(rendering, region,
+                                                               source_url=url))
 
 
 def _profiles(anchors: list[_Anchor], sources: dict[str, Any], text: str, base: str,
-              site: str) -> Iterator[dict[str, Any]]:
+              site: str, url: str) -> Iterator[SocialLink]:
     """Links in page order, then structured ``sameAs`` (a claim, like ``rel="me"``), then
     ``@user@host`` in text."""
     claims = [(anchor.url, anchor.rel_me) for anchor in anchors]
     claims += [(join(base, value), True) for items in sources.values()
                for value in _values(items, "sameAs") if isinstance(value, str)]
-    yield from filter(None, (social_profile(url, site, claimed) for url, claimed in claims
-                             if url))
-    yield from _in_text(text, lambda rendering: mastodon_in_text(rendering, site))
+    yield from filter(None, (social_profile(target, site, claimed, source_url=url)
+                             for target, claimed in claims if target))
+    yield from _in_text(text, lambda rendering: mastodon_in_text(rendering, site,
+                                                                 source_url=url))
 
 
-def _suggested_pages(anchors: list[_Anchor], page_url: str, site: str
-                     ) -> Iterator[dict[str, Any]]:
+def _suggested_pages(anchors: list[_Anchor], page_url: str, site: str) -> Iterator[str]:
     """Same-site links that look like contact/about/imprint/team/support pages."""
     page = (join(page_url, page_url) or page_url).partition("#")[0]
     for anchor in anchors:
@@ -276,7 +277,7 @@ def _suggested_pages(anchors: list[_Anchor], page_url: str, site: str
         slugs = {_slug(_PAGE_EXTENSION.sub("", unquote(last_segment).lower())),
                  _slug(anchor.text or "")}
         if slugs & _CONTACT_PAGES:
-            yield {"url": url}
+            yield url
 
 
 def _slug(value: str) -> str:
@@ -313,19 +314,19 @@ def _countries(own: list[dict[str, Any]], by_id: Mapping[str, dict[str, Any]]
 
 
 def _organization(own: list[dict[str, Any]], by_id: Mapping[str, dict[str, Any]],
-                  base: str) -> dict[str, Any] | None:
+                  base: str) -> Organization | None:
     """The first of the page's own Organization (or subtype) nodes with at least one field."""
     for node in filter(_is_organization, own):
         logo = _resolve(node.get("logo"), by_id)
         if isinstance(logo, dict):
             logo = _first(logo.get("url")) or _first(logo.get("contentUrl"))
-        organization = {
-            "name": clean(_first(node.get("name"))),
-            "url": join(base, clean(_first(node.get("url")))),
-            "logo": join(base, clean(logo)),
-            "address": _address(_resolve(node.get("address"), by_id)),
-        }
-        if any(organization.values()):
+        organization = Organization(
+            name=clean(_first(node.get("name"))),
+            url=join(base, clean(_first(node.get("url")))),
+            logo=join(base, clean(logo)),
+            address=_address(_resolve(node.get("address"), by_id)),
+        )
+        if any(vars(organization).values()):
             return organization
     return None
 

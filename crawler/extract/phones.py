@@ -27,13 +27,13 @@ import logging
 import re
 from collections.abc import Iterable, Iterator
 from functools import lru_cache
-from typing import Any
 from urllib.parse import unquote
 
 import phonenumbers
 from phonenumbers import Leniency, PhoneNumber, PhoneNumberFormat, PhoneNumberType
 
 from crawler.extract.domains import split_host
+from crawler.items.contacts import Phone
 
 logger = logging.getLogger(__name__)
 
@@ -151,16 +151,20 @@ def _tld_region(hostname: str) -> str | None:
     return region if region in phonenumbers.SUPPORTED_REGIONS else None
 
 
-def phone_record(number: PhoneNumber, raw: str) -> dict[str, Any]:
-    """The output shape for one valid number: E.164, as written, and its line type."""
-    return {
-        "value": phonenumbers.format_number(number, PhoneNumberFormat.E164),
-        "raw": raw.strip(),
-        "type": _TYPES.get(phonenumbers.number_type(number)),
-    }
+def phone_record(number: PhoneNumber, raw: str, *, source_url: str, found_in: str) -> Phone:
+    """The answer's record of one valid number: E.164, as written, its line type, and where
+    it was found (the page, and ``tel``/``text``/``json_ld``/``microdata`` on it)."""
+    return Phone(
+        value=phonenumbers.format_number(number, PhoneNumberFormat.E164),
+        raw=raw.strip(),
+        type=_TYPES.get(phonenumbers.number_type(number)),
+        source_url=source_url,
+        found_in=found_in,
+    )
 
 
-def parse_phone(raw: object, region: str | None) -> dict[str, Any] | None:
+def parse_phone(raw: object, region: str | None, *, source_url: str, found_in: str
+                ) -> Phone | None:
     """One written number (a ``tel:`` href or a structured-data ``telephone``) as a record;
     None unless ``phonenumbers`` considers it a valid number for ``region``."""
     if not isinstance(raw, str):
@@ -172,21 +176,27 @@ def parse_phone(raw: object, region: str | None) -> dict[str, Any] | None:
         number = phonenumbers.parse(text, region)
     except phonenumbers.NumberParseException:
         return None
-    return phone_record(number, text) if phonenumbers.is_valid_number(number) else None
+    if not phonenumbers.is_valid_number(number):
+        return None
+    return phone_record(number, text, source_url=source_url, found_in=found_in)
 
 
-def phone_from_href(href: str, region: str | None) -> dict[str, Any] | None:
+def phone_from_href(href: str, region: str | None, *, source_url: str) -> Phone | None:
     """The number of a ``tel:`` link; None for any other link."""
-    return parse_phone(href, region) if _TEL.match(href) else None
+    if not _TEL.match(href):
+        return None
+    return parse_phone(href, region, source_url=source_url, found_in="tel")
 
 
-def phones_in_text(text: str, region: str | None) -> Iterator[tuple[int, int, dict[str, Any]]]:
+def phones_in_text(text: str, region: str | None, *, source_url: str
+                   ) -> Iterator[tuple[int, int, Phone]]:
     """Valid numbers written in ``text``, minus those whose surroundings say they are not;
     each with the span it was read from, so that the caller can merge several renderings."""
     for match in phonenumbers.PhoneNumberMatcher(text, region, Leniency.VALID):
         before = text[max(0, match.start - _CONTEXT):match.start]
         if _is_phone_context(before, text[match.end:match.end + _CONTEXT]):
-            yield match.start, match.end, phone_record(match.number, match.raw_string)
+            yield match.start, match.end, phone_record(
+                match.number, match.raw_string, source_url=source_url, found_in="text")
 
 
 def _is_phone_context(before: str, after: str) -> bool:

@@ -26,10 +26,10 @@ import logging
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit
 
 from crawler.extract.domains import registrable_domain, split_host
+from crawler.items.contacts import SocialLink
 
 logger = logging.getLogger(__name__)
 
@@ -135,8 +135,10 @@ _PLATFORMS = (
 _BY_DOMAIN = {domain: platform for platform in _PLATFORMS for domain in platform.domains}
 
 
-def social_profile(url: str, site: str, claimed: bool = False) -> dict[str, Any] | None:
-    """``{"platform", "url", "handle"}`` when ``url`` (absolute) is a profile; else None.
+def social_profile(url: str, site: str, claimed: bool = False, *, source_url: str
+                   ) -> SocialLink | None:
+    """The profile ``url`` (absolute) links to, found on the page ``source_url``; None when
+    it is not a profile.
 
     ``site`` is the page's registrable domain: a ``/@name`` link on the site itself is one of
     its own author pages, not a fediverse account. ``claimed`` says the page declares the
@@ -153,7 +155,7 @@ def social_profile(url: str, site: str, claimed: bool = False) -> dict[str, Any]
     domain = registrable_domain(hostname)
     platform = _BY_DOMAIN.get(domain)
     if platform is None:
-        return _mastodon(hostname, path, domain, site, claimed)
+        return _mastodon(hostname, path, domain, site, claimed, source_url)
     subdomain = hostname[: -len(domain)]
     if not platform.subdomains.fullmatch(subdomain) or _reserved(platform, path):
         return None
@@ -162,8 +164,9 @@ def social_profile(url: str, site: str, claimed: bool = False) -> dict[str, Any]
     target = f"{path}?{query}" if query else path
     for pattern, handle in platform.profiles:
         if (match := pattern.fullmatch(target)) is not None:
-            return {"platform": platform.name, "url": f"https://{hostname}{target}",
-                    "handle": handle.format(*match.groups()) if handle else None}
+            return SocialLink(platform=platform.name, url=f"https://{hostname}{target}",
+                              handle=handle.format(*match.groups()) if handle else None,
+                              source_url=source_url)
     return None
 
 
@@ -172,8 +175,8 @@ def _reserved(platform: _Platform, path: str) -> bool:
     return first in platform.reserved
 
 
-def _mastodon(hostname: str, path: str, domain: str, site: str, claimed: bool
-              ) -> dict[str, Any] | None:
+def _mastodon(hostname: str, path: str, domain: str, site: str, claimed: bool,
+              source_url: str) -> SocialLink | None:
     match = _MASTODON_PATH.fullmatch(path)
     if match is None or domain in _NOT_FEDIVERSE or domain == site or not split_host(
             hostname).suffix:
@@ -181,8 +184,8 @@ def _mastodon(hostname: str, path: str, domain: str, site: str, claimed: bool
     if not claimed and not _looks_fediverse(hostname):
         return None
     user = match.group("handle")
-    return {"platform": "mastodon", "url": f"https://{hostname}/@{user}",
-            "handle": f"{user}@{hostname}"}
+    return SocialLink(platform="mastodon", url=f"https://{hostname}/@{user}",
+                      handle=f"{user}@{hostname}", source_url=source_url)
 
 
 def _looks_fediverse(hostname: str) -> bool:
@@ -191,16 +194,18 @@ def _looks_fediverse(hostname: str) -> bool:
         "www.") in _FEDIVERSE_HOSTS
 
 
-def mastodon_in_text(text: str, site: str) -> Iterator[tuple[int, int, dict[str, Any]]]:
+def mastodon_in_text(text: str, site: str, *, source_url: str
+                     ) -> Iterator[tuple[int, int, SocialLink]]:
     """Fediverse handles written as ``@user@host`` in visible text, as profile records with
     their spans. The handle form is itself the claim, as ``rel="me"`` is for a link."""
     for match in _TEXT_MASTODON.finditer(text):
         user, hostname = match.group(1), match.group(2).lower()
-        profile = social_profile(f"https://{hostname}/@{user}", site, claimed=True)
+        profile = social_profile(f"https://{hostname}/@{user}", site, claimed=True,
+                                 source_url=source_url)
         if profile is not None:
             yield match.start(), match.end(), profile
 
 
-def dedupe_key(profile: dict[str, Any]) -> str:
+def dedupe_key(profile: SocialLink) -> str:
     """Profiles are the same when their URLs differ only in case or a www./m. prefix."""
-    return _PLAIN_HOST_PREFIX.sub("https://", profile["url"].lower(), count=1)
+    return _PLAIN_HOST_PREFIX.sub("https://", profile.url.lower(), count=1)

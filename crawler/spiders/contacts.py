@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from crawler.extract.contacts import extract_contacts
 from crawler.extract.fetched import FetchedPage
+from crawler.items.contacts import Contacts
 from crawler.spiders.base import SinglePageSpider
 
 
@@ -17,5 +16,5 @@ class ContactsSpider(SinglePageSpider):
 
     name = "contacts"
 
-    def extract(self, page: FetchedPage) -> dict[str, Any]:
+    def extract(self, page: FetchedPage) -> Contacts:
         return extract_contacts(page)
