@@ -17,7 +17,7 @@ class Email:
 @dataclass(kw_only=True)
 class Phone:
     value: str = described("E.164.")
-    raw: str = described("As written on the page.")
+    raw: str = described("As written on the page; a tel: link's without tel:, percent-decoded.")
     type: str | None = described(
         "fixed_line, mobile, fixed_line_or_mobile, toll_free, voip, …; null unknown.",
         default=None)
@@ -28,7 +28,8 @@ class Phone:
 @dataclass(kw_only=True)
 class SocialLink:
     platform: str = described("linkedin, x, facebook, instagram, youtube, …, mastodon.")
-    url: str = described("The profile's URL.")
+    url: str = described(
+        "The profile's URL: https, no trailing slash, no query but a numeric id it needs.")
     handle: str | None = described("The account name, when the URL shows it.", default=None)
     source_url: str = described("The page it was found on.")
 
@@ -49,9 +50,11 @@ class Contacts:
 
     emails: list[Email] = described("De-duplicated case-insensitively.", factory=list)
     phones: list[Phone] = described("De-duplicated by E.164.", factory=list)
-    social_links: list[SocialLink] = described("Profiles, not share or login links.",
-                                               factory=list)
+    social_links: list[SocialLink] = described(
+        "Profiles, not share or login links; de-duplicated by URL (case, www./m. ignored).",
+        factory=list)
     organization: Organization | None = described("null when the page names none.",
                                                   default=None)
     suggested_pages: list[str] = described(
-        "Same-site contact, about, imprint, team or support pages (not fetched).", factory=list)
+        "Same-site contact, about, imprint, team or support pages, at most 10 (not fetched).",
+        factory=list)
