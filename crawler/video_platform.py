@@ -2,9 +2,10 @@
 the watch URL, and the Data API's key header, limits and statistics.
 
 Dependency-light on purpose (standard library and :mod:`crawler.formats`,
-:mod:`crawler.extract.numbers` only): the API validates video links and its search adapters
-read Data API answers with these, and the API process must stay free of Scrapy and the
-extraction libraries. :mod:`crawler.extract.video` builds the video record on top of them.
+:mod:`crawler.extract.numbers`, :mod:`crawler.items.video` only): the API validates video
+links and its search adapters read Data API answers with these, and the API process must stay
+free of Scrapy and the extraction libraries. :mod:`crawler.extract.video` builds the video
+record on top of them.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from urllib.parse import SplitResult, parse_qs, quote, urlencode, urlsplit
 
 from crawler.extract.numbers import parse_count
 from crawler.formats import dig
+from crawler.items.video import Engagement
 
 #: Where the API's canonical watch and channel URLs point, whatever base the page came from.
 CANONICAL_BASE = "https://www.youtube.com"
@@ -37,7 +39,6 @@ _WATCH_PATHS = frozenset({"/watch", "/watch/"})
 # 11 characters like an id, but embeds of a playlist and of a channel's current live stream
 _NOT_VIDEO_IDS = frozenset({"videoseries", "live_stream"})
 _DEFAULT_PORTS = (None, 80, 443)
-_STATISTICS = (("views", "viewCount"), ("likes", "likeCount"), ("comments", "commentCount"))
 
 
 def parse_video_url(url: str) -> str | None:
@@ -90,11 +91,13 @@ def data_api_videos_url(base: str, video_ids: list[str], key: str | None = None)
     return f"{(base or DATA_API_BASE).rstrip('/')}/videos?{urlencode(query, safe=',')}"
 
 
-def data_api_engagement(item: dict[str, Any]) -> dict[str, int | None]:
-    """``{"views", "likes", "comments"}`` of one ``videos.list`` item.
+def data_api_engagement(item: dict[str, Any]) -> Engagement:
+    """The counts of one ``videos.list`` item, for the video record and for search results.
 
     The API writes counts as strings and leaves ``likeCount``/``commentCount`` out when the
     owner hides or disables them: those stay None, never 0.
     """
     statistics = dig(item, "statistics")
-    return {field: parse_count(dig(statistics, key)) for field, key in _STATISTICS}
+    return Engagement(views=parse_count(dig(statistics, "viewCount")),
+                      likes=parse_count(dig(statistics, "likeCount")),
+                      comments=parse_count(dig(statistics, "commentCount")))

@@ -9,6 +9,7 @@ from __future__ import annotations
 import copy
 import json
 import re
+from dataclasses import asdict, fields, replace
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
@@ -19,6 +20,7 @@ from crawler.exceptions import CrawlError, FetchFailed, VideoUnavailable
 from crawler.extract.fetched import FetchedPage
 from crawler.extract.video import MAX_RELATED, apply_data_api, extract_video
 from crawler.extract.youtube_page import initial_data, like_count, player_response
+from crawler.items.video import Captions, Channel, Engagement, Video
 from crawler.video_platform import (
     data_api_engagement,
     data_api_videos_url,
@@ -57,7 +59,7 @@ def answer(state: str) -> dict[str, Any]:
     return json.loads((FIXTURES / f"{state}.json").read_text(encoding="utf-8"))
 
 
-def extract(state: str) -> dict[str, Any]:
+def extract(state: str) -> Video:
     video_id = VIDEO_IDS[state]
     return extract_video(fetched(watch_url(video_id, FAKE_BASE), page(state)), video_id=video_id)
 
@@ -175,7 +177,12 @@ def test_watch_url_is_canonical_unless_a_base_is_given() -> None:
 
 
 def test_public_page_record() -> None:
-    video = extract("public")
+    item = extract("public")
+    assert [field.name for field in fields(Video)] == [  # the contract's order
+        "video_id", "url", "title", "description", "published_at", "duration_seconds", "channel",
+        "thumbnails", "tags", "category", "is_live", "is_family_safe", "embeddable",
+        "engagement", "captions", "related_videos", "source"]
+    video = asdict(item)
     assert set(video) == FIELDS
     assert json.loads(json.dumps(video)) == video  # plain JSON types only
     assert video["video_id"] == "pUbLiC_vid1"
@@ -201,17 +208,18 @@ def test_public_page_record() -> None:
 
 def test_likes_from_the_view_model_label_not_the_toggled_state() -> None:
     # "48K" is shown; the accessibility text has the exact count; toggled would say 48,214
-    assert extract("public")["engagement"]["likes"] == 48213
+    assert extract("public").engagement.likes == 48213
 
 
 def test_likes_from_the_older_toggle_button_label_and_window_assignment() -> None:
     html = page("old_likes")
     assert 'window["ytInitialData"] = {' in html and "var ytInitialData" not in html
-    assert extract("old_likes")["engagement"] == {"views": 98765, "likes": 1234, "comments": None}
+    assert asdict(extract("old_likes").engagement) == {"views": 98765, "likes": 1234,
+                                                       "comments": None}
 
 
 def test_hidden_likes_and_missing_fields_are_null_never_zero_or_empty() -> None:
-    video = extract("hidden_likes")
+    video = asdict(extract("hidden_likes"))
     assert video["engagement"] == {"views": 4321, "likes": None, "comments": None}
     assert video["description"] is None  # "" on the page
     assert video["tags"] == []  # no keywords
@@ -253,7 +261,7 @@ def test_like_search_survives_deep_nesting() -> None:
 
 
 def test_captions_available_with_tracks() -> None:
-    assert extract("public")["captions"] == {"status": "available", "tracks": [
+    assert asdict(extract("public").captions) == {"status": "available", "tracks": [
         {"language": "en", "name": "English", "auto_generated": False},
         {"language": "en", "name": "English (auto-generated)", "auto_generated": True},
         {"language": "de-DE", "name": "German (Germany)", "auto_generated": False},  # runs
@@ -261,12 +269,12 @@ def test_captions_available_with_tracks() -> None:
 
 
 def test_captions_none_without_the_key_unknown_when_unreadable() -> None:
-    assert extract("no_captions")["captions"] == {"status": "none", "tracks": []}
-    assert extract("hidden_likes")["captions"] == {"status": "unknown", "tracks": []}
+    assert asdict(extract("no_captions").captions) == {"status": "none", "tracks": []}
+    assert asdict(extract("hidden_likes").captions) == {"status": "unknown", "tracks": []}
 
 
 def test_related_videos_in_both_forms() -> None:
-    related = extract("public")["related_videos"]
+    related = [asdict(video) for video in extract("public").related_videos]
     assert related == [
         {"video_id": "rElAtEd_c01", "url": "https://www.youtube.com/watch?v=rElAtEd_c01",
          "title": "if (a) { b(); }; // tricky", "channel": "Regex Rangers",
@@ -285,10 +293,10 @@ def test_related_videos_in_both_forms() -> None:
 
 
 def test_related_videos_inside_a_chips_section() -> None:
-    related = extract("old_likes")["related_videos"]
-    assert [(v["video_id"], v["channel"], v["duration_seconds"]) for v in related] == [
+    related = extract("old_likes").related_videos
+    assert [(v.video_id, v.channel, v.duration_seconds) for v in related] == [
         ("oLdReLaTeD1", "Old Oven", 3723), ("oLdReLaTeD2", "Crumb Shot", 245)]
-    assert extract("no_captions")["related_videos"] == []  # no side column
+    assert extract("no_captions").related_videos == []  # no side column
 
 
 def test_related_videos_are_capped() -> None:
@@ -298,35 +306,35 @@ def test_related_videos_are_capped() -> None:
         "secondaryResults": {"results": items}}}}}
     video = extract_video(fetched("https://www.youtube.com/watch?v=pUbLiC_vid1",
                           player_page(public_player(), data)))
-    assert len(video["related_videos"]) == MAX_RELATED == 20
-    assert video["related_videos"][-1]["title"] == "#19"
+    assert len(video.related_videos) == MAX_RELATED == 20
+    assert video.related_videos[-1].title == "#19"
 
 
 def test_live_video() -> None:
     video = extract("live")
-    assert video["is_live"] is True
-    assert video["duration_seconds"] is None  # lengthSeconds "0"
-    assert video["published_at"] == "2024-05-01T14:00:00Z"  # 07:00-07:00 in UTC
-    assert video["engagement"]["likes"] == 3456
+    assert video.is_live is True
+    assert video.duration_seconds is None  # lengthSeconds "0"
+    assert video.published_at == "2024-05-01T14:00:00Z"  # 07:00-07:00 in UTC
+    assert video.engagement.likes == 3456
 
 
 def test_past_live_stream_is_not_live() -> None:
     player = public_player()
     player["videoDetails"]["isLiveContent"] = True  # the recording of a finished stream
     video = extract_video(fetched(watch_url("pUbLiC_vid1"), player_page(player)))
-    assert video["is_live"] is False
-    assert video["duration_seconds"] == 213
+    assert video.is_live is False
+    assert video.duration_seconds == 213
 
 
 def test_plain_date_is_kept_as_a_date() -> None:
-    assert extract("old_likes")["published_at"] == "2019-06-02"
+    assert extract("old_likes").published_at == "2019-06-02"
 
 
 def test_page_without_initial_data_still_gives_the_player_fields() -> None:
     video = extract_video(fetched(watch_url("pUbLiC_vid1"), player_page(public_player())))
-    assert video["title"] == "Build a JSON parser {part 1}; no regex};"
-    assert video["engagement"] == {"views": 1523000, "likes": None, "comments": None}
-    assert video["related_videos"] == []
+    assert video.title == "Build a JSON parser {part 1}; no regex};"
+    assert asdict(video.engagement) == {"views": 1523000, "likes": None, "comments": None}
+    assert video.related_videos == []
 
 
 def test_objects_are_decoded_not_matched() -> None:
@@ -402,7 +410,7 @@ def test_page_of_another_video_raises() -> None:
 
 def test_requested_id_comes_from_the_url_when_not_given() -> None:
     video = extract_video(fetched(f"{FAKE_BASE}/watch?v=pUbLiC_vid1", page("public")))
-    assert video["video_id"] == "pUbLiC_vid1"
+    assert video.video_id == "pUbLiC_vid1"
     with pytest.raises(VideoUnavailable, match="describes video pUbLiC_vid1 instead"):
         extract_video(fetched("https://youtu.be/otherVideo1", page("public")))
     with pytest.raises(ValueError, match="no video id"):
@@ -414,9 +422,9 @@ def test_requested_id_comes_from_the_url_when_not_given() -> None:
 
 def test_data_api_is_the_source_of_counts_and_flags() -> None:
     video = extract("public")
-    before = copy.deepcopy(video)
-    merged = apply_data_api(video, answer("public"))
-    assert video == before  # the page's record is not changed
+    before = asdict(copy.deepcopy(video))
+    merged = asdict(apply_data_api(video, answer("public")))
+    assert asdict(video) == before  # the page's record is not changed
     assert merged["source"] == "data_api"
     assert merged["engagement"] == {"views": 1523480, "likes": 48215, "comments": 1874}
     assert merged["captions"] == before["captions"]  # "true": available, the page's tracks
@@ -426,19 +434,19 @@ def test_data_api_is_the_source_of_counts_and_flags() -> None:
 
 
 def test_data_api_hidden_counts_stay_null() -> None:
-    merged = apply_data_api(extract("hidden_likes"), answer("hidden_likes"))
+    merged = asdict(apply_data_api(extract("hidden_likes"), answer("hidden_likes")))
     assert merged["engagement"] == {"views": 4321, "likes": None, "comments": None}
     assert merged["captions"] == {"status": "none", "tracks": []}  # caption "false"
     assert merged["source"] == "data_api"
-    merged = apply_data_api(extract("no_captions"), answer("no_captions"))
+    merged = asdict(apply_data_api(extract("no_captions"), answer("no_captions")))
     assert merged["engagement"]["comments"] == 0  # a real "0" stays 0
 
 
 def test_data_api_fills_what_the_page_lacked() -> None:
-    video = {**extract("public"), "title": None, "description": None, "published_at": None,
-             "duration_seconds": None, "thumbnails": [], "tags": [],
-             "channel": {"id": None, "name": None, "url": None}}
-    merged = apply_data_api(video, answer("public"))
+    video = replace(extract("public"), title=None, description=None, published_at=None,
+                    duration_seconds=None, thumbnails=[], tags=[],
+                    channel=Channel(id=None, name=None, url=None))
+    merged = asdict(apply_data_api(video, answer("public")))
     assert merged["title"] == "Build a JSON parser {part 1}; no regex};"
     assert merged["description"].startswith("How to read the JSON")
     assert merged["published_at"] == "2023-03-14T16:30:00Z"
@@ -452,7 +460,7 @@ def test_data_api_fills_what_the_page_lacked() -> None:
 
 
 def test_data_api_keeps_a_live_video_without_duration() -> None:
-    merged = apply_data_api(extract("live"), answer("live"))
+    merged = asdict(apply_data_api(extract("live"), answer("live")))
     assert merged["is_live"] is True
     assert merged["duration_seconds"] is None  # P0D
     assert merged["engagement"] == {"views": 8800123, "likes": 3460, "comments": None}
@@ -462,10 +470,11 @@ def test_caption_flag_false_does_not_hide_automatic_tracks() -> None:
     video = extract("public")
     flagged = answer("public")
     flagged["items"][0]["contentDetails"]["caption"] = "false"  # counts uploaded captions only
-    assert apply_data_api(video, flagged)["captions"] == video["captions"]
+    assert apply_data_api(video, flagged).captions == video.captions
     del flagged["items"][0]["contentDetails"]["caption"]
-    unknown = {**video, "captions": {"status": "unknown", "tracks": []}}
-    assert apply_data_api(unknown, flagged)["captions"] == {"status": "unknown", "tracks": []}
+    unknown = replace(video, captions=Captions(status="unknown", tracks=[]))
+    assert asdict(apply_data_api(unknown, flagged).captions) == {"status": "unknown",
+                                                                  "tracks": []}
 
 
 @pytest.mark.parametrize(("state", "why"), [
@@ -475,7 +484,7 @@ def test_caption_flag_false_does_not_hide_automatic_tracks() -> None:
 ])
 def test_data_api_unavailable_answers_raise(state: str, why: str) -> None:
     video_id = VIDEO_IDS[state]
-    video = {**extract("public"), "video_id": video_id, "url": watch_url(video_id)}
+    video = replace(extract("public"), video_id=video_id, url=watch_url(video_id))
     with pytest.raises(VideoUnavailable) as raised:
         apply_data_api(video, answer(state))
     assert raised.value.message == f"Video {video_id} is unavailable: {why}."
@@ -488,12 +497,12 @@ def test_data_api_answer_about_another_video_raises() -> None:
 
 
 def test_data_api_engagement() -> None:
-    assert data_api_engagement(answer("public")["items"][0]) == {
+    assert asdict(data_api_engagement(answer("public")["items"][0])) == {
         "views": 1523480, "likes": 48215, "comments": 1874}
-    assert data_api_engagement({"statistics": {"viewCount": "10"}}) == {
+    assert asdict(data_api_engagement({"statistics": {"viewCount": "10"}})) == {
         "views": 10, "likes": None, "comments": None}
-    assert data_api_engagement({"id": "x"}) == {"views": None, "likes": None, "comments": None}
-    assert data_api_engagement({"statistics": {"viewCount": "0", "likeCount": 5}}) == {
+    assert data_api_engagement({"id": "x"}) == Engagement(views=None, likes=None, comments=None)
+    assert asdict(data_api_engagement({"statistics": {"viewCount": "0", "likeCount": 5}})) == {
         "views": 0, "likes": 5, "comments": None}
 
 
@@ -518,7 +527,8 @@ def test_data_api_videos_url() -> None:
 
 @pytest.mark.parametrize("state", PLAYABLE)
 def test_every_playable_fixture_gives_a_complete_record(state: str) -> None:
-    for video in (extract(state), apply_data_api(extract(state), answer(state))):
+    for item in (extract(state), apply_data_api(extract(state), answer(state))):
+        video = asdict(item)
         assert set(video) == FIELDS
         assert set(video["engagement"]) == {"views", "likes", "comments"}
         assert set(video["channel"]) == {"id", "name", "url"}

@@ -10,6 +10,7 @@ any other provider's video results. ``site:`` has no meaning on YouTube; it is s
 from __future__ import annotations
 
 import logging
+from dataclasses import asdict
 from typing import Any
 
 from api.config import Config
@@ -106,7 +107,7 @@ class YouTubeProvider(SearchProvider):
         for item in items:
             video_id = item.get("id")
             for result in by_id.get(video_id, []) if isinstance(video_id, str) else []:
-                result["engagement"] = data_api_engagement(item)
+                result["engagement"] = asdict(data_api_engagement(item))
                 if result["duration_seconds"] is None:
                     result["duration_seconds"] = parse_duration(
                         dig(item, "contentDetails", "duration"))

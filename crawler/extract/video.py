@@ -2,7 +2,8 @@
 
 Pure functions (no network, no Scrapy). The video spider fetches the watch page and, when a
 Data API key is configured, one ``videos.list`` answer: :func:`extract_video` turns the page
-into the API's record and :func:`apply_data_api` lays the Data API's exact figures over it.
+into the API's record, a :class:`~crawler.items.video.Video` built from its nested items where
+each is found, and :func:`apply_data_api` lays the Data API's exact figures over it.
 Only public, embeddable videos are served; anything else raises :class:`VideoUnavailable`.
 Unknown values are None, never 0 or "": a hidden like count is not zero likes.
 """
@@ -11,6 +12,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 from urllib.parse import quote, urlsplit
 
@@ -26,6 +28,15 @@ from crawler.extract.youtube_page import (
     text,
 )
 from crawler.formats import dig, iso_utc
+from crawler.items.video import (
+    Captions,
+    CaptionTrack,
+    Channel,
+    Engagement,
+    RelatedVideo,
+    Thumbnail,
+    Video,
+)
 from crawler.video_platform import (
     CANONICAL_BASE,
     data_api_engagement,
@@ -41,8 +52,8 @@ MAX_RELATED = 20
 _CAPTION_FLAG = {"true": "available", "false": "none"}
 
 
-def extract_video(page: FetchedPage, *, video_id: str | None = None) -> dict[str, Any]:
-    """The API record of the video on a fetched watch page (every field present).
+def extract_video(page: FetchedPage, *, video_id: str | None = None) -> Video:
+    """The API record of the video on a fetched watch page.
 
     The id asked for is ``video_id`` or, without it, the one the page's URL names (path or
     ``v`` parameter, any host); the page must describe that very video, or a consent page or a
@@ -65,34 +76,34 @@ def extract_video(page: FetchedPage, *, video_id: str | None = None) -> dict[str
     is_live = details.get("isLive") is True or dig(micro, "liveBroadcastDetails",
                                                    "isLiveNow") is True
     channel_id = clean(details.get("channelId")) or clean(micro.get("externalChannelId"))
-    return {
-        "video_id": requested,
-        "url": watch_url(requested),
-        "title": text(details.get("title")) or text(micro.get("title")),
-        "description": (text(details.get("shortDescription"), collapse=False)
-                        or text(micro.get("description"), collapse=False)),
-        "published_at": iso_utc(micro.get("publishDate")) or iso_utc(micro.get("uploadDate")),
-        "duration_seconds": None if is_live else _first_not_none(
+    return Video(
+        video_id=requested,
+        url=watch_url(requested),
+        title=text(details.get("title")) or text(micro.get("title")),
+        description=(text(details.get("shortDescription"), collapse=False)
+                     or text(micro.get("description"), collapse=False)),
+        published_at=iso_utc(micro.get("publishDate")) or iso_utc(micro.get("uploadDate")),
+        duration_seconds=None if is_live else _first_not_none(
             parse_duration, details.get("lengthSeconds"), micro.get("lengthSeconds")),
-        "channel": _channel(channel_id,
-                            text(details.get("author")) or text(micro.get("ownerChannelName")),
-                            micro.get("ownerProfileUrl")),
-        "thumbnails": _thumbnails(dig(details, "thumbnail", "thumbnails")
-                                  or dig(micro, "thumbnail", "thumbnails")),
-        "tags": _tags(details.get("keywords")),
-        "category": text(micro.get("category")),
-        "is_live": is_live,
-        "is_family_safe": _flag(micro.get("isFamilySafe")),
-        "embeddable": _flag(dig(player, "playabilityStatus", "playableInEmbed")),
-        "engagement": {
-            "views": _first_not_none(parse_count, details.get("viewCount"), micro.get("viewCount")),
-            "likes": like_count(data),
-            "comments": None,  # the page only shows an abbreviated count, if any
-        },
-        "captions": _captions(player),
-        "related_videos": _related(data, requested),
-        "source": "page",
-    }
+        channel=_channel(channel_id,
+                         text(details.get("author")) or text(micro.get("ownerChannelName")),
+                         micro.get("ownerProfileUrl")),
+        thumbnails=_thumbnails(dig(details, "thumbnail", "thumbnails")
+                               or dig(micro, "thumbnail", "thumbnails")),
+        tags=_tags(details.get("keywords")),
+        category=text(micro.get("category")),
+        is_live=is_live,
+        is_family_safe=_flag(micro.get("isFamilySafe")),
+        embeddable=_flag(dig(player, "playabilityStatus", "playableInEmbed")),
+        engagement=Engagement(
+            views=_first_not_none(parse_count, details.get("viewCount"), micro.get("viewCount")),
+            likes=like_count(data),
+            comments=None,  # the page only shows an abbreviated count, if any
+        ),
+        captions=_captions(player),
+        related_videos=_related(data, requested),
+        source="page",
+    )
 
 
 def _url_video_id(url: str) -> str | None:
@@ -160,19 +171,20 @@ def _https(href: Any) -> str | None:
     return absolute
 
 
-def _channel(channel_id: str | None, name: str | None, profile_url: Any) -> dict[str, Any]:
+def _channel(channel_id: str | None, name: str | None, profile_url: Any) -> Channel:
     fallback = f"{CANONICAL_BASE}/channel/{quote(channel_id)}" if channel_id else None
-    return {"id": channel_id, "name": name, "url": _https(profile_url) or fallback}
+    return Channel(id=channel_id, name=name, url=_https(profile_url) or fallback)
 
 
-def _thumbnails(items: Any) -> list[dict[str, Any]]:
-    """``[{"url", "width", "height"}]``, absolute, each URL once, in the source's order."""
-    thumbnails: dict[str, dict[str, Any]] = {}
+def _thumbnails(items: Any) -> list[Thumbnail]:
+    """The images of a list of ``{"url", "width", "height"}`` objects, absolute, each URL
+    once, in the source's order."""
+    thumbnails: dict[str, Thumbnail] = {}
     for item in items if isinstance(items, list) else []:
         url = _https(dig(item, "url"))
         if url and url not in thumbnails:
-            thumbnails[url] = {"url": url, "width": parse_count(item.get("width")),
-                               "height": parse_count(item.get("height"))}
+            thumbnails[url] = Thumbnail(url=url, width=parse_count(item.get("width")),
+                                        height=parse_count(item.get("height")))
     return list(thumbnails.values())
 
 
@@ -181,92 +193,88 @@ def _tags(keywords: Any) -> list[str]:
     return list(dict.fromkeys(filter(None, found)))
 
 
-def _captions(player: dict[str, Any]) -> dict[str, Any]:
+def _captions(player: dict[str, Any]) -> Captions:
     """Caption tracks; status ``none`` only when the (playable, so complete) player response has
     no ``captions`` key at all, ``unknown`` when the key is there but lists no readable track."""
     if "captions" not in player:
-        return {"status": "none", "tracks": []}
+        return Captions(status="none")
     found = dig(player, "captions", "playerCaptionsTracklistRenderer", "captionTracks")
     tracks = [
-        {"language": clean(track["languageCode"]), "name": text(track.get("name")),
-         "auto_generated": track.get("kind") == "asr"}
+        CaptionTrack(language=clean(track["languageCode"]), name=text(track.get("name")),
+                     auto_generated=track.get("kind") == "asr")
         for track in (found if isinstance(found, list) else [])
         if isinstance(track, dict) and clean(track.get("languageCode"))
     ]
-    return {"status": "available" if tracks else "unknown", "tracks": tracks}
+    return Captions(status="available" if tracks else "unknown", tracks=tracks)
 
 
-def _related(data: dict[str, Any] | None, video_id: str) -> list[dict[str, Any]]:
+def _related(data: dict[str, Any] | None, video_id: str) -> list[RelatedVideo]:
     """At most :data:`MAX_RELATED` related videos, each once, never the video itself."""
     seen = {video_id}
-    related: list[dict[str, Any]] = []
+    related: list[RelatedVideo] = []
     for video in related_videos(data):
-        if video["video_id"] in seen:
+        if video.video_id in seen:
             continue
-        seen.add(video["video_id"])
-        related.append({"video_id": video["video_id"], "url": watch_url(video["video_id"]),
-                        "title": video["title"], "channel": video["channel"],
-                        "duration_seconds": video["duration_seconds"]})
+        seen.add(video.video_id)
+        related.append(video)
         if len(related) == MAX_RELATED:
             break
     return related
 
 
-def apply_data_api(video: dict[str, Any], answer: dict[str, Any]) -> dict[str, Any]:
+def apply_data_api(video: Video, answer: dict[str, Any]) -> Video:
     """``video`` (from :func:`extract_video`) with a ``videos.list`` answer laid over it.
 
     The Data API is the source of the counts, the caption flag and embeddability, and
     ``source`` becomes ``"data_api"``; other fields keep the page's values and are only filled
-    where the page had none. Returns a new dict. Raises :class:`VideoUnavailable` when the
-    answer does not list the video (private, deleted and unknown ids all give ``items: []``),
-    says it is private, or says it cannot be embedded.
+    where the page had none. Returns a new item; ``video`` is left as it was, so a caller can
+    still fall back to the page's figures. Raises :class:`VideoUnavailable` when the answer
+    does not list the video (private, deleted and unknown ids all give ``items: []``), says it
+    is private, or says it cannot be embedded.
     """
-    video_id = video.get("video_id")
+    video_id = video.video_id
     items = answer.get("items") if isinstance(answer, dict) else None
     item = next((entry for entry in (items if isinstance(items, list) else [])
                  if dig(entry, "id") == video_id), None)
     if item is None:
-        raise _unavailable(video_id, video.get("url"),
+        raise _unavailable(video_id, video.url,
                            "the Data API does not list it (private, deleted or unknown)")
     if dig(item, "status", "privacyStatus") == "private":
-        raise _unavailable(video_id, video.get("url"), "it is private")
+        raise _unavailable(video_id, video.url, "it is private")
     if dig(item, "status", "embeddable") is False:
-        raise _unavailable(video_id, video.get("url"), "its owner does not allow embedding")
+        raise _unavailable(video_id, video.url, "its owner does not allow embedding")
     snippet = item.get("snippet") if isinstance(item.get("snippet"), dict) else {}
-    is_live = bool(video.get("is_live")) or snippet.get("liveBroadcastContent") == "live"
-    channel = dict(video.get("channel") or {})
-    channel_id = channel.get("id") or clean(snippet.get("channelId"))
+    is_live = bool(video.is_live) or snippet.get("liveBroadcastContent") == "live"
+    channel = video.channel
     sizes = snippet.get("thumbnails")  # {"default": {…}, "medium": {…}, …}, smallest first
-    return {
-        **video,
-        "title": video.get("title") or text(snippet.get("title")),
-        "description": video.get("description") or text(snippet.get("description"),
-                                                         collapse=False),
-        "published_at": video.get("published_at") or iso_utc(snippet.get("publishedAt")),
-        "duration_seconds": None if is_live else (
-            video.get("duration_seconds") or parse_duration(dig(item, "contentDetails",
-                                                                 "duration"))),
-        "channel": _channel(channel_id, channel.get("name") or text(snippet.get("channelTitle")),
-                            channel.get("url")),
-        "thumbnails": video.get("thumbnails")
+    return replace(
+        video,
+        title=video.title or text(snippet.get("title")),
+        description=video.description or text(snippet.get("description"), collapse=False),
+        published_at=video.published_at or iso_utc(snippet.get("publishedAt")),
+        duration_seconds=None if is_live else (
+            video.duration_seconds or parse_duration(dig(item, "contentDetails", "duration"))),
+        channel=_channel(channel.id or clean(snippet.get("channelId")),
+                         channel.name or text(snippet.get("channelTitle")), channel.url),
+        thumbnails=video.thumbnails
         or _thumbnails(list(sizes.values()) if isinstance(sizes, dict) else []),
-        "tags": video.get("tags") or _tags(snippet.get("tags")),
-        "is_live": is_live,
-        "embeddable": _flag(dig(item, "status", "embeddable")) or video.get("embeddable"),
-        "engagement": data_api_engagement(item),
-        "captions": _merged_captions(video.get("captions"), dig(item, "contentDetails", "caption")),
-        "source": "data_api",
-    }
+        tags=video.tags or _tags(snippet.get("tags")),
+        is_live=is_live,
+        embeddable=_flag(dig(item, "status", "embeddable")) or video.embeddable,
+        engagement=data_api_engagement(item),
+        captions=_merged_captions(video.captions, dig(item, "contentDetails", "caption")),
+        source="data_api",
+    )
 
 
-def _merged_captions(captions: Any, flag: Any) -> dict[str, Any]:
+def _merged_captions(captions: Captions, flag: Any) -> Captions:
     """The Data API's caption flag as status, the page's tracks kept.
 
     The flag counts uploaded captions only, so "false" with automatic tracks on the page
     stays ``available``: the tracks are there to be read. An absent flag keeps the page's status.
     """
-    tracks = list(dig(captions, "tracks") or [])
+    tracks = list(captions.tracks)
     status = _CAPTION_FLAG.get(flag) if isinstance(flag, str) else None
     if status is None or (status == "none" and tracks):
-        status = dig(captions, "status") or ("available" if tracks else "unknown")
-    return {"status": status, "tracks": tracks}
+        status = captions.status or ("available" if tracks else "unknown")
+    return Captions(status=status, tracks=tracks)

@@ -5,7 +5,8 @@ video's metadata and playability, ``var ytInitialData = {…};`` (or ``window["y
 {…};``) the rendered page: buttons, related videos. YouTube renames its renderers every few
 months, so the walkers here look for a renderer wherever it sits below a stable anchor rather
 than at one fixed path, and know both the older ``*Renderer`` and the newer ``*ViewModel``
-shapes. :mod:`crawler.extract.video` turns what they find into the API's record.
+shapes. Related videos come out as the answer's own items; :mod:`crawler.extract.video`
+builds the rest of the record from the objects found here.
 """
 
 from __future__ import annotations
@@ -19,7 +20,8 @@ from typing import Any
 from crawler.extract.numbers import parse_count, parse_duration
 from crawler.extract.structured import clean
 from crawler.formats import dig
-from crawler.video_platform import VIDEO_ID
+from crawler.items.video import RelatedVideo
+from crawler.video_platform import VIDEO_ID, watch_url
 
 logger = logging.getLogger(__name__)
 
@@ -142,9 +144,8 @@ def like_count(data: dict[str, Any] | None) -> int | None:
     return None
 
 
-def related_videos(data: dict[str, Any] | None) -> Iterator[dict[str, Any]]:
-    """The related videos of the watch page's side column, in page order, as
-    ``{"video_id", "title", "channel", "duration_seconds"}``.
+def related_videos(data: dict[str, Any] | None) -> Iterator[RelatedVideo]:
+    """The related videos of the watch page's side column, in page order (repeats included).
 
     Items sit in the column directly or, on pages with filter chips, inside an
     ``itemSectionRenderer``. Playlists, mixes, shelves and continuations are skipped, as are
@@ -157,8 +158,7 @@ def related_videos(data: dict[str, Any] | None) -> Iterator[dict[str, Any]]:
             video = _lockup_video(item["lockupViewModel"])
         else:
             continue
-        video_id = video.get("video_id") if video else None
-        if isinstance(video_id, str) and VIDEO_ID.fullmatch(video_id):
+        if video is not None:
             yield video
 
 
@@ -169,17 +169,26 @@ def _column_items(results: Any) -> Iterator[dict[str, Any]]:
                     if isinstance(entry, dict))
 
 
-def _compact_video(renderer: Any) -> dict[str, Any]:
+def _related_video(video_id: Any, *, title: str | None, channel: str | None,
+                   duration_seconds: int | None) -> RelatedVideo | None:
+    """The item, with its canonical URL; None unless ``video_id`` is a valid id."""
+    if not (isinstance(video_id, str) and VIDEO_ID.fullmatch(video_id)):
+        return None
+    return RelatedVideo(video_id=video_id, url=watch_url(video_id), title=title,
+                        channel=channel, duration_seconds=duration_seconds)
+
+
+def _compact_video(renderer: Any) -> RelatedVideo | None:
     """The older item: a live stream has no ``lengthText``, so its duration stays None."""
-    return {
-        "video_id": dig(renderer, "videoId"),
-        "title": text(dig(renderer, "title")),
-        "channel": text(dig(renderer, "shortBylineText")) or text(dig(renderer, "longBylineText")),
-        "duration_seconds": parse_duration(text(dig(renderer, "lengthText"))),
-    }
+    return _related_video(
+        dig(renderer, "videoId"),
+        title=text(dig(renderer, "title")),
+        channel=text(dig(renderer, "shortBylineText")) or text(dig(renderer, "longBylineText")),
+        duration_seconds=parse_duration(text(dig(renderer, "lengthText"))),
+    )
 
 
-def _lockup_video(lockup: Any) -> dict[str, Any] | None:
+def _lockup_video(lockup: Any) -> RelatedVideo | None:
     """The newer item, for videos only (``contentType``; playlists and mixes are lockups too).
 
     The channel is the first part of the first metadata row when there is a second row (the
@@ -194,9 +203,9 @@ def _lockup_video(lockup: Any) -> dict[str, Any] | None:
                if isinstance(rows, list) and len(rows) > 1 else None)
     badges = (dig(badge, "text") for badge in _values(dig(lockup, "contentImage"),
                                                        "thumbnailBadgeViewModel"))
-    return {
-        "video_id": dig(lockup, "contentId"),
-        "title": text(dig(metadata, "title")),
-        "channel": channel,
-        "duration_seconds": next(filter(None, map(parse_duration, badges)), None),
-    }
+    return _related_video(
+        dig(lockup, "contentId"),
+        title=text(dig(metadata, "title")),
+        channel=channel,
+        duration_seconds=next(filter(None, map(parse_duration, badges)), None),
+    )

@@ -19,6 +19,7 @@ from crawler.exceptions import CrawlError, ExtractionFailed, UnsupportedVideo
 from crawler.extract.fetched import FetchedPage
 from crawler.extract.video import apply_data_api, extract_video
 from crawler.items import PageResult
+from crawler.items.video import Video
 from crawler.spiders.base import SinglePageSpider
 from crawler.video_platform import (
     API_KEY_HEADER,
@@ -52,7 +53,7 @@ class VideoSpider(SinglePageSpider):
         page = watch_url(self.video_id, self.settings["YOUTUBE_BASE_URL"])
         yield Request(page, callback=self.parse, errback=self.failed, dont_filter=True)
 
-    def extract(self, page: FetchedPage) -> dict[str, Any]:
+    def extract(self, page: FetchedPage) -> Video:
         return extract_video(page, video_id=self.video_id)
 
     def parse(self, response: Response) -> Iterator[PageResult | Request]:
@@ -72,7 +73,7 @@ class VideoSpider(SinglePageSpider):
     def parse_data_api(self, response: Response, result: PageResult) -> Iterator[PageResult]:
         try:
             answer = json.loads(response.text)
-            result.data = apply_data_api(result.data or {}, answer)
+            result.data = apply_data_api(result.data, answer)
         except CrawlError as error:  # the Data API says private, deleted or not embeddable
             error.url = error.url or self.url
             yield self._failure(error, None)
