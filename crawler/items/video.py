@@ -39,7 +39,8 @@ class CaptionTrack:
 
 @dataclass(kw_only=True)
 class Captions:
-    status: str = described("available|none|unknown", default="unknown")
+    status: str = described("available|none|unknown: unknown when captions are announced but "
+                            "no track can be read.", default="unknown")
     tracks: list[CaptionTrack] = described("The caption tracks.", factory=list)
 
 
@@ -49,7 +50,8 @@ class RelatedVideo:
     url: str = described("Its canonical watch URL.")
     title: str | None = described("Its title.", default=None)
     channel: str | None = described("Its channel's name.", default=None)
-    duration_seconds: int | None = described("Its length.", default=None)
+    duration_seconds: int | None = described("Its length; null when the page shows none "
+                                             "(a live stream).", default=None)
 
 
 @dataclass(kw_only=True)
@@ -60,17 +62,23 @@ class Video:
     url: str = described("Canonical watch URL.")
     title: str | None = described("The title.", default=None)
     description: str | None = described("The description, line breaks kept.", default=None)
-    published_at: str | None = described("ISO 8601, UTC.", default=None)
-    duration_seconds: int | None = described("Length in seconds.", default=None)
+    published_at: str | None = described("ISO 8601 in UTC; as written when the platform gives "
+                                         "no zone (a plain date).", default=None)
+    duration_seconds: int | None = described("Length in seconds; null while live or when not "
+                                             "stated.", default=None)
     channel: Channel = described("Who published it.", factory=Channel)
     thumbnails: list[Thumbnail] = described("The sizes the platform offers.", factory=list)
     tags: list[str] = described("The video's tags.", factory=list)
     category: str | None = described("The platform's category.", default=None)
     is_live: bool | None = described("Streaming live now.", default=None)
     is_family_safe: bool | None = described("Not age-restricted.", default=None)
-    embeddable: bool | None = described("Can be embedded.", default=None)
+    embeddable: bool | None = described("Can be embedded; null when the page does not say "
+                                        "(videos that refuse it are not served).",
+                                        default=None)
     engagement: Engagement = described("Counts, null when hidden.", factory=Engagement)
     captions: Captions = described("Caption status and tracks.", factory=Captions)
-    related_videos: list[RelatedVideo] = described("When the page lists them.",
-                                                   factory=list)
-    source: str = described("data_api|page: where the counts came from.", default="page")
+    related_videos: list[RelatedVideo] = described(
+        "Those the page lists, in its order, each once, never the video itself, at most 20.",
+        factory=list)
+    source: str = described("data_api|page: where the counts, caption status and "
+                            "embeddability came from.", default="page")
