@@ -34,6 +34,8 @@ import sys
 import time
 from pathlib import Path
 
+from itemadapter import ItemAdapter
+
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
@@ -68,10 +70,10 @@ def main() -> int:
         started = time.perf_counter()
         result = extract_products(FetchedPage.from_html(item["url"], html))
         times.append(time.perf_counter() - started)
-        products = result["products"]
-        source = products[0]["source"] if products else "none"
+        source = result.products[0].source if result.products else "none"
         sources[source] = sources.get(source, 0) + 1
-        pred = quality.predict_product(result)
+        # the metric reads the answer as the service writes it (plain JSON values)
+        pred = quality.predict_product(ItemAdapter(result).asdict())
         for attribute in ATTRIBUTES:  # as in quality.products()
             true_values = set(item.get(attribute, []))
             value = pred.get(attribute)

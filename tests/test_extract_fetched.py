@@ -54,7 +54,7 @@ def test_three_extractors_parse_the_page_once(monkeypatch: pytest.MonkeyPatch) -
     assert [e.value for e in contacts.emails] == ["shop@example.co.uk"]
     assert contacts.emails[0].source_url == "https://shop.example/clock"  # final URL
     assert [p.value for p in contacts.phones] == ["+442079460000"]
-    assert [(p["name"], p["sku"]) for p in products["products"]] == [("Tide clock", "TC-1")]
+    assert [(p.name, p.sku) for p in products.products] == [("Tide clock", "TC-1")]
     assert article.metadata is not None and article.metadata.json_ld is page.json_ld
 
 

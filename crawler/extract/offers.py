@@ -13,6 +13,7 @@ on the benchmark, by its own convention, but it is a guess).
 from __future__ import annotations
 
 import re
+from dataclasses import astuple
 from decimal import Decimal
 from typing import Any
 
@@ -21,6 +22,7 @@ from price_parser import Price
 
 from crawler.extract.schema import MAX_DEPTH, Reader, local_name, number_text, prop
 from crawler.formats import iso_utc
+from crawler.items.products import Offer
 
 MAX_OFFERS = 20
 
@@ -117,7 +119,7 @@ def _enumeration(value: Any, names: dict[str, str]) -> str | None:
     return names.get(_NON_LETTERS.sub("", text.lower()))
 
 
-def offers(value: Any, reader: Reader) -> list[dict[str, Any]]:
+def offers(value: Any, reader: Reader) -> list[Offer]:
     """The offers of a product's ``offers`` value, the one a buyer would take first.
 
     Nested offers (an AggregateOffer's ``offers``) inherit what their parent states and they
@@ -128,30 +130,31 @@ def offers(value: Any, reader: Reader) -> list[dict[str, Any]]:
     return sorted(_offers(value, reader, None, 0), key=_rank)[:MAX_OFFERS]
 
 
-def _rank(offer: dict[str, Any]) -> tuple[bool, bool, bool, Decimal]:
+def _rank(offer: Offer) -> tuple[bool, bool, bool, Decimal]:
     """Sort key: priced offers first, available before unavailable, then the lowest positive
     price (a sale price listed beside the regular one, the cheapest seller); a price of 0 is
     more often a placeholder than a gift and comes after the others. Stable, so ties keep
     document order."""
-    price = Decimal(offer["price"] or 0)
-    return offer["price"] is None, offer["availability"] in _UNAVAILABLE, price == 0, price
+    price = Decimal(offer.price or 0)
+    return offer.price is None, offer.availability in _UNAVAILABLE, price == 0, price
 
 
-def _offers(value: Any, reader: Reader, parent: dict[str, Any] | None, depth: int
-            ) -> list[dict[str, Any]]:
-    found: list[dict[str, Any]] = []
+def _offers(value: Any, reader: Reader, parent: Offer | None, depth: int) -> list[Offer]:
+    found: list[Offer] = []
     for node in reader.nodes(value) if depth <= MAX_DEPTH else []:
         own = _offer(node, reader)
         if parent is not None:
-            own.update((key, parent[key]) for key in _INHERITED if own[key] is None)
+            for name in _INHERITED:
+                if getattr(own, name) is None:
+                    setattr(own, name, getattr(parent, name))
         nested = _offers(prop(node, "offers"), reader, own, depth + 1)
-        if any(own.values()) and (own["price"] is not None or not nested):
+        if any(astuple(own)) and (own.price is not None or not nested):
             found.append(own)
         found.extend(nested)
     return found
 
 
-def _offer(node: dict[str, Any], reader: Reader) -> dict[str, Any]:
+def _offer(node: dict[str, Any], reader: Reader) -> Offer:
     """One offer. The price is ``price``, else ``lowPrice`` (AggregateOffer), else the buyer's
     price of ``priceSpecification``; the currency is ``priceCurrency``, else the one written
     with that price."""
@@ -160,16 +163,16 @@ def _offer(node: dict[str, Any], reader: Reader) -> dict[str, Any]:
     if price is None and (spec := _price_specification(node, reader)) is not None:
         price, written_currency = parse_price(_first_value(spec, "price", "minPrice"))
         currency = currency or currency_code(reader.text(prop(spec, "priceCurrency")))
-    return {
-        "price": price,
-        "currency": currency or written_currency,
-        "availability": availability(prop(node, "availability")),
-        "item_condition": item_condition(prop(node, "itemCondition")),
-        "price_valid_until": iso_utc(reader.text(prop(node, "priceValidUntil"))),
-        "seller": reader.name(prop(node, "seller")),
-        "url": reader.url(prop(node, "url")),
-        "sku": reader.text(prop(node, "sku")),
-    }
+    return Offer(
+        price=price,
+        currency=currency or written_currency,
+        availability=availability(prop(node, "availability")),
+        item_condition=item_condition(prop(node, "itemCondition")),
+        price_valid_until=iso_utc(reader.text(prop(node, "priceValidUntil"))),
+        seller=reader.name(prop(node, "seller")),
+        url=reader.url(prop(node, "url")),
+        sku=reader.text(prop(node, "sku")),
+    )
 
 
 def _price_specification(node: dict[str, Any], reader: Reader) -> dict[str, Any] | None:

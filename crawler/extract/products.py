@@ -13,10 +13,10 @@ page text (``crawler.extract.labels``).
 
 from __future__ import annotations
 
-import json
 import logging
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Hashable, Iterator, Mapping
+from dataclasses import astuple, fields
 from typing import Any
 
 from lxml.html import HtmlElement
@@ -37,6 +37,7 @@ from crawler.extract.schema import (
 from crawler.extract.structured import (
     rdfa,
 )
+from crawler.items.products import Product, Products, Rating
 
 logger = logging.getLogger(__name__)
 
@@ -81,8 +82,8 @@ _RATING_NUMBER = re.compile(r"\d+(?:[.,]\d+)?")
 SOURCES = ("json_ld", "microdata", "rdfa", "opengraph")
 
 
-def extract_products(page: FetchedPage) -> dict[str, Any]:
-    """``{"products": [...]}`` for one page; [] when the page has none.
+def extract_products(page: FetchedPage) -> Products:
+    """The products of one page; ``products`` is [] when the page has none.
 
     URLs are made absolute against the page's address (after redirects) and ``<base href>``.
 
@@ -91,20 +92,18 @@ def extract_products(page: FetchedPage) -> dict[str, Any]:
     tried. A bug in this code does raise, so that the crawl reports a failure instead of an
     empty answer billed as a success.
     """
-    result: dict[str, Any] = {"products": []}
     root = page.root
     if root is None:
-        return result
+        return Products()
     for source in SOURCES:
         if found := _from_source(source, page):
             if len(found) == 1:  # on a list page the text's SKU belongs to no one product
                 _complete_sku(found[0], root)
-            result["products"] = found
-            break
-    return result
+            return Products(products=found)
+    return Products()
 
 
-def _from_source(source: str, page: FetchedPage) -> list[dict[str, Any]]:
+def _from_source(source: str, page: FetchedPage) -> list[Product]:
     """One syntax's products, [] when it describes none."""
     nodes, reader = _read(source, page)
     return _unique(_product(node, source, reader, offer)
@@ -124,11 +123,11 @@ def _read(source: str, page: FetchedPage) -> tuple[list[Any], Reader]:
     return _open_graph(page.meta[0]), Reader(base)
 
 
-def _complete_sku(product: dict[str, Any], root: HtmlElement) -> None:
+def _complete_sku(product: Product, root: HtmlElement) -> None:
     """Give the page's only product the SKU its text shows when no markup states one for it
     or its offers (with several products, nothing says whose SKU the text shows)."""
-    if not product["sku"] and not any(offer["sku"] for offer in product["offers"]):
-        product["sku"] = labelled_sku(root)
+    if not product.sku and not any(offer.sku for offer in product.offers):
+        product.sku = labelled_sku(root)
 
 
 def product_nodes(items: list[Any], reader: Reader
@@ -183,41 +182,41 @@ def _inherit(group: dict[str, Any], variant: dict[str, Any]) -> dict[str, Any]:
 
 
 def _product(node: dict[str, Any], source: str, reader: Reader,
-             offer: dict[str, Any] | None) -> dict[str, Any]:
+             offer: dict[str, Any] | None) -> Product:
     """The output shape of one product node. ``sku`` falls back to ``productID`` (schema.org's
     "product identifier", which shops fill with their own code); the offers are the node's,
     else the Offer the node was found in (``Offer.itemOffered``)."""
     product_offers = offers(prop(node, "offers"), reader) or offers(offer, reader)
-    return {
-        "source": source,
-        "name": reader.text(prop(node, "name")),
-        "description": reader.text(prop(node, "description")),
-        "url": reader.url(prop(node, "url")),
-        "sku": reader.text(prop(node, "sku")) or reader.text(prop(node, "productID")),
-        "mpn": reader.text(prop(node, "mpn")),
-        "gtin": next(filter(None, (reader.text(prop(node, key)) for key in _GTINS)), None),
-        "brand": reader.name(prop(node, "brand")),
-        "category": reader.name(prop(node, "category")),
-        "color": reader.text(prop(node, "color")),
-        "images": reader.urls(prop(node, "image")),
-        "aggregate_rating": _rating(reader.node(prop(node, "aggregateRating")), reader),
-        "offers": product_offers,
-    }
+    return Product(
+        source=source,
+        name=reader.text(prop(node, "name")),
+        description=reader.text(prop(node, "description")),
+        url=reader.url(prop(node, "url")),
+        sku=reader.text(prop(node, "sku")) or reader.text(prop(node, "productID")),
+        mpn=reader.text(prop(node, "mpn")),
+        gtin=next(filter(None, (reader.text(prop(node, key)) for key in _GTINS)), None),
+        brand=reader.name(prop(node, "brand")),
+        category=reader.name(prop(node, "category")),
+        color=reader.text(prop(node, "color")),
+        images=reader.urls(prop(node, "image")),
+        aggregate_rating=_rating(reader.node(prop(node, "aggregateRating")), reader),
+        offers=product_offers,
+    )
 
 
-def _rating(node: dict[str, Any] | None, reader: Reader) -> dict[str, Any] | None:
+def _rating(node: dict[str, Any] | None, reader: Reader) -> Rating | None:
     """Numbers of an AggregateRating; None when it has none of them."""
     if node is None:
         return None
     count = parse_count(reader.text(prop(node, "reviewCount")))
     if count is None:
         count = parse_count(reader.text(prop(node, "ratingCount")))
-    rating = {
-        "rating_value": _rating_number(reader.text(prop(node, "ratingValue"))),
-        "review_count": count,
-        "best_rating": _rating_number(reader.text(prop(node, "bestRating"))),
-    }
-    return rating if any(value is not None for value in rating.values()) else None
+    rating = Rating(
+        rating_value=_rating_number(reader.text(prop(node, "ratingValue"))),
+        review_count=count,
+        best_rating=_rating_number(reader.text(prop(node, "bestRating"))),
+    )
+    return rating if any(value is not None for value in astuple(rating)) else None
 
 
 def _rating_number(text: str | None) -> float | None:
@@ -226,14 +225,15 @@ def _rating_number(text: str | None) -> float | None:
     return float(match.group().replace(",", ".")) if match else None
 
 
-def _unique(products: Iterator[dict[str, Any]]) -> list[dict[str, Any]]:
+def _unique(products: Iterator[Product]) -> list[Product]:
     """Products that say something, each once (same source, name, sku, url and offers)."""
-    found: dict[str, dict[str, Any]] = {}
+    found: dict[Hashable, Product] = {}
     for product in products:
-        if not any(value for key, value in product.items() if key != "source"):
+        if not any(getattr(product, field.name) for field in fields(product)
+                   if field.name != "source"):
             continue
-        key = json.dumps([product[k] for k in ("source", "name", "sku", "url", "offers")],
-                         sort_keys=True)
+        key = (product.source, product.name, product.sku, product.url,
+               tuple(astuple(offer) for offer in product.offers))
         found.setdefault(key, product)
         if len(found) == MAX_PRODUCTS:
             break

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from crawler.extract.fetched import FetchedPage
 from crawler.extract.products import extract_products
+from crawler.items.products import Products
 from crawler.spiders.base import SinglePageSpider
 
 
@@ -14,5 +13,5 @@ class ProductsSpider(SinglePageSpider):
 
     name = "products"
 
-    def extract(self, page: FetchedPage) -> dict[str, Any]:
+    def extract(self, page: FetchedPage) -> Products:
         return extract_products(page)
