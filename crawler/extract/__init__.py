@@ -1,4 +1,4 @@
-"""Pure extraction functions: turn a fetched page into the fields of an operation's answer.
+"""Pure extraction functions: turn a fetched page into the item of an operation's answer.
 
 One contract for every extractor (``extract_page``, ``extract_contacts``, ``extract_products``,
 ``extract_video``):
@@ -6,8 +6,9 @@ One contract for every extractor (``extract_page``, ``extract_contacts``, ``extr
 - **Input:** a :class:`~crawler.extract.fetched.FetchedPage` (plus the operation's options as
   keyword arguments). Its parses are cached on it, so extractors run on the same page share one
   tree, one JSON-LD read, one microdata read.
-- **Output:** a dict with every field of the operation present, ``None``/``[]`` when the page
-  does not say.
+- **Output:** the operation's item (:mod:`crawler.items`: ``Page``, ``Contacts``, ``Products``,
+  ``Video``), every field present, ``None``/``[]`` when the page does not say. The item classes
+  are the one declaration of the answer's shape; the API's schemas are generated from them.
 - **Raising:** an extractor raises a :class:`~crawler.exceptions.CrawlError` subclass, and only
   that, when the page is an answer in itself that the operation must fail with (a private or
   deleted video is ``VideoUnavailable``): the spider turns it into a failed result with that
