@@ -30,7 +30,7 @@ _INTEGER = {"type": "integer", "minimum": 0}
 #: Response headers, registered once as components and referenced by name.
 HEADERS: dict[str, dict[str, Any]] = {
     "X-Request-Id": {
-        "description": "Id of this request (also ``request_id`` in JSON bodies).",
+        "description": "Id of this request (also `request_id` in JSON bodies).",
         "required": True, "schema": _STRING},
     "X-Credits-Used": {
         "description": "Credits this request cost.", "required": True, "schema": _INTEGER},
@@ -61,11 +61,11 @@ ERRORS: dict[int, str] = {
     403: "source_policy or robots_disallowed: the URL may not be fetched.",
     415: "unsupported_content: the target is not HTML.",
     422: "validation_error: a field is missing, of the wrong type or out of range "
-         "(``errors`` says which).",
-    429: "rate_limited: over the plan's requests per minute; retry after ``Retry-After`` "
+         "(`errors` says which).",
+    429: "rate_limited: over the plan's requests per minute; retry after `Retry-After` "
          "seconds.",
     502: "fetch_failed, target_http_error or page_too_large: the target could not be read "
-         "(``details`` holds the URL and the target's status).",
+         "(`details` holds the URL and the target's status).",
     503: "unavailable: Redis, the database or the workers cannot be reached; nothing was "
          "charged.",
     504: "timeout: the target or the worker did not answer in time; nothing was charged.",

@@ -52,10 +52,10 @@ def account():
 
 @blp.route("/account/activity", methods=["GET"])
 @documented(blp, "listActivity", ActivityPageSchema, (*AUTHENTICATED, 422), descriptions={
-    422: "validation_error: ``limit`` out of range, or a ``cursor`` this API did not return."})
+    422: "validation_error: `limit` out of range, or a `cursor` this API did not return."})
 @blp.arguments(ActivityQuerySchema, location="query")
 def account_activity(args: dict):
-    """Every request, billed or not, newest first; pass ``next_cursor`` back for more."""
+    """Every request, billed or not, newest first; pass `next_cursor` back for more."""
     rows, next_id = activity.page(
         db(), g.principal.account_id, before=decode_cursor(args["cursor"]), limit=args["limit"]
     )

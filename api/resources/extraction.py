@@ -61,7 +61,7 @@ def contacts(args: dict):
 def products(args: dict):
     """Read the products on one page.
 
-    Product JSON-LD (also in ``@graph``, ``ItemList``, ``ProductGroup.hasVariant``); when there
+    Product JSON-LD (also in `@graph`, `ItemList`, `ProductGroup.hasVariant`); when there
     is none, microdata, RDFa, then OpenGraph product tags. At most 20 products, 20 offers each;
     every field present, null when missing. 1 credit.
     """
@@ -78,7 +78,7 @@ def video_platform(args: dict):
     """Metadata of one public, embeddable video.
 
     Accepts watch, youtu.be, shorts, embed, live, mobile, music and nocookie links; anything
-    else is refused with ``unsupported_video`` before any fetch. The video file is never
+    else is refused with `unsupported_video` before any fetch. The video file is never
     downloaded. 1 credit.
     """
     url = args["url"]

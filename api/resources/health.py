@@ -17,10 +17,10 @@ blp = Blueprint("health", __name__, description="Liveness and dependencies.")
 
 @blp.route("/healthz", methods=["GET"])
 @documented(blp, "getHealth", HealthSchema, (503,), authenticated=False, error_schema=HealthSchema,
-            descriptions={503: "Redis or the database is down: ``status`` is ``degraded`` and "
-                               "the one down says ``down``."})
+            descriptions={503: "Redis or the database is down: `status` is `degraded` and "
+                               "the one down says `down`."})
 def healthz():
-    """``ok`` when Redis and the database answer; 503 naming the one that does not."""
+    """`ok` when Redis and the database answer; 503 naming the one that does not."""
     checks = {"redis": redis().ping, "database": db().ping}
     body = {"status": "ok"}
     for name, ping in checks.items():
