@@ -8,7 +8,7 @@ import secrets
 from flask import Flask, current_app, g, request
 from flask_smorest import Api
 
-from api import errors, openapi, swagger_ui
+from api import errors, idempotency, openapi, swagger_ui
 from api.config import Config, ConfigError, exit_with, load_or_exit
 from api.limits import AccountRateLimiter
 from api.openapi import BASE_PATH
@@ -62,7 +62,8 @@ def _record_rejected_operation(response) -> None:
     rule = request.url_rule.rule.removeprefix(BASE_PATH) if request.url_rule else None
     operation = OPERATIONS.get(rule or "")
     if (request.method != "POST" or operation is None or "principal" not in g
-            or history_claimed() or response.status_code < 400 or response.status_code == 429):
+            or history_claimed() or idempotency.replayed()
+            or response.status_code < 400 or response.status_code == 429):
         return
     body = request.get_json(silent=True)
     url = body.get("url") if isinstance(body, dict) else None
@@ -112,7 +113,7 @@ def create_app(config: Config | None = None) -> Flask:
     app.before_request(_begin_request)
     app.after_request(_finish_request)
 
-    api = WebdataApi(app)
+    api = WebdataApi(app, spec_kwargs={"extra_plugins": [idempotency.IdempotencyDocs()]})
     errors.register(app)
     swagger_ui.register(app, BASE_PATH)
     openapi.register_components(api.spec)

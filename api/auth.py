@@ -8,6 +8,7 @@ from __future__ import annotations
 from flask import current_app, g, request
 from flask_smorest import Blueprint
 
+from api import idempotency
 from api.errors import ApiError
 from api.extensions import db
 from storage import accounts
@@ -42,7 +43,8 @@ def _require_json_object() -> None:
 
 
 def authenticated(blueprint: Blueprint) -> Blueprint:
-    """Require a valid key (then a JSON object body) on every route of ``blueprint``."""
+    """Require a valid key (then a JSON object body) on every route of ``blueprint``; its
+    POSTs take an ``Idempotency-Key`` (checked after those, before the operation runs)."""
     blueprint.before_request(_authenticate)
     blueprint.before_request(_require_json_object)
-    return blueprint
+    return idempotency.install(blueprint)

@@ -138,7 +138,11 @@ class Activity(Base):
 
 
 class IdempotencyRecord(Base):
-    """The first response to an ``Idempotency-Key``, replayed for 24 hours."""
+    """The first response to an ``Idempotency-Key``, replayed for 24 hours.
+
+    The unique (account, key) pair is the lock: the request whose insert wins runs, every
+    other one reads the row (see storage.idempotency).
+    """
 
     __tablename__ = "idempotency_records"
     __table_args__ = (UniqueConstraint("account_id", "key", name="uq_idempotency_account_key"),)
@@ -148,7 +152,11 @@ class IdempotencyRecord(Base):
     key: Mapped[str] = mapped_column(String(255))
     request_hash: Mapped[str] = mapped_column(String(64))
     state: Mapped[str] = mapped_column(String(16))  # in_flight | done
+    #: The request that holds the key (in flight) or answered first (done).
+    request_id: Mapped[str | None] = mapped_column(String(64))
     response_status: Mapped[int | None] = mapped_column(Integer)
     response_body: Mapped[str | None] = mapped_column(Text)
+    #: The replayed headers of the first answer (``X-Credits-*``), as a JSON object.
+    response_headers: Mapped[str | None] = mapped_column(Text)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
     expires_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), index=True)

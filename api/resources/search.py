@@ -40,9 +40,9 @@ class Query(fields.String):
     def __init__(self, **kwargs):
         super().__init__(
             required=True, validate=validate.Length(min=1, max=MAX_QUERY_LENGTH),
-            metadata={"description": "1 to 400 characters. Double-quoted phrases and "
-                                     "site:domain are passed to the provider.",
-                      "example": '"tide tables" site:example.org'},
+            metadata={"description": "1 to 400 characters, not all spaces. Double-quoted "
+                                     "phrases and site:domain are passed to the provider.",
+                      "pattern": r"\S", "example": '"tide tables" site:example.org'},
             **kwargs,
         )
 
