@@ -11,9 +11,11 @@ from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
 
 import pytest
+from flask_smorest import Blueprint
 from sqlalchemy import select, update
 
 from api import create_app
+from api.auth import authenticated
 from api.idempotency import ABANDON_MARGIN_SECONDS, request_hash
 from storage import idempotency as records
 from storage.models import IdempotencyRecord, utcnow
@@ -155,6 +157,27 @@ def test_a_5xx_is_not_kept_and_the_retry_runs(customer, site):
     assert again.get_json()["request_id"] != first.get_json()["request_id"]
     assert len(lines(customer)) == 2
     assert customer.balance() == 100
+
+
+def test_a_crashing_request_frees_its_key(sqlite_url, redis_url):
+    """A bug of ours (an exception, answered 500) must not hold the key: the retry runs."""
+    app = create_app(make_config(sqlite_url, redis_url))
+    crash = authenticated(Blueprint("crash", __name__, url_prefix=BASE))
+    calls: list[dict] = []
+
+    @crash.route("/crash", methods=["POST"])
+    def crashing():
+        calls.append({})
+        raise RuntimeError("a bug")
+
+    app.register_blueprint(crash)
+    customer, key = new_customer(app), new_key()
+    for _ in range(2):
+        response = post(customer, "/crash", {"url": "x"}, key)
+        assert response.status_code == 500
+        assert response.get_json()["error"] == "internal_error"
+    assert len(calls) == 2
+    assert record_of(customer, key) is None
 
 
 def test_records_expire_after_24_hours_and_are_purged(any_customer, site):
