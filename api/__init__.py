@@ -13,7 +13,7 @@ from api.config import Config, ConfigError, exit_with, load_or_exit
 from api.limits import AccountRateLimiter
 from api.openapi import BASE_PATH
 from api.operations import OPERATIONS, history_claimed, request_charge
-from api.schemas import ErrorSchema
+from api.schemas import UNSTORABLE, ErrorSchema
 from api.search import Search
 from crawler.policy import SourcePolicy
 from storage import ledger
@@ -67,7 +67,8 @@ def _record_rejected_operation(response) -> None:
         return
     body = request.get_json(silent=True)
     url = body.get("url") if isinstance(body, dict) else None
-    charge = request_charge(operation, url if isinstance(url, str) else None, 0)
+    storable = isinstance(url, str) and not UNSTORABLE.search(url)  # else the 422's own cause
+    charge = request_charge(operation, url if storable else None, 0)
     error = (response.get_json(silent=True) or {}).get("error") or str(response.status_code)
     try:
         ledger.record_failure(current_app.extensions["webdata.db"], charge, error)

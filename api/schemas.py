@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from urllib.parse import urlsplit
 
 from marshmallow import Schema, ValidationError, fields, missing, validate
@@ -17,6 +18,46 @@ MAX_URL_LENGTH = 2048
 #: What :func:`absolute_url` accepts, for the OpenAPI document: a scheme, and for http(s) a
 #: host. (Other schemes pass validation and are refused by source policy, 403.)
 ABSOLUTE_URL_PATTERN = r"^(?![Hh][Tt][Tt][Pp][Ss]?:(?!//[^/?#]))[A-Za-z][A-Za-z0-9+.-]*:"
+
+
+#: What no database column of ours can hold: NUL (PostgreSQL's text refuses it) and the lone
+#: surrogates U+D800 to U+DFFF (not encodable in UTF-8, so neither driver can send them). JSON can
+#: carry both (``"\\u0000"``, ``"\\ud800"``); Python strings too.
+UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
+
+
+def storable_text(value: str) -> None:
+    """422 for text the database cannot store, before anything is reserved or written.
+
+    Every string a request carries may end up in a row (the URL in the activity history, the
+    body in an idempotency record): refused here, it never makes a write fail after the credits
+    are reserved.
+    """
+    found = UNSTORABLE.search(value) if isinstance(value, str) else None
+    if found:
+        raise ValidationError(
+            f"Contains U+{ord(found.group()):04X} at position {found.start()}, which cannot be "
+            "stored: NUL characters and unpaired surrogates are not accepted.")
+
+
+def _storable_strings(field_obj: fields.Field) -> None:
+    """Give ``field_obj`` — and the strings inside it (lists, dicts, nested schemas get theirs
+    from :class:`RequestSchema` itself) — the :func:`storable_text` validator."""
+    if isinstance(field_obj, fields.String) and storable_text not in field_obj.validators:
+        field_obj.validators = [*field_obj.validators, storable_text]
+    for inner in (getattr(field_obj, "inner", None), getattr(field_obj, "key_field", None),
+                  getattr(field_obj, "value_field", None),
+                  *(getattr(field_obj, "tuple_fields", None) or ())):
+        if isinstance(inner, fields.Field):
+            _storable_strings(inner)
+
+
+class RequestSchema(Schema):
+    """Base of every request schema (bodies and query strings): each string field, whatever
+    its other rules, refuses what the database cannot store (:func:`storable_text`)."""
+
+    def on_bind_field(self, field_name: str, field_obj: fields.Field) -> None:
+        _storable_strings(field_obj)
 
 
 def absolute_url(value: str) -> None:
@@ -91,7 +132,7 @@ class ErrorSchema(Schema):
         "description": "For errors that come from a target: its URL and status."})
 
 
-class ScrapeRequestSchema(Schema):
+class ScrapeRequestSchema(RequestSchema):
     url = Url()
     include_links = fields.Boolean(load_default=True)
     include_metadata = fields.Boolean(load_default=True)
@@ -141,7 +182,7 @@ class VideoResponseSchema(item_schema(Video), BilledResponseSchema):
 EngagementSchema = item_schema(Engagement)
 
 
-class UrlRequestSchema(Schema):
+class UrlRequestSchema(RequestSchema):
     """Body of the one-URL operations without options (contacts, products, video)."""
 
     url = Url()
@@ -166,7 +207,7 @@ class AccountSchema(Response):
     credits = fields.Nested(CreditsSchema)
 
 
-class ActivityQuerySchema(Schema):
+class ActivityQuerySchema(RequestSchema):
     cursor = fields.String(load_default=None)
     limit = fields.Integer(load_default=50, validate=validate.Range(min=1, max=100))
 

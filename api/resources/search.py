@@ -19,7 +19,7 @@ from api.auth import authenticated
 from api.errors import ApiError
 from api.openapi import AUTHENTICATED, BASE_PATH, documented
 from api.operations import refuse, run_billed
-from api.schemas import EngagementSchema, Response, WholeNumber
+from api.schemas import EngagementSchema, RequestSchema, Response, WholeNumber
 from api.search import ProviderError, Search, SearchQuery
 
 COST = 5
@@ -50,7 +50,7 @@ class Query(fields.String):
         return super()._deserialize(value, attr, data, **kwargs).strip()
 
 
-class SearchRequestSchema(Schema):
+class SearchRequestSchema(RequestSchema):
     query = Query()
     limit = WholeNumber(load_default=MAX_LIMIT,
                            validate=validate.Range(min=1, max=MAX_LIMIT),
