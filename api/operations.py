@@ -6,10 +6,14 @@ release (any failure) → answer. Every path writes exactly one line of activity
 
 from __future__ import annotations
 
+import logging
+import time
 from collections.abc import Callable
+from datetime import datetime, timedelta
 from typing import Any
 
 from flask import current_app, g
+from sqlalchemy.exc import DBAPIError, IntegrityError
 
 from api.dispatch import run_interactive
 from api.errors import ApiError
@@ -17,6 +21,9 @@ from api.extensions import db, redis, source_policy
 from crawler.contract import PageStatus
 from crawler.policy import PolicyRefusal
 from storage import ledger
+from storage.models import utcnow
+
+logger = logging.getLogger(__name__)
 
 #: Fields of the page result every single-page response starts with.
 COMMON_FIELDS = ("url", "final_url", "status_code", "fetched_at")
@@ -32,6 +39,10 @@ OPERATIONS = {
     "/search/news": "search_news",
     "/search/videos": "search_videos",
 }
+#: Pauses (seconds) between the attempts of a settling write (capture or release) that failed
+#: on a database error: a locked SQLite file or a PostgreSQL failover often passes in a second.
+#: After the last one the reservation is left to the sweeper (``storage.ledger.release_expired``).
+SETTLE_BACKOFF = (0.1, 0.5, 1.5)
 
 
 def request_charge(operation: str, url: str | None, amount: int) -> ledger.Charge:
@@ -42,10 +53,46 @@ def request_charge(operation: str, url: str | None, amount: int) -> ledger.Charg
     """
     charge = ledger.Charge(
         account_id=g.principal.account_id, key=f"request:{g.request_id}", amount=amount,
-        operation=operation, request_id=g.request_id, url=url,
+        operation=operation, request_id=g.request_id, url=url, expires_at=request_deadline(),
     )
     g.history_charge = charge
     return charge
+
+
+def request_deadline() -> datetime:
+    """When a request is over for sure: its longest wait (on a job, or on a search provider),
+    every settle attempt, then ``RESERVATION_GRACE``. A reservation still open then was
+    abandoned, and the sweeper gives its credits back."""
+    config = current_app.config["WEBDATA"]
+    # A search may make two provider calls (YouTube: search, then the videos' counts).
+    wait = max(config.job_wait_seconds, 2 * config.search_timeout)
+    # Each attempt (and the reservation) may wait on a SQLite lock for the busy timeout.
+    settling = (len(SETTLE_BACKOFF) + 2) * config.sqlite_busy_timeout + sum(SETTLE_BACKOFF)
+    return utcnow() + timedelta(seconds=wait + settling + config.reservation_grace)
+
+
+def settle(write: Callable[[], int], charge: ledger.Charge) -> int:
+    """``write()`` (a capture or a release of ``charge``), retried on database errors.
+
+    When every attempt fails the reservation stays open, and the client is told so (503): the
+    sweeper releases it after its deadline, so the credits come back all the same.
+    """
+    for pause in (*SETTLE_BACKOFF, None):
+        try:
+            return write()
+        except IntegrityError:
+            raise  # the charge was closed by someone else: a fact, not a fault to retry
+        except DBAPIError as exc:
+            if pause is None:
+                logger.error("Could not settle %s; the sweeper will release it: %s",
+                             charge.key, exc)
+                raise ApiError(
+                    "unavailable", "The database could not record this request; the credits "
+                    "held for it are returned automatically. Try again shortly.") from None
+            logger.warning("Settling %s failed (%s); retrying in %g s",
+                           charge.key, exc.__class__.__name__, pause)
+            time.sleep(pause)
+    raise AssertionError("unreachable")
 
 
 def history_claimed() -> bool:
@@ -71,12 +118,18 @@ def run_billed(
     try:
         fields = work()
     except ApiError as exc:
-        ledger.release(db(), charge, exc.error)
+        error = exc.error
+        settle(lambda: ledger.release(db(), charge, error), charge)
         raise
     except BaseException:
-        ledger.release(db(), charge, "internal_error")
+        settle(lambda: ledger.release(db(), charge, "internal_error"), charge)
         raise
-    balance = ledger.capture(db(), charge)
+    try:
+        balance = settle(lambda: ledger.capture(db(), charge), charge)
+    except (ledger.ChargeSettled, IntegrityError):
+        # Released by the sweeper meanwhile: this request outlived its deadline.
+        raise ApiError("timeout", "The request outlived its deadline; nothing was "
+                                  "charged.") from None
     body = {"request_id": g.request_id, "credits_used": cost, **fields}
     headers = {"X-Credits-Used": str(cost), "X-Credits-Remaining": str(balance)}
     return body, 200, headers

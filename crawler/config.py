@@ -240,6 +240,14 @@ class Config:
     job_wait_seconds: int = var("JOB_WAIT_SECONDS", integer(
         "a whole number of seconds, at least 1", 1), 60)
     """Seconds a single-page request waits for its job before answering 504 ``timeout``."""
+    reservation_grace: float = var("RESERVATION_GRACE", seconds(zero_ok=True), 30.0)
+    """Seconds past a request's own deadline (its wait) before the sweeper releases the credits
+    it still holds: its process was killed, or every settling write failed."""
+    sweep_interval: int = var("SWEEP_INTERVAL", integer(
+        "a whole number of seconds, at least 1", 1), 60)
+    """Seconds between two sweeps of abandoned reservations (``make run``'s ``worker-cron``)."""
+    sqlite_busy_timeout: float = var("SQLITE_BUSY_TIMEOUT", seconds(), 30.0)
+    """Seconds a SQLite write waits for another process's lock before it fails."""
     max_body_bytes: int = 1024 * 1024
     """Not a variable: the largest request body the API accepts, in bytes."""
     search_provider: str = var("SEARCH_PROVIDER", PROVIDER, "")

@@ -17,19 +17,19 @@ from typing import Any
 from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.orm import Session, sessionmaker
 
-#: Milliseconds a SQLite writer waits for the lock before giving up.
-SQLITE_BUSY_TIMEOUT_MS = 30_000
+#: Seconds a SQLite writer waits for the lock before giving up (``SQLITE_BUSY_TIMEOUT``).
+SQLITE_BUSY_TIMEOUT = 30.0
 
 MIGRATIONS = Path(__file__).with_name("migrations")
 
 
-def _tune_sqlite(engine: Engine) -> None:
+def _tune_sqlite(engine: Engine, busy_timeout: float) -> None:
     @event.listens_for(engine, "connect")
     def _on_connect(dbapi_connection: Any, _record: Any) -> None:
         dbapi_connection.isolation_level = None  # we emit BEGIN ourselves, below
         cursor = dbapi_connection.cursor()
         cursor.execute("PRAGMA journal_mode=WAL")
-        cursor.execute(f"PRAGMA busy_timeout={SQLITE_BUSY_TIMEOUT_MS}")
+        cursor.execute(f"PRAGMA busy_timeout={round(busy_timeout * 1000)}")
         cursor.execute("PRAGMA foreign_keys=ON")
         cursor.execute("PRAGMA synchronous=NORMAL")
         cursor.close()
@@ -40,16 +40,16 @@ def _tune_sqlite(engine: Engine) -> None:
         connection.exec_driver_sql("BEGIN IMMEDIATE" if immediate else "BEGIN")
 
 
-def make_engine(url: str) -> Engine:
+def make_engine(url: str, busy_timeout: float = SQLITE_BUSY_TIMEOUT) -> Engine:
     """An engine for ``url``; SQLite files get their folder created and are tuned."""
     if url.startswith("sqlite"):
         path = url.split("///", 1)[-1]
         if path and path != ":memory:":
             Path(path).parent.mkdir(parents=True, exist_ok=True)
         engine = create_engine(
-            url, connect_args={"check_same_thread": False, "timeout": SQLITE_BUSY_TIMEOUT_MS / 1000}
+            url, connect_args={"check_same_thread": False, "timeout": busy_timeout}
         )
-        _tune_sqlite(engine)
+        _tune_sqlite(engine, busy_timeout)
         return engine
     return create_engine(url, pool_pre_ping=True, pool_size=10, max_overflow=20)
 
@@ -57,9 +57,9 @@ def make_engine(url: str) -> Engine:
 class Database:
     """One engine and its session factories; pass it to the storage services."""
 
-    def __init__(self, url: str):
+    def __init__(self, url: str, busy_timeout: float = SQLITE_BUSY_TIMEOUT):
         self.url = url
-        self.engine = make_engine(url)
+        self.engine = make_engine(url, busy_timeout)
         self._sessions = sessionmaker(self.engine, expire_on_commit=False)
         self._writes = sessionmaker(
             self.engine.execution_options(immediate=True), expire_on_commit=False

@@ -10,13 +10,22 @@ failed request costs nothing, and the balance is always minus the sum of the his
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
+from datetime import datetime
 
-from sqlalchemy import select, update
+from sqlalchemy import exists, select, update
 from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import aliased
 
 from storage.db import Database
-from storage.models import Account, Activity, EntryKind, LedgerEntry, Outcome, Phase
+from storage.models import Account, Activity, EntryKind, LedgerEntry, Outcome, Phase, utcnow
+
+logger = logging.getLogger(__name__)
+
+#: The history's error of a reservation released by the sweeper: its request never settled it
+#: (the process serving it was killed, or every settling write failed).
+ABANDONED = "abandoned"
 
 
 class InsufficientCredits(Exception):
@@ -43,6 +52,9 @@ class Charge:
     request_id: str | None = None
     collection_id: str | None = None
     url: str | None = None
+    #: When the work is over for sure; an open reservation past it is released by the sweeper
+    #: (:func:`release_expired`). None: never swept.
+    expires_at: datetime | None = None
 
 
 def _history(charge: Charge, credits: int, status: Outcome, error: str | None = None
@@ -72,7 +84,10 @@ def reserve(db: Database, charge: Charge) -> int:
             current = session.scalar(select(Account.balance).where(Account.id == charge.account_id))
             raise InsufficientCredits(charge.amount, current or 0)
         session.add(LedgerEntry(account_id=charge.account_id, charge_key=charge.key,
-                                phase=Phase.OPEN, kind=EntryKind.RESERVE, amount=-charge.amount))
+                                phase=Phase.OPEN, kind=EntryKind.RESERVE, amount=-charge.amount,
+                                expires_at=charge.expires_at, operation=charge.operation,
+                                request_id=charge.request_id,
+                                collection_id=charge.collection_id, url=charge.url))
         try:
             session.flush()
         except IntegrityError:
@@ -98,6 +113,11 @@ def release(db: Database, charge: Charge, error: str | None = None) -> int:
 
     Releasing a charge that was settled already changes nothing (a retry after a crash).
     """
+    return _release(db, charge, error)[1]
+
+
+def _release(db: Database, charge: Charge, error: str | None) -> tuple[bool, int]:
+    """(whether this call released the charge, the balance)."""
     with db.write() as session:
         settled = session.scalar(
             select(LedgerEntry.kind).where(
@@ -106,7 +126,7 @@ def release(db: Database, charge: Charge, error: str | None = None) -> int:
         )
         if settled:
             balance = select(Account.balance).where(Account.id == charge.account_id)
-            return session.scalar(balance) or 0
+            return False, session.scalar(balance) or 0
         session.add(LedgerEntry(account_id=charge.account_id, charge_key=charge.key,
                                 phase=Phase.CLOSE, kind=EntryKind.RELEASE, amount=charge.amount))
         balance = session.scalar(
@@ -116,7 +136,7 @@ def release(db: Database, charge: Charge, error: str | None = None) -> int:
             .returning(Account.balance)
         )
         session.add(_history(charge, 0, Outcome.FAILED, error))
-        return balance or 0
+        return True, balance or 0
 
 
 def record_failure(db: Database, charge: Charge, error: str) -> None:
@@ -142,6 +162,46 @@ def grant(db: Database, account_id: str, amount: int, key: str) -> int:
                                 kind=EntryKind.GRANT, amount=amount))
         session.add(_history(charge, -amount, Outcome.SUCCEEDED))
     return balance
+
+
+def expired_reservations(db: Database, now: datetime | None = None,
+                         limit: int = 500) -> list[Charge]:
+    """Reservations still open after their deadline (oldest first): abandoned charges."""
+    close = aliased(LedgerEntry)
+    settled = exists().where(close.charge_key == LedgerEntry.charge_key,
+                             close.phase == Phase.CLOSE)
+    with db.session() as session:
+        rows = session.scalars(
+            select(LedgerEntry)
+            .where(LedgerEntry.phase == Phase.OPEN, LedgerEntry.kind == EntryKind.RESERVE,
+                   LedgerEntry.expires_at < (now or utcnow()), ~settled)
+            .order_by(LedgerEntry.expires_at)
+            .limit(limit)
+        ).all()
+        return [Charge(account_id=row.account_id, key=row.charge_key, amount=-row.amount,
+                       operation=row.operation or "unknown", request_id=row.request_id,
+                       collection_id=row.collection_id, url=row.url,
+                       expires_at=row.expires_at) for row in rows]
+
+
+def release_expired(db: Database, now: datetime | None = None) -> int:
+    """Release every reservation past its deadline, with its line of history; returns how many.
+
+    Idempotent and safe beside anything else settling the same charges: :func:`release`
+    changes nothing for a charge closed meanwhile, and the unique (charge_key, phase) refuses a
+    second close outright (IntegrityError: someone else closed it first, nothing to do).
+    """
+    released = 0
+    for charge in expired_reservations(db, now):
+        try:
+            done, _balance = _release(db, charge, ABANDONED)
+        except IntegrityError:
+            continue
+        if done:
+            released += 1
+            logger.warning("Released abandoned reservation %s (%d credits, account %s)",
+                           charge.key, charge.amount, charge.account_id)
+    return released
 
 
 def balance_of(db: Database, account_id: str) -> int:

@@ -116,6 +116,15 @@ class LedgerEntry(Base):
     kind: Mapped[str] = mapped_column(String(16))
     amount: Mapped[int] = mapped_column(BigInteger)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    #: On a reservation: when its request is over for sure (its wait plus a grace period).
+    #: Still open then, it was abandoned (a killed process, a settle that kept failing) and
+    #: the sweeper releases it (``storage.ledger.release_expired``). NULL: never swept.
+    expires_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), index=True)
+    # What the sweeper needs to write the abandoned request's line of history.
+    operation: Mapped[str | None] = mapped_column(String(40))
+    request_id: Mapped[str | None] = mapped_column(String(64))
+    collection_id: Mapped[str | None] = mapped_column(String(40))
+    url: Mapped[str | None] = mapped_column(Text)
 
 
 class Activity(Base):

@@ -11,11 +11,21 @@ every test ends with the books checked (:func:`tests.books.assert_books`).
 
 from __future__ import annotations
 
+import logging
+import subprocess
+import sys
+import threading
+from datetime import timedelta
+
 import pytest
 
 from api import create_app
-from tests.books import assert_books
+from storage import ledger
+from storage.db import migrate
+from storage.models import utcnow
+from tests.books import assert_books, open_reservations
 from tests.conftest import make_config, new_customer
+from tests.test_serve import PATIENCE, wait_until
 
 #: Every POST operation and the string fields of its body.
 STRING_FIELDS = [
@@ -59,3 +69,92 @@ def test_unstorable_text_in_any_field_is_a_422_before_anything_is_reserved(plain
     refused = [row for row in customer.activity() if row["operation"] != "credit_grant"]
     assert len(refused) == len(STRING_FIELDS)  # each refusal is in the history, free
     assert all(row["credits"] == 0 and row["status"] == "failed" for row in refused)
+
+
+# --- a settle that fails: retried, else swept ------------------------------------------------
+
+#: Another process holding SQLite's write lock until its stdin closes.
+LOCKER = """
+import sqlite3, sys
+connection = sqlite3.connect(sys.argv[1], isolation_level=None)
+connection.execute("BEGIN EXCLUSIVE")
+print("locked", flush=True)
+sys.stdin.read()
+connection.rollback()
+"""
+
+
+@pytest.fixture
+def locked_app(tmp_path, redis_url, workers):
+    """The API on a SQLite file of its own whose writes give up after half a second of lock."""
+    url = f"sqlite:///{tmp_path / 'locked.db'}"
+    migrate(url)
+    return create_app(make_config(url, redis_url, sqlite_busy_timeout=0.5))
+
+
+def lock(url: str) -> subprocess.Popen:
+    proc = subprocess.Popen([sys.executable, "-c", LOCKER, url.removeprefix("sqlite:///")],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    assert proc.stdout.readline() == "locked\n"
+    return proc
+
+
+def unlock(proc: subprocess.Popen) -> None:
+    proc.stdin.close()
+    assert proc.wait(timeout=PATIENCE) == 0
+
+
+def slow_request(customer, site: str) -> tuple[threading.Thread, dict]:
+    """A request for the test site's page that drips (it fails after the workers' download
+    timeout), started in a thread once its credit is reserved."""
+    answer: dict = {}
+    thread = threading.Thread(target=lambda: answer.update(
+        response=customer.post("/scrape", {"url": f"{site}/drip"})))
+    thread.start()
+    wait_until(lambda: customer.balance() == 9, "the reservation")
+    return thread, answer
+
+
+def test_a_settle_that_fails_on_a_locked_database_is_retried(locked_app, site, caplog):
+    caplog.set_level(logging.WARNING, logger="api.operations")
+    customer = new_customer(locked_app, credits=10)
+    db = locked_app.extensions["webdata.db"]
+    thread, answer = slow_request(customer, site)
+    locker = lock(db.url)
+    try:  # held until the settle has failed once
+        wait_until(lambda: any("retrying" in r.getMessage() for r in caplog.records),
+                   "a failed settle")
+    finally:
+        unlock(locker)
+    thread.join(PATIENCE)
+    response = answer["response"]
+    assert response.status_code in (502, 504), response.get_data(as_text=True)
+    assert response.get_json()["error"] != "unavailable"  # settled by a retry
+    assert_books(db, customer.account_id)  # without any sweep
+    assert customer.balance() == 10
+
+
+def test_a_settle_that_keeps_failing_is_released_by_the_sweep_once(locked_app, site):
+    customer = new_customer(locked_app, credits=10)
+    db = locked_app.extensions["webdata.db"]
+    thread, answer = slow_request(customer, site)
+    locker = lock(db.url)
+    try:  # held until the request has given up
+        thread.join(PATIENCE)
+    finally:
+        unlock(locker)
+    response = answer["response"]
+    assert response.status_code == 503, response.get_data(as_text=True)
+    assert response.get_json()["error"] == "unavailable"
+    [key] = open_reservations(db, customer.account_id)  # the credit is still held
+
+    assert ledger.release_expired(db) == 0  # not before the request's deadline
+    later = utcnow() + timedelta(seconds=PATIENCE * 5)
+    assert ledger.release_expired(db, later) == 1
+    assert ledger.release_expired(db, later) == 0  # a second sweep changes nothing
+    assert_books(db, customer.account_id)
+    assert customer.balance() == 10
+    [row] = [r for r in customer.activity() if r["operation"] == "scrape"]
+    assert (row["status"], row["credits"], row["request_id"]) == (
+        "failed", 0, response.get_json()["request_id"])
+    assert key == f"request:{row['request_id']}"
