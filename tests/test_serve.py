@@ -82,7 +82,8 @@ def port_is_free(port: int) -> bool:
 class Run:
     """One ``python -m api.serve`` (or the light tree), its output in a file."""
 
-    def __init__(self, var_dir: Path, log: Path, *, light: bool = False):
+    def __init__(self, var_dir: Path, log: Path, *, light: bool = False,
+                 env: dict[str, str] | None = None):
         self.port = free_port()
         self.base = f"http://127.0.0.1:{self.port}"
         self.var_dir = var_dir
@@ -91,7 +92,7 @@ class Run:
         command = ([sys.executable, "-m", "tests.supervised", str(self.port), str(var_dir)]
                    if light else [sys.executable, "-m", "api.serve"])
         self.proc = subprocess.Popen(
-            command, cwd=ROOT, env=serve_env(var_dir, self.port),
+            command, cwd=ROOT, env={**serve_env(var_dir, self.port), **(env or {})},
             stdout=log.open("wb"), stderr=subprocess.STDOUT, start_new_session=True,
         )
 
@@ -161,11 +162,11 @@ def assert_all_gone(serve: Run, children: list[psutil.Process]) -> None:
 def test_ctrl_c_stops_make_run_in_order_and_frees_the_port(var_dir, tmp_path, site, run):
     serve = Run(var_dir, tmp_path / "serve.log")
     try:
-        children = serve.started(5)
+        children = serve.started(6)
         names = sorted(" ".join(p.cmdline()[1:3]) if p.name().startswith("python") else p.name()
                        for p in children)
         assert names == ["-m gunicorn", "-m gunicorn", "-m worker", "-m worker",
-                         "redis-server"], names
+                         "-m worker.cron", "redis-server"], names
         # Batch code finds the embedded Redis: in the file, and in the line for other shells.
         url = (var_dir / "redis-url").read_text().strip()
         assert (var_dir / "redis-url").stat().st_mode & 0o777 == 0o600
@@ -229,7 +230,7 @@ def test_children_die_with_a_killed_supervisor(var_dir, tmp_path):
     """``kill -9`` of serve (no chance to stop anything) orphans nothing either."""
     serve = Run(var_dir, tmp_path / "serve.log")
     try:
-        children = serve.started(5)
+        children = serve.started(6)
         os.killpg(serve.proc.pid, signal.SIGKILL)
         serve.proc.wait()
         wait_until(lambda: not any(p.is_running() and p.status() != psutil.STATUS_ZOMBIE

@@ -1,4 +1,5 @@
-"""``python -m worker [QUEUE…]``: one warm worker on the given queues (default: interactive)."""
+"""``python -m worker [QUEUE…]``: one warm worker on the given queues (default: interactive,
+maintenance, collections — in that order of priority)."""
 
 from __future__ import annotations
 
@@ -6,13 +7,13 @@ import argparse
 import logging
 
 from crawler.config import load_or_exit
-from worker.queues import COLLECTIONS, INTERACTIVE, queue, redis_connection
+from worker.queues import COLLECTIONS, INTERACTIVE, MAINTENANCE, queue, redis_connection
 from worker.worker import WarmWorker
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("queues", nargs="*", default=[INTERACTIVE, COLLECTIONS])
+    parser.add_argument("queues", nargs="*", default=[INTERACTIVE, MAINTENANCE, COLLECTIONS])
     parser.add_argument("--burst", action="store_true", help="stop when the queues are empty")
     parser.add_argument("--name", help="worker name (unique per Redis)")
     args = parser.parse_args()

@@ -16,6 +16,8 @@ from crawler.config import Config
 INTERACTIVE = "interactive"
 #: Background collections (crawls and batches).
 COLLECTIONS = "collections"
+#: Housekeeping the cron scheduler enqueues (``worker.cron``): short jobs, no crawling.
+MAINTENANCE = "maintenance"
 
 #: Seconds a finished single-page job's result stays in Redis (the API reads it at once).
 INTERACTIVE_RESULT_TTL = 300

@@ -1,0 +1,82 @@
+"""``python -m worker.cron``: RQ's cron scheduler, enqueuing the housekeeping jobs on time.
+
+``make run`` supervises it as ``worker-cron`` (restarted if it dies, stopped with the workers).
+It only enqueues; the warm workers run the jobs (they listen on ``maintenance`` too), so it is
+a small process with no Scrapy in it. One per Redis is enough; two only sweep twice, which
+changes nothing (every job here is idempotent).
+
+Why RQ's ``CronScheduler`` and not ``enqueue_in`` with scheduler-enabled workers: a job that
+re-schedules itself stops for good the first time it is lost (a killed worker, a Redis
+restart), and every worker would run a scheduler; the cron process keeps the schedule in one
+place and restarts with it. RQ 3.0's ``CronJob.enqueue`` always uses the default (pickle)
+serializer, which our JSON workers cannot read: :class:`JsonCronJob` enqueues through
+:func:`worker.queues.queue` instead.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from redis import Redis
+from rq import cron_job_registry
+from rq.cron import CronJob, CronScheduler
+from rq.defaults import DEFAULT_CRON_JOB_HISTORY_LIMIT, DEFAULT_CRON_JOB_HISTORY_TTL
+from rq.job import Job
+
+from crawler.config import Config, load_or_exit
+from worker import queues
+from worker.maintenance import release_abandoned_reservations
+
+logger = logging.getLogger(__name__)
+
+
+class JsonCronJob(CronJob):
+    """A cron job enqueued with our serializer (JSON), as ``CronJob.enqueue`` otherwise does."""
+
+    def enqueue(self, connection: Redis) -> Job:
+        queue = queues.queue(self.queue_name, connection)
+        with connection.pipeline() as pipeline:
+            job = queue.enqueue(self.func, args=self.args, kwargs=self.kwargs,
+                                **self.job_options, pipeline=pipeline)
+            pipeline.zadd(self.job_history_key, {job.id: job.enqueued_at.timestamp()})
+            pipeline.zremrangebyrank(self.job_history_key, 0, -(DEFAULT_CRON_JOB_HISTORY_LIMIT + 1))
+            pipeline.expire(self.job_history_key, DEFAULT_CRON_JOB_HISTORY_TTL)
+            cron_job_registry.add(self.name, pipeline,
+                                  enqueue_timestamp=job.enqueued_at.timestamp())
+            pipeline.execute()
+        logger.debug("Enqueued %s on %s", self.func_name, self.queue_name)
+        return job
+
+
+class JsonCronScheduler(CronScheduler):
+    """RQ's cron scheduler whose jobs are :class:`JsonCronJob`."""
+
+    def register(self, func: Any, queue_name: str, **options: Any) -> CronJob:
+        job = JsonCronJob(queue_name=queue_name, func=func, **options)
+        self._cron_jobs.append(job)
+        logger.info("Every %s s: %s on %s", options.get("interval"), job.func_name, queue_name)
+        return job
+
+
+def scheduler(config: Config, connection: Redis) -> JsonCronScheduler:
+    """The schedule: the reservation sweep every ``SWEEP_INTERVAL`` seconds."""
+    cron = JsonCronScheduler(connection=connection, logging_level=config.log_level)
+    cron.register(
+        release_abandoned_reservations, queues.MAINTENANCE, interval=config.sweep_interval,
+        job_timeout=max(60, config.sweep_interval),
+        # Not taken within an interval (no worker running): dropped, the next one follows.
+        ttl=config.sweep_interval, result_ttl=config.sweep_interval, failure_ttl=86400,
+    )
+    return cron
+
+
+def main() -> None:
+    config = load_or_exit()
+    logging.basicConfig(level=config.log_level,
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    scheduler(config, queues.redis_connection(config.redis_url)).start()
+
+
+if __name__ == "__main__":
+    main()
