@@ -16,14 +16,18 @@ import signal
 import subprocess
 import sys
 import threading
+import uuid
+from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
 from pathlib import Path
 
 import pytest
 import requests
+from marshmallow import fields
 from sqlalchemy import select
 
 from api import create_app
+from api.schemas import storable_text
 from storage import accounts, ledger
 from storage.db import Database, migrate
 from storage.models import Activity, utcnow
@@ -73,6 +77,35 @@ def test_unstorable_text_in_any_field_is_a_422_before_anything_is_reserved(plain
     refused = [row for row in customer.activity() if row["operation"] != "credit_grant"]
     assert len(refused) == len(STRING_FIELDS)  # each refusal is in the history, free
     assert all(row["credits"] == 0 and row["status"] == "failed" for row in refused)
+
+
+
+def string_fields(schema, prefix: str = ""):
+    """(name, field) of every string field of ``schema``, inside lists and nested schemas too."""
+    def walk(name, field):
+        if isinstance(field, fields.String):
+            yield name, field
+        if isinstance(field, fields.Nested):
+            yield from string_fields(field.schema, f"{name}.")
+        for inner in (getattr(field, "inner", None), getattr(field, "value_field", None)):
+            if inner is not None:
+                yield from walk(f"{name}[]", inner)
+
+    for name, field in schema.fields.items():
+        yield from walk(prefix + name, field)
+
+
+def test_every_string_field_of_every_request_schema_refuses_unstorable_text(plain_app):
+    """Whatever schema an operation takes (bodies, query strings), now or added later."""
+    checked = []
+    for endpoint, view in plain_app.view_functions.items():
+        for argument in getattr(view, "_apidoc", {}).get("arguments", {}).get("parameters", []):
+            schema = argument["schema"]
+            schema = schema() if isinstance(schema, type) else schema
+            for name, field in string_fields(schema):
+                assert storable_text in field.validators, f"{endpoint}: {name}"
+                checked.append(f"{endpoint}: {name}")
+    assert "search.search: query" in checked and "extraction.scrape: url" in checked, checked
 
 
 # --- a settle that fails: retried, else swept ------------------------------------------------
@@ -162,6 +195,28 @@ def test_a_settle_that_keeps_failing_is_released_by_the_sweep_once(locked_app, s
     assert (row["status"], row["credits"], row["request_id"]) == (
         "failed", 0, response.get_json()["request_id"])
     assert key == f"request:{row['request_id']}"
+
+
+
+def test_concurrent_sweeps_release_each_abandoned_reservation_once(database_url):
+    """On SQLite and PostgreSQL: two sweepers at once (two schedulers, a slow run overlapping
+    the next) release each charge once; a reservation before its deadline is left alone."""
+    db = Database(database_url)
+    customer = new_customer(create_app(make_config(database_url, "redis://127.0.0.1:1/0")),
+                            credits=10)
+    past, future = utcnow() - timedelta(seconds=1), utcnow() + timedelta(hours=1)
+    for number in range(4):
+        ledger.reserve(db, ledger.Charge(customer.account_id, f"sweep:{uuid.uuid4().hex}", 1,
+                                         "scrape", request_id=f"req_{number}",
+                                         expires_at=past if number < 3 else future))
+    with ThreadPoolExecutor(4) as pool:
+        released = list(pool.map(lambda _: ledger.release_expired(db), range(4)))
+    assert sum(released) == 3, released
+    assert ledger.balance_of(db, customer.account_id) == 9  # the live one is still held
+    assert len(open_reservations(db, customer.account_id)) == 1
+    assert ledger.release_expired(db, future + timedelta(seconds=1)) == 1
+    assert_books(db, customer.account_id)
+    assert ledger.balance_of(db, customer.account_id) == 10
 
 
 # --- a killed API process: the sweeper under make run -----------------------------------------
