@@ -21,7 +21,7 @@ from api.extensions import db, redis, source_policy
 from crawler.contract import PageStatus
 from crawler.policy import PolicyRefusal
 from storage import ledger
-from storage.models import utcnow
+from storage.models import EntryKind, utcnow
 
 logger = logging.getLogger(__name__)
 
@@ -127,9 +127,11 @@ def run_billed(
     try:
         balance = settle(lambda: ledger.capture(db(), charge), charge)
     except (ledger.ChargeSettled, IntegrityError):
-        # Released by the sweeper meanwhile: this request outlived its deadline.
-        raise ApiError("timeout", "The request outlived its deadline; nothing was "
-                                  "charged.") from None
+        if ledger.closed_by(db(), charge) != EntryKind.CAPTURE:
+            # Released by the sweeper meanwhile: this request outlived its deadline.
+            raise ApiError("timeout", "The request outlived its deadline; nothing was "
+                                      "charged.") from None
+        balance = ledger.balance_of(db(), charge.account_id)  # an attempt committed unseen
     body = {"request_id": g.request_id, "credits_used": cost, **fields}
     headers = {"X-Credits-Used": str(cost), "X-Credits-Remaining": str(balance)}
     return body, 200, headers

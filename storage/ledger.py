@@ -26,6 +26,8 @@ logger = logging.getLogger(__name__)
 #: The history's error of a reservation released by the sweeper: its request never settled it
 #: (the process serving it was killed, or every settling write failed).
 ABANDONED = "abandoned"
+#: Reservations a sweep reads at a time.
+SWEEP_BATCH = 500
 
 
 class InsufficientCredits(Exception):
@@ -165,7 +167,7 @@ def grant(db: Database, account_id: str, amount: int, key: str) -> int:
 
 
 def expired_reservations(db: Database, now: datetime | None = None,
-                         limit: int = 500) -> list[Charge]:
+                         limit: int = SWEEP_BATCH) -> list[Charge]:
     """Reservations still open after their deadline (oldest first): abandoned charges."""
     close = aliased(LedgerEntry)
     settled = exists().where(close.charge_key == LedgerEntry.charge_key,
@@ -192,16 +194,30 @@ def release_expired(db: Database, now: datetime | None = None) -> int:
     second close outright (IntegrityError: someone else closed it first, nothing to do).
     """
     released = 0
-    for charge in expired_reservations(db, now):
-        try:
-            done, _balance = _release(db, charge, ABANDONED)
-        except IntegrityError:
-            continue
-        if done:
-            released += 1
-            logger.warning("Released abandoned reservation %s (%d credits, account %s)",
-                           charge.key, charge.amount, charge.account_id)
-    return released
+    now = now or utcnow()
+    while True:
+        batch = expired_reservations(db, now, limit=SWEEP_BATCH)
+        for charge in batch:
+            try:
+                done, _balance = _release(db, charge, ABANDONED)
+            except IntegrityError:
+                continue
+            if done:
+                released += 1
+                logger.warning("Released abandoned reservation %s (%d credits, account %s)",
+                               charge.key, charge.amount, charge.account_id)
+        if len(batch) < SWEEP_BATCH:
+            return released
+
+
+def closed_by(db: Database, charge: Charge) -> str | None:
+    """How ``charge`` was closed (an :class:`EntryKind`: capture or release), or None if open.
+
+    What a settle that hit :class:`ChargeSettled` asks: was it an earlier attempt of its own
+    whose commit succeeded unseen, or the sweeper?"""
+    with db.session() as session:
+        return session.scalar(select(LedgerEntry.kind).where(
+            LedgerEntry.charge_key == charge.key, LedgerEntry.phase == Phase.CLOSE))
 
 
 def balance_of(db: Database, account_id: str) -> int:

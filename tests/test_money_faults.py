@@ -23,10 +23,13 @@ from pathlib import Path
 
 import pytest
 import requests
+from flask import g
 from marshmallow import fields
 from sqlalchemy import select
 
 from api import create_app
+from api.errors import ApiError
+from api.operations import run_billed
 from api.schemas import storable_text
 from storage import accounts, ledger
 from storage.db import Database, migrate
@@ -217,6 +220,33 @@ def test_concurrent_sweeps_release_each_abandoned_reservation_once(database_url)
     assert ledger.release_expired(db, future + timedelta(seconds=1)) == 1
     assert_books(db, customer.account_id)
     assert ledger.balance_of(db, customer.account_id) == 10
+
+
+
+def test_a_request_swept_before_its_capture_is_not_charged(sqlite_url):
+    """The sweeper releases a reservation whose request is still running (here its deadline is
+    already past): the request's capture then finds the charge closed, answers 504 and charges
+    nothing; one line of history, the sweeper's."""
+    app = create_app(make_config(sqlite_url, "redis://127.0.0.1:1/0",
+                                 reservation_grace=-3600.0))
+    customer = new_customer(app, credits=10)
+    db = app.extensions["webdata.db"]
+    with app.test_request_context(), db.session() as session:
+        g.request_id = f"req_{uuid.uuid4().hex[:24]}"
+        g.principal = accounts.authenticate(session, customer.key)
+
+        def work() -> dict:
+            assert ledger.balance_of(db, customer.account_id) == 9
+            assert ledger.release_expired(db) == 1  # the sweeper, while the work runs
+            return {"title": "done"}
+
+        with pytest.raises(ApiError) as caught:
+            run_billed("scrape", 1, work, url="http://example.com/")
+    assert caught.value.error == "timeout"
+    assert_books(db, customer.account_id)
+    assert customer.balance() == 10
+    [row] = [r for r in customer.activity() if r["operation"] == "scrape"]
+    assert (row["status"], row["credits"]) == ("failed", 0)
 
 
 # --- a killed API process: the sweeper under make run -----------------------------------------
