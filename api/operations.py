@@ -128,9 +128,10 @@ def run_billed(
         balance = settle(lambda: ledger.capture(db(), charge), charge)
     except (ledger.ChargeSettled, IntegrityError):
         if ledger.closed_by(db(), charge) != EntryKind.CAPTURE:
-            # Released by the sweeper meanwhile: this request outlived its deadline.
-            raise ApiError("timeout", "The request outlived its deadline; nothing was "
-                                      "charged.") from None
+            # Released by the sweeper meanwhile: this request outlived its deadline (503, a
+            # status every operation documents: a search answers no 504).
+            raise ApiError("unavailable", "This request outlived its deadline and its "
+                           "credits were returned: nothing was charged. Try again.") from None
         balance = ledger.balance_of(db(), charge.account_id)  # an attempt committed unseen
     body = {"request_id": g.request_id, "credits_used": cost, **fields}
     headers = {"X-Credits-Used": str(cost), "X-Credits-Remaining": str(balance)}

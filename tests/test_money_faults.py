@@ -225,7 +225,7 @@ def test_concurrent_sweeps_release_each_abandoned_reservation_once(database_url)
 
 def test_a_request_swept_before_its_capture_is_not_charged(sqlite_url):
     """The sweeper releases a reservation whose request is still running (here its deadline is
-    already past): the request's capture then finds the charge closed, answers 504 and charges
+    already past): the request's capture then finds the charge closed, answers 503 and charges
     nothing; one line of history, the sweeper's."""
     app = create_app(make_config(sqlite_url, "redis://127.0.0.1:1/0",
                                  reservation_grace=-3600.0))
@@ -242,7 +242,7 @@ def test_a_request_swept_before_its_capture_is_not_charged(sqlite_url):
 
         with pytest.raises(ApiError) as caught:
             run_billed("scrape", 1, work, url="http://example.com/")
-    assert caught.value.error == "timeout"
+    assert caught.value.error == "unavailable"
     assert_books(db, customer.account_id)
     assert customer.balance() == 10
     [row] = [r for r in customer.activity() if r["operation"] == "scrape"]
