@@ -25,7 +25,7 @@ import pytest
 import requests
 from flask import g
 from marshmallow import fields
-from sqlalchemy import select
+from sqlalchemy import select, text
 
 from api import create_app
 from api.errors import ApiError
@@ -247,6 +247,38 @@ def test_a_request_swept_before_its_capture_is_not_charged(sqlite_url):
     assert customer.balance() == 10
     [row] = [r for r in customer.activity() if r["operation"] == "scrape"]
     assert (row["status"], row["credits"]) == ("failed", 0)
+
+
+
+def test_reservations_stuck_before_the_migration_are_released_by_the_first_sweeps(tmp_path):
+    """The credits issue 9 found stuck (reservations made before revision 0002, which have no
+    deadline) get one an hour after they were made, and the sweep gives them back."""
+    url = f"sqlite:///{tmp_path / 'legacy.db'}"
+    migrate(url, "0001")
+    db = Database(url)
+    with db.session() as session:
+        account_id = accounts.create_account(session, "legacy", "free").id
+    made = (utcnow() - timedelta(hours=2)).strftime("%Y-%m-%d %H:%M:%S.%f")
+    with db.write() as session:  # as the code before 0002 left them: 10 granted, 1 held
+        session.execute(text("UPDATE accounts SET balance = 9 WHERE id = :id"),
+                        {"id": account_id})
+        session.execute(text(
+            "INSERT INTO ledger_entries (account_id, charge_key, phase, kind, amount, "
+            "created_at) VALUES (:id, 'grant:legacy', 'open', 'grant', 10, :at), "
+            "(:id, 'request:req_legacy', 'open', 'reserve', -1, :at)"),
+            {"id": account_id, "at": made})
+        session.execute(text(
+            "INSERT INTO activity (account_id, at, operation, credits, status) "
+            "VALUES (:id, :at, 'credit_grant', -10, 'succeeded')"), {"id": account_id, "at": made})
+    migrate(url)
+    assert open_reservations(db, account_id) == ["request:req_legacy"]
+    assert ledger.release_expired(db) == 1
+    assert_books(db, account_id)
+    assert ledger.balance_of(db, account_id) == 10
+    with db.session() as session:
+        row = session.execute(select(Activity.request_id, Activity.status, Activity.error)
+                              .where(Activity.credits == 0)).one()
+    assert tuple(row) == ("req_legacy", "failed", ledger.ABANDONED)
 
 
 # --- a killed API process: the sweeper under make run -----------------------------------------
