@@ -7,6 +7,7 @@ import secrets
 
 from flask import Flask, current_app, g, request
 from flask_smorest import Api
+from werkzeug.exceptions import HTTPException
 
 from api import errors, idempotency, openapi, swagger_ui
 from api.config import Config, ConfigError, exit_with, load_or_exit
@@ -65,7 +66,7 @@ def _record_rejected_operation(response) -> None:
             or history_claimed() or idempotency.replayed()
             or response.status_code < 400 or response.status_code == 429):
         return
-    body = request.get_json(silent=True)
+    body = _json_body()
     url = body.get("url") if isinstance(body, dict) else None
     storable = isinstance(url, str) and not UNSTORABLE.search(url)  # else the 422's own cause
     charge = request_charge(operation, url if storable else None, 0)
@@ -74,6 +75,15 @@ def _record_rejected_operation(response) -> None:
         ledger.record_failure(current_app.extensions["webdata.db"], charge, error)
     except Exception:
         logger.exception("Could not record rejected request %s", g.request_id)
+
+
+def _json_body() -> object:
+    """The request's JSON, or None when it cannot be read: this runs after the answer, also
+    for a body that was refused for its size (werkzeug raises 413 again) or its depth."""
+    try:
+        return request.get_json(silent=True)
+    except (HTTPException, RecursionError):
+        return None
 
 
 def create_app(config: Config | None = None) -> Flask:

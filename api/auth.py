@@ -38,7 +38,11 @@ def _require_json_object() -> None:
         raise ApiError(
             "bad_request", "Send the body as JSON, with 'Content-Type: application/json'."
         )
-    if not isinstance(request.get_json(silent=True), dict):
+    try:  # a body over MAX_BODY_BYTES raises werkzeug's 413 here (answered in our shape)
+        body = request.get_json(silent=True)
+    except RecursionError:  # the json module's answer to [[[[…]]]] 100k deep
+        raise ApiError("bad_request", "The JSON body is nested too deeply.") from None
+    if not isinstance(body, dict):
         raise ApiError("bad_request", "The body must be a JSON object.")
 
 

@@ -14,7 +14,7 @@ import logging
 from http import HTTPStatus
 from typing import Any
 
-from flask import Flask, g, jsonify
+from flask import Flask, current_app, g, jsonify
 from werkzeug.exceptions import HTTPException
 
 from crawler.contract import ErrorCode
@@ -33,6 +33,7 @@ STATUS: dict[ErrorCode, int] = {
     ErrorCode.CONFLICT: 409,
     ErrorCode.EXPIRED: 410,
     ErrorCode.TOO_MANY_URLS: 413,
+    ErrorCode.BODY_TOO_LARGE: 413,
     ErrorCode.UNSUPPORTED_CONTENT: 415,
     ErrorCode.VALIDATION_ERROR: 422,
     ErrorCode.IDEMPOTENCY_KEY_REUSED: 422,
@@ -57,7 +58,7 @@ DEFAULT_CODE: dict[int, ErrorCode] = {
     404: ErrorCode.NOT_FOUND,
     405: ErrorCode.METHOD_NOT_ALLOWED,
     409: ErrorCode.CONFLICT,
-    413: ErrorCode.BAD_REQUEST,
+    413: ErrorCode.BODY_TOO_LARGE,
     415: ErrorCode.UNSUPPORTED_CONTENT,
     422: ErrorCode.VALIDATION_ERROR,
     429: ErrorCode.RATE_LIMITED,
@@ -126,6 +127,9 @@ def _from_http(exc: HTTPException) -> ApiError:
         message = f"Invalid request: check {fields}."
     if status == 400 and messages:
         message = "The body must be a JSON object."
+    if status == 413:
+        message = (f"The request body is larger than the limit of "
+                   f"{current_app.config['MAX_CONTENT_LENGTH']} bytes.")
     api_error = ApiError(code, message, errors=errors)
     api_error.status = status
     if status == 405 and exc.get_headers():

@@ -59,6 +59,8 @@ ERRORS: dict[int, str] = {
          "unknown or revoked.",
     402: "insufficient_credits: the balance cannot cover the cost; nothing was charged.",
     403: "source_policy or robots_disallowed: the URL may not be fetched.",
+    413: "body_too_large: the request body is over the deployment's ``MAX_BODY_BYTES`` "
+         "(1 MiB by default); nothing was charged.",
     415: "unsupported_content: the target is not HTML.",
     422: "validation_error: a field is missing, of the wrong type or out of range "
          "(`errors` says which).",
@@ -74,7 +76,7 @@ ERRORS: dict[int, str] = {
 #: The errors of every operation that needs a key; POST adds 400 and 422.
 AUTHENTICATED = (401, 429, 503)
 #: The errors of a billable operation that fetches one page.
-PAGE = (*AUTHENTICATED, 400, 402, 403, 415, 422, 502, 504)
+PAGE = (*AUTHENTICATED, 400, 402, 403, 413, 415, 422, 502, 504)
 
 
 def headers_of(status: int, *, authenticated: bool = True, billed: bool = False) -> dict:

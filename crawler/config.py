@@ -248,8 +248,10 @@ class Config:
     """Seconds between two sweeps of abandoned reservations (``make run``'s ``worker-cron``)."""
     sqlite_busy_timeout: float = var("SQLITE_BUSY_TIMEOUT", seconds(), 30.0)
     """Seconds a SQLite write waits for another process's lock before it fails."""
-    max_body_bytes: int = 1024 * 1024
-    """Not a variable: the largest request body the API accepts, in bytes."""
+    max_body_bytes: int = var("MAX_BODY_BYTES", integer(
+        "a whole number of bytes, at least 1024", 1024), 1024 * 1024)
+    """Largest request body the API accepts, in bytes; a larger one is answered 413
+    ``body_too_large`` before it is read."""
     search_provider: str = var("SEARCH_PROVIDER", PROVIDER, "")
     """Provider of every kind of search it supports (empty: the first configured provider
     that supports the kind; see api/search/registry.py)."""

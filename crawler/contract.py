@@ -26,6 +26,7 @@ class ErrorCode(StrEnum):
     CONFLICT = "conflict"
     EXPIRED = "expired"
     TOO_MANY_URLS = "too_many_urls"
+    BODY_TOO_LARGE = "body_too_large"
     UNSUPPORTED_CONTENT = "unsupported_content"
     VALIDATION_ERROR = "validation_error"
     IDEMPOTENCY_KEY_REUSED = "idempotency_key_reused"

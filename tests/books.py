@@ -35,3 +35,8 @@ def assert_books(db: Database, account_id: str) -> None:
     assert (balance, int(entries)) == (-int(history), balance), (
         f"balance {balance}, history {history}, ledger {entries}")
     assert open_reservations(db, account_id) == []
+
+
+def assert_books_balance(app, account_id: str) -> None:
+    """:func:`assert_books` for an app's database."""
+    assert_books(app.extensions["webdata.db"], account_id)

@@ -20,8 +20,8 @@ CONTRACT = {
     "page_too_large": 502, "search_provider_error": 502, "search_not_configured": 503,
     "unavailable": 503, "timeout": 504,
 }
-#: Codes the API answers with beyond API.md's table (werkzeug's 405, the one 500).
-EXTRA = {"method_not_allowed": 405, "internal_error": 500}
+#: Codes the API answers with beyond API.md's table (werkzeug's 405 and 413, the one 500).
+EXTRA = {"method_not_allowed": 405, "body_too_large": 413, "internal_error": 500}
 
 
 def _subclasses(cls: type) -> set[type]:

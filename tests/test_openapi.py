@@ -143,7 +143,7 @@ def test_every_operation_documents_its_error_answers(spec):
             continue
         expected = {"200", "401", "429", "503"}
         if method == "post":
-            expected |= {"400", "409", "422"}  # 409: an Idempotency-Key still in flight
+            expected |= {"400", "409", "413", "422"}  # 409: a key in flight; 413: MAX_BODY_BYTES
         if name == "listActivity":
             expected.add("422")
         if name in BILLABLE:

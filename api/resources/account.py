@@ -19,7 +19,9 @@ from storage import accounts, activity
 blp = authenticated(Blueprint("account", __name__, url_prefix=BASE_PATH,
                               description="Your account, balance and history."))
 
-
+#: Row ids are 64-bit signed integers on both databases; a larger number reaches the driver as
+#: an OverflowError (a 500), so it is refused as a cursor this API did not return.
+MAX_ROW_ID = 2**63
 
 
 def encode_cursor(row_id: int | None) -> str | None:
@@ -31,9 +33,10 @@ def decode_cursor(cursor: str | None) -> int | None:
         return None
     try:
         kind, _, value = base64.urlsafe_b64decode(cursor.encode()).decode().partition(":")
-        if kind != "a":
-            raise ValueError(kind)
-        return int(value)
+        row_id = int(value)
+        if kind != "a" or not 0 < row_id < MAX_ROW_ID:
+            raise ValueError(kind)  # a cursor we never issued (ids fit the databases' BIGINT)
+        return row_id
     except (ValueError, binascii.Error, UnicodeDecodeError):
         raise ApiError("validation_error", "Invalid request: check cursor.",
                        errors={"cursor": ["Not a cursor this API returned."]}) from None

@@ -115,7 +115,7 @@ def _documented(operation_id: str, response_schema: type[Schema]):
     def decorate(view):
         view = blp.arguments(SearchRequestSchema)(view)
         return documented(blp, operation_id, response_schema,
-                          (*AUTHENTICATED, 400, 402, 422, 502), billed=True,
+                          (*AUTHENTICATED, 400, 402, 413, 422, 502), billed=True,
                           descriptions=SEARCH_ERRORS)(view)
     return decorate
 

@@ -1,0 +1,60 @@
+"""Clean answers under faults: every fault is answered in the one error shape, and the books
+balance afterwards (balance == -Σ history credits, nothing left reserved).
+
+The faults are real: oversized and deeply nested bodies, huge cursors. The ones that need
+processes (a locked database, a paused Redis, a killed worker) are in ``test_faults_*.py``.
+"""
+
+from __future__ import annotations
+
+import base64
+
+from tests.books import assert_books_balance
+
+BASE = "/api/service/v1"
+
+
+def _error(response, status: int, code: str) -> dict:
+    assert response.status_code == status, response.get_data(as_text=True)[:500]
+    body = response.get_json()
+    assert body["code"] == status and body["error"] == code, body
+    assert body["request_id"] and body["request_id"] == response.headers["X-Request-Id"]
+    return body
+
+
+def test_a_body_over_the_limit_is_413_in_the_error_shape(app, customer):
+    limit = app.config["WEBDATA"].max_body_bytes
+    padding = "x" * (limit + 1)
+    response = customer.post("/scrape", {"url": "http://example.com/", "pad": padding})
+    body = _error(response, 413, "body_too_large")
+    assert str(limit) in body["message"]
+    assert customer.balance() == 100
+    rows = customer.activity()
+    assert rows[0]["operation"] == "scrape" and rows[0]["status"] == "failed"
+    assert rows[0]["credits"] == 0 and rows[0]["url"] is None  # the body was never read
+    assert_books_balance(app, customer.account_id)
+
+
+def test_json_nested_100k_deep_is_400_bad_request(app, customer):
+    deep = "[" * 100_000 + "]" * 100_000
+    response = customer.client.post(
+        f"{BASE}/scrape", data=deep,
+        headers={**customer.headers, "Content-Type": "application/json"})
+    body = _error(response, 400, "bad_request")
+    assert "nested" in body["message"]
+    deep_object = '{"url": ' + '{"a": ' * 50_000 + "1" + "}" * 50_000 + "}"
+    response = customer.client.post(
+        f"{BASE}/contacts", data=deep_object,
+        headers={**customer.headers, "Content-Type": "application/json"})
+    _error(response, 400, "bad_request")
+    assert customer.balance() == 100
+    assert_books_balance(app, customer.account_id)
+
+
+def test_a_huge_activity_cursor_is_422(app, customer):
+    for value in ("9" * 40, "-5", "0", str(2**63)):
+        cursor = base64.urlsafe_b64encode(f"a:{value}".encode()).decode()
+        response = customer.get(f"/account/activity?cursor={cursor}")
+        body = _error(response, 422, "validation_error")
+        assert "cursor" in body["errors"]
+    assert customer.get("/account/activity?limit=5").status_code == 200
