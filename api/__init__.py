@@ -108,7 +108,7 @@ def create_app(config: Config | None = None) -> Flask:
             "info": {"description": "Public web pages to clean data. See API.md for the contract."},
         },
     )
-    app.extensions["webdata.db"] = Database(config.database_url, config.sqlite_busy_timeout)
+    app.extensions["webdata.db"] = Database(config.database_url, config.database_timeout)
     app.extensions["webdata.redis"] = redis_connection(config.redis_url)
     app.extensions["webdata.limiter"] = AccountRateLimiter(config.redis_url)
     app.extensions["webdata.policy"] = SourcePolicy.from_lists(

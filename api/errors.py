@@ -18,6 +18,7 @@ from flask import Flask, current_app, g, jsonify
 from werkzeug.exceptions import HTTPException
 
 from crawler.contract import ErrorCode
+from storage.db import unavailable
 
 logger = logging.getLogger(__name__)
 
@@ -154,6 +155,11 @@ def register(app: Flask) -> None:
 
     @app.errorhandler(Exception)
     def _unexpected(exc: Exception):
+        if unavailable(exc):  # locked, read-only, full or down: not a bug of ours
+            logger.error("Database unavailable in request %s: %s", g.get("request_id"),
+                         getattr(exc, "orig", exc))
+            return error_response(ApiError(
+                "unavailable", "The database is unavailable; try again shortly."))
         logger.exception("Unhandled error in request %s", g.get("request_id"))
         return error_response(ApiError(
             "internal_error", "Something went wrong on our side; nothing was charged."

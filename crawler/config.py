@@ -210,6 +210,12 @@ class Config:
     redis_url_origin: str = "default"
     """Not a variable: where ``redis_url`` came from (``environment``, ``file``, ``default``);
     ``make run`` embeds a Redis unless it came from the environment."""
+    database_timeout: float = var("DATABASE_TIMEOUT", seconds(), 10.0)
+    """Seconds a request waits for SQLite's write lock or a PostgreSQL connection before it is
+    answered 503 ``unavailable``."""
+    redis_timeout: float = var("REDIS_TIMEOUT", seconds(), 2.0)
+    """Seconds every Redis client waits to connect and for each answer: a frozen Redis makes
+    the API answer 503 ``unavailable`` after this long, instead of hanging."""
     var_dir: Path = var("VAR_DIR", PATH, DEFAULT_VAR_DIR)  # noqa: RUF009 (a field(); Path is immutable)
     """Directory of the local state ``make run`` keeps: the SQLite database, ``demo-key``,
     ``redis-url``."""

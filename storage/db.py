@@ -9,27 +9,68 @@ balance (SQLAlchemy's ``with_for_update()`` is a no-op there). On PostgreSQL the
 
 from __future__ import annotations
 
+import math
+import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from sqlalchemy import Engine, create_engine, event
+from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session, sessionmaker
 
-#: Seconds a SQLite writer waits for the lock before giving up (``SQLITE_BUSY_TIMEOUT``).
-SQLITE_BUSY_TIMEOUT = 30.0
+#: Seconds a SQLite writer waits for the lock (or PostgreSQL for a connection) before giving
+#: up; the API passes ``DATABASE_TIMEOUT``.
+DEFAULT_TIMEOUT = 30.0
+#: Seconds the health check waits for the write lock: it must answer while a client still cares.
+HEALTH_TIMEOUT = 2.0
+
+#: Messages of SQLite errors that mean "the database cannot serve now", not "our SQL is wrong"
+#: (``no such table`` is a bug and stays a 500).
+SQLITE_UNAVAILABLE = (
+    "database is locked", "database table is locked", "readonly database",
+    "unable to open database file", "disk i/o error", "database or disk is full",
+)
+#: PostgreSQL SQLSTATE classes that mean the same: connection exception, insufficient
+#: resources, operator intervention (shutdown, "cannot connect now").
+POSTGRES_UNAVAILABLE = ("08", "53", "57P")
+#: read_only_sql_transaction: a standby, or ``default_transaction_read_only`` (an InternalError).
+POSTGRES_READ_ONLY = "25006"
 
 MIGRATIONS = Path(__file__).with_name("migrations")
 
 
-def _tune_sqlite(engine: Engine, busy_timeout: float) -> None:
+def unavailable(exc: BaseException) -> bool:
+    """Whether a database error means the database is down, locked, read-only or full (503
+    ``unavailable``, worth a retry) rather than a fault of ours (a 500 to look into)."""
+    if not isinstance(exc, DBAPIError):
+        return False
+    if exc.connection_invalidated:
+        return True
+    orig = exc.orig
+    if isinstance(orig, sqlite3.OperationalError):
+        return any(marker in str(orig).lower() for marker in SQLITE_UNAVAILABLE)
+    if type(orig).__module__.startswith("psycopg2"):
+        import psycopg2
+
+        code = getattr(orig, "pgcode", None)
+        if code == POSTGRES_READ_ONLY:
+            return True
+        if not isinstance(orig, psycopg2.OperationalError):
+            return False
+        # No SQLSTATE: the client library failed (refused, reset, timed out, server gone).
+        return code is None or code.startswith(POSTGRES_UNAVAILABLE)
+    return False
+
+
+def _tune_sqlite(engine: Engine, timeout: float) -> None:
     @event.listens_for(engine, "connect")
     def _on_connect(dbapi_connection: Any, _record: Any) -> None:
         dbapi_connection.isolation_level = None  # we emit BEGIN ourselves, below
         cursor = dbapi_connection.cursor()
         cursor.execute("PRAGMA journal_mode=WAL")
-        cursor.execute(f"PRAGMA busy_timeout={round(busy_timeout * 1000)}")
+        cursor.execute(f"PRAGMA busy_timeout={int(timeout * 1000)}")
         cursor.execute("PRAGMA foreign_keys=ON")
         cursor.execute("PRAGMA synchronous=NORMAL")
         cursor.close()
@@ -40,26 +81,33 @@ def _tune_sqlite(engine: Engine, busy_timeout: float) -> None:
         connection.exec_driver_sql("BEGIN IMMEDIATE" if immediate else "BEGIN")
 
 
-def make_engine(url: str, busy_timeout: float = SQLITE_BUSY_TIMEOUT) -> Engine:
-    """An engine for ``url``; SQLite files get their folder created and are tuned."""
+def make_engine(url: str, timeout: float = DEFAULT_TIMEOUT) -> Engine:
+    """An engine for ``url``; SQLite files get their folder created and are tuned.
+
+    ``timeout``: seconds to wait for SQLite's write lock, or for a PostgreSQL connection.
+    """
     if url.startswith("sqlite"):
         path = url.split("///", 1)[-1]
         if path and path != ":memory:":
             Path(path).parent.mkdir(parents=True, exist_ok=True)
         engine = create_engine(
-            url, connect_args={"check_same_thread": False, "timeout": busy_timeout}
+            url, connect_args={"check_same_thread": False, "timeout": timeout}
         )
-        _tune_sqlite(engine, busy_timeout)
+        _tune_sqlite(engine, timeout)
         return engine
-    return create_engine(url, pool_pre_ping=True, pool_size=10, max_overflow=20)
+    connect_args = {"connect_timeout": max(1, math.ceil(timeout))} if "psycopg2" in url or \
+        url.startswith("postgresql://") else {}
+    return create_engine(url, pool_pre_ping=True, pool_size=10, max_overflow=20,
+                         pool_timeout=timeout, connect_args=connect_args)
 
 
 class Database:
     """One engine and its session factories; pass it to the storage services."""
 
-    def __init__(self, url: str, busy_timeout: float = SQLITE_BUSY_TIMEOUT):
+    def __init__(self, url: str, timeout: float = DEFAULT_TIMEOUT):
         self.url = url
-        self.engine = make_engine(url, busy_timeout)
+        self.engine = make_engine(url, timeout)
+        self._busy_timeout_ms = int(timeout * 1000)
         self._sessions = sessionmaker(self.engine, expire_on_commit=False)
         self._writes = sessionmaker(
             self.engine.execution_options(immediate=True), expire_on_commit=False
@@ -81,6 +129,28 @@ class Database:
         """Raise if the database does not answer."""
         with self.engine.connect() as connection:
             connection.exec_driver_sql("SELECT 1")
+
+    def check_writable(self) -> None:
+        """Raise unless a write could happen now: the cheap part of one, rolled back.
+
+        A read answers while the database is locked or read-only, so the health check takes
+        the write lock (SQLite: ``BEGIN IMMEDIATE``, waiting at most :data:`HEALTH_TIMEOUT`) and
+        on PostgreSQL runs an ``UPDATE`` that matches no row (refused by a read-only server or
+        transaction), then rolls back.
+        """
+        with self.engine.connect() as connection:
+            if self.engine.dialect.name == "sqlite":
+                raw = connection.connection.driver_connection  # we emit BEGIN ourselves
+                raw.execute(f"PRAGMA busy_timeout={int(HEALTH_TIMEOUT * 1000)}")
+                try:
+                    raw.execute("BEGIN IMMEDIATE")
+                    raw.execute("ROLLBACK")
+                finally:
+                    raw.execute(f"PRAGMA busy_timeout={self._busy_timeout_ms}")
+                return
+            with connection.begin() as transaction:
+                connection.exec_driver_sql("UPDATE accounts SET balance = balance WHERE 1 = 0")
+                transaction.rollback()
 
     def dispose(self) -> None:
         self.engine.dispose()

@@ -20,8 +20,9 @@ blp = Blueprint("health", __name__, description="Liveness and dependencies.")
             descriptions={503: "Redis or the database is down: `status` is `degraded` and "
                                "the one down says `down`."})
 def healthz():
-    """`ok` when Redis and the database answer; 503 naming the one that does not."""
-    checks = {"redis": redis().ping, "database": db().ping}
+    """`ok` when Redis answers and the database can take a write; 503 naming the one that
+    cannot (a locked or read-only database still answers reads)."""
+    checks = {"redis": redis().ping, "database": db().check_writable}
     body = {"status": "ok"}
     for name, ping in checks.items():
         try:
