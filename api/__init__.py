@@ -109,8 +109,8 @@ def create_app(config: Config | None = None) -> Flask:
         },
     )
     app.extensions["webdata.db"] = Database(config.database_url, config.database_timeout)
-    app.extensions["webdata.redis"] = redis_connection(config.redis_url)
-    app.extensions["webdata.limiter"] = AccountRateLimiter(config.redis_url)
+    app.extensions["webdata.redis"] = redis_connection(config.redis_url, config.redis_timeout)
+    app.extensions["webdata.limiter"] = AccountRateLimiter(config.redis_url, config.redis_timeout)
     app.extensions["webdata.policy"] = SourcePolicy.from_lists(
         config.allowed_networks, config.allowed_ports, config.blocked_domains
     )

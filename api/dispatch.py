@@ -2,19 +2,33 @@
 
 The API process never crawls: it enqueues on the ``interactive`` queue and blocks on RQ's
 result stream (``XREAD``), which wakes the instant the worker stores the result.
+
+It blocks in short slices, not for the whole deadline at once, for two reasons:
+
+- every Redis client has a socket timeout (``REDIS_TIMEOUT``), so that a frozen Redis is an
+  answer (503) within seconds instead of a hang; a blocking read longer than it would fail;
+- between slices it looks whether the job was *abandoned*: its worker died (``kill -9``, OOM)
+  while running it. RQ notices that only when the job's lease in ``StartedJobRegistry``
+  expires (the job timeout + 60 s: a warm worker does not heartbeat during a job), far after
+  the client gave up. The job records which worker took it (``job.worker_name``) and the
+  worker its host and pid, so a dead worker on this host is seen at once; one on another host
+  when its key expires (RQ's worker TTL) or RQ marks the job failed, whichever comes first.
 """
 
 from __future__ import annotations
 
 import contextlib
 import logging
-import math
+import os
+import socket
+import time
 from collections.abc import Callable
 from typing import Any
 
-from flask import current_app
+from flask import current_app, g
 from redis.exceptions import RedisError
 from rq import Worker
+from rq.job import Job, JobStatus
 from rq.results import Result
 
 from api.errors import ApiError
@@ -22,15 +36,62 @@ from worker import queues
 
 logger = logging.getLogger(__name__)
 
+#: Longest single blocking read on the result stream, in seconds.
+SLICE = 1.0
+#: Statuses of a job that will never store a result now (RQ's cleanup marks abandoned ones
+#: failed; a failure stores a result, but its stream may have been trimmed or expired).
+ENDED = {JobStatus.FAILED, JobStatus.STOPPED, JobStatus.CANCELED}
+
+
+def _wait_result(job: Job, seconds: float) -> Result | None:
+    """The job's latest result, blocking at most ``seconds`` (RQ's ``Result.fetch_latest``
+    counts its timeout in whole seconds; this one in milliseconds)."""
+    response = job.connection.xread({Result.get_key(job.id): "0-0"},
+                                    block=max(1, int(seconds * 1000)))
+    if not response:
+        return None
+    result_id, payload = response[0][1][-1]
+    return Result.restore(job.id, result_id.decode(), payload, connection=job.connection,
+                          serializer=job.serializer)
+
+
+def _process_gone(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:  # alive, another user's
+        return False
+    return False
+
+
+def abandoned(job: Job) -> str | None:
+    """Why ``job`` will never finish (its worker died, RQ marked it), or None while it may."""
+    status = job.get_status(refresh=True)
+    if status in ENDED:
+        return f"job {status}"
+    if status != JobStatus.STARTED or not job.worker_name:
+        return None  # still queued: a live worker may take it
+    worker = Worker.find_by_key(Worker.redis_worker_namespace_prefix + job.worker_name,
+                                connection=job.connection, serializer=job.serializer)
+    if worker is None:
+        return f"worker {job.worker_name} is gone"
+    if worker.hostname == socket.gethostname() and worker.pid and _process_gone(worker.pid):
+        return f"worker {job.worker_name} (pid {worker.pid}) died"
+    return None
+
 
 def run_interactive(
     redis: Any, func: str | Callable[..., dict[str, Any]], *args: Any, job_id: str, wait: float,
     **kwargs: Any,
 ) -> dict[str, Any]:
-    """The job's return value; raises ApiError 503 (no worker, no Redis) or 504 (too slow).
+    """The job's return value; raises ApiError 503 (no worker, no Redis, the worker died while
+    running it) or 504 (too slow).
 
     ``func`` may be a dotted name (``"worker.jobs.scrape"``), which RQ imports in the worker.
     """
+    if g.get("redis_unreachable"):  # the rate limiter just waited for it in vain
+        raise ApiError("unavailable", "The job queue is unreachable; try again shortly.")
     try:
         queue = queues.queue(queues.INTERACTIVE, redis)
         if not Worker.count(queue=queue):
@@ -43,7 +104,21 @@ def run_interactive(
             failure_ttl=queues.INTERACTIVE_RESULT_TTL,
             ttl=queues.INTERACTIVE_QUEUE_TTL,
         )
-        result = job.latest_result(timeout=max(1, math.ceil(wait)))
+        deadline = time.monotonic() + wait
+        slice_seconds = min(SLICE, current_app.config["WEBDATA"].redis_timeout / 2)
+        result = None
+        while (remaining := deadline - time.monotonic()) > 0:
+            result = _wait_result(job, min(slice_seconds, remaining))
+            if result is not None:
+                break
+            reason = abandoned(job)
+            if reason is not None:
+                result = job.latest_result()  # it may have stored one just before
+                if result is None:
+                    logger.error("Job %s abandoned: %s", job_id, reason)
+                    raise ApiError("unavailable", "The crawler worker stopped while processing "
+                                   "this page; nothing was charged. Try again.")
+                break
     except RedisError as exc:
         logger.error("Redis unavailable: %s", exc)
         raise ApiError("unavailable", "The job queue is unreachable; try again shortly.") from None
@@ -56,5 +131,8 @@ def run_interactive(
     reason = result.exc_string or ""
     if "JobTimeoutException" in reason:
         raise ApiError("timeout", "The page took too long to process; nothing was charged.")
+    if "AbandonedJobError" in reason:
+        raise ApiError("unavailable", "The crawler worker stopped while processing this page; "
+                       "nothing was charged. Try again.")
     logger.error("Job %s failed: %s", job_id, reason[-2000:])
     raise ApiError("internal_error", "The worker failed on this page; nothing was charged.")

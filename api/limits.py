@@ -19,19 +19,22 @@ from limits.strategies import SlidingWindowCounterRateLimiter
 
 from api.errors import ApiError
 from storage.accounts import Principal
+from worker.queues import client_options
 
 logger = logging.getLogger(__name__)
 
 
 class AccountRateLimiter:
-    def __init__(self, redis_url: str):
-        self._limiter = SlidingWindowCounterRateLimiter(storage_from_string(redis_url))
+    def __init__(self, redis_url: str, timeout: float):
+        self._limiter = SlidingWindowCounterRateLimiter(
+            storage_from_string(redis_url, **client_options(timeout)))
 
     def check(self, principal: Principal) -> None:
         """Count this request; raise 429 ``rate_limited`` when over the plan's rate.
 
         If Redis cannot be reached the request goes through (logged): refusing every request
-        would turn a counter outage into a full outage, and jobs report Redis trouble anyway.
+        would turn a counter outage into a full outage, and jobs report Redis trouble anyway —
+        at once: ``g.redis_unreachable`` tells them not to wait for Redis a second time.
         """
         item = RateLimitItemPerMinute(principal.requests_per_minute)
         try:
@@ -39,6 +42,7 @@ class AccountRateLimiter:
             stats = self._limiter.get_window_stats(item, principal.account_id)
         except Exception as exc:
             logger.warning("Rate limiter unavailable, not limiting: %s", exc)
+            g.redis_unreachable = True
             return
         reset = max(1, math.ceil(stats.reset_time - time.time()))
         headers = {

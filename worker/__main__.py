@@ -23,7 +23,7 @@ def main() -> None:
     # trafilatura reports every odd page it meets; that is crawl noise, not worker news.
     for name in ("scrapy", "trafilatura", "htmldate", "courlan"):
         logging.getLogger(name).setLevel(config.crawler_log_level)
-    connection = redis_connection(config.redis_url)
+    connection = redis_connection(config.redis_url, config.redis_timeout)
     queues = [queue(name, connection) for name in args.queues]
     worker = WarmWorker(queues, connection=connection, name=args.name)
     worker.work(burst=args.burst, logging_level=level, with_scheduler=False)
