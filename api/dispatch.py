@@ -56,13 +56,18 @@ def _wait_result(job: Job, seconds: float) -> Result | None:
 
 
 def _process_gone(pid: int) -> bool:
+    """Whether process ``pid`` of this host is dead (a zombie not yet reaped counts)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
         return True
     except PermissionError:  # alive, another user's
         return False
-    return False
+    try:  # Linux: state "Z", dead but its parent has not collected its status yet
+        with open(f"/proc/{pid}/stat", "rb") as stat:
+            return stat.read().rpartition(b")")[2].split()[0] == b"Z"
+    except (OSError, IndexError):
+        return False
 
 
 def abandoned(job: Job) -> str | None:
@@ -70,14 +75,17 @@ def abandoned(job: Job) -> str | None:
     status = job.get_status(refresh=True)
     if status in ENDED:
         return f"job {status}"
-    if status != JobStatus.STARTED or not job.worker_name:
+    if status != JobStatus.STARTED:
         return None  # still queued: a live worker may take it
-    worker = Worker.find_by_key(Worker.redis_worker_namespace_prefix + job.worker_name,
+    name = (job.connection.hget(job.key, "worker_name") or b"").decode()
+    if not name:
+        return None
+    worker = Worker.find_by_key(Worker.redis_worker_namespace_prefix + name,
                                 connection=job.connection, serializer=job.serializer)
     if worker is None:
-        return f"worker {job.worker_name} is gone"
+        return f"worker {name} is gone"
     if worker.hostname == socket.gethostname() and worker.pid and _process_gone(worker.pid):
-        return f"worker {job.worker_name} (pid {worker.pid}) died"
+        return f"worker {name} (pid {worker.pid}) died"
     return None
 
 

@@ -1,0 +1,57 @@
+"""A worker killed (``kill -9``) while it runs a request's job: the client is answered at once
+with 503 ``unavailable`` (not after the whole wait, 504) and its credit is released."""
+
+from __future__ import annotations
+
+import os
+import signal
+import threading
+import time
+
+from rq.registry import StartedJobRegistry
+
+from api import create_app
+from tests.books import assert_books_balance
+from tests.conftest import WORKER_ENV, _redis_db, _start_workers, _stop, make_config, new_customer
+from tests.test_faults_redis import answered
+from worker import queues
+
+#: A Redis database of this test's own: its worker dies, no other test may need it.
+DB_OFFSET = 9
+
+
+def test_a_job_whose_worker_is_killed_is_answered_promptly(redis_url, sqlite_url, site,
+                                                          tmp_path):
+    url = _redis_db(redis_url, DB_OFFSET)
+    # The page sends one byte a second: the crawl is still running when the worker dies.
+    env = {**WORKER_ENV, "CRAWLER_DOWNLOAD_TIMEOUT": "50", "CRAWLER_CRAWL_TIMEOUT": "55"}
+    procs = _start_workers(url, 1, env, tmp_path / "worker.log")
+    try:
+        # The wait is longer than the test's bound: only noticing the death can answer in time.
+        app = create_app(make_config(sqlite_url, url, job_wait_seconds=60))
+        customer = new_customer(app, credits=3)
+        registry = StartedJobRegistry(queues.INTERACTIVE,
+                                      connection=app.extensions["webdata.redis"])
+
+        def scrape_then_kill():
+            def kill_when_started():
+                deadline = time.monotonic() + 20
+                while not registry.get_job_ids() and time.monotonic() < deadline:
+                    time.sleep(0.05)
+                os.kill(procs[0].pid, signal.SIGKILL)
+
+            killer = threading.Thread(target=kill_when_started, daemon=True)
+            killer.start()
+            return customer.post("/scrape", {"url": f"{site}/drip"})
+
+        response = answered(scrape_then_kill)
+        assert procs[0].wait(timeout=5) == -signal.SIGKILL
+        assert response.status_code == 503, response.get_data(as_text=True)
+        body = response.get_json()
+        assert body["error"] == "unavailable" and "worker stopped" in body["message"]
+        assert customer.balance() == 3
+        row = customer.activity()[0]
+        assert (row["operation"], row["status"], row["credits"]) == ("scrape", "failed", 0)
+        assert_books_balance(app, customer.account_id)
+    finally:
+        _stop(procs)
