@@ -34,6 +34,13 @@ from pathlib import Path
 PR_SET_PDEATHSIG = 1
 #: Seconds between two looks at the children.
 POLL = 0.1
+#: Restarting a dead worker: the first restart waits RESTART_DELAY, each next one twice as long,
+#: at most RESTART_DELAY_MAX; a worker that ran STABLE_AFTER seconds starts the count again.
+#: (A worker that cannot reach Redis exits at once: restarted without delay, it was started
+#: ~70 times a minute, each start importing Scrapy.)
+RESTART_DELAY = 1.0
+RESTART_DELAY_MAX = 30.0
+STABLE_AFTER = 30.0
 
 _libc = ctypes.CDLL(ctypes.util.find_library("c"), use_errno=True) if sys.platform == "linux" \
     else None
@@ -70,12 +77,23 @@ class Supervisor:
     """Children by name; :meth:`watch` restarts dead workers, :meth:`stop` stops in order."""
 
     def __init__(self, env: dict[str, str], cwd: Path, *, api_grace: float = 30,
-                 worker_grace: float = 60, redis_grace: float = 10):
+                 worker_grace: float = 60, redis_grace: float = 10,
+                 restart_delay: float = RESTART_DELAY,
+                 restart_delay_max: float = RESTART_DELAY_MAX,
+                 stable_after: float = STABLE_AFTER):
         self.env = env
         self.cwd = cwd
         self.grace = {"api": api_grace, "worker": worker_grace, "redis": redis_grace}
         self.procs: dict[str, subprocess.Popen] = {}
         self.commands: dict[str, list[str]] = {}
+        self.restart_delay = restart_delay
+        self.restart_delay_max = restart_delay_max
+        self.stable_after = stable_after
+        #: Per child: when it was started, how many times in a row it died early, and when
+        #: a dead one is due to start again.
+        self.started_at: dict[str, float] = {}
+        self.early_deaths: dict[str, int] = {}
+        self.restart_at: dict[str, float] = {}
         #: Set by the first SIGINT/SIGTERM; the second one sets ``hurry``.
         self.stop_requested = False
         self.hurry = False
@@ -87,6 +105,18 @@ class Supervisor:
     def spawn(self, name: str, command: list[str]) -> None:
         self.commands[name] = command
         self.procs[name] = spawn(command, env=self.env, cwd=self.cwd)
+        self.started_at[name] = time.monotonic()
+
+    def _schedule_restart(self, name: str, returncode: int | None) -> None:
+        """Restart ``name`` after a delay that doubles with each early death in a row."""
+        now = time.monotonic()
+        if now - self.started_at.get(name, now) >= self.stable_after:
+            self.early_deaths[name] = 0
+        deaths = self.early_deaths.get(name, 0)
+        delay = min(self.restart_delay_max, self.restart_delay * 2 ** deaths)
+        self.early_deaths[name] = deaths + 1
+        self.restart_at[name] = now + delay
+        print(f"{name} exited ({returncode}); restarting it in {delay:g} s.", file=sys.stderr)
 
     def install_signal_handlers(self) -> None:
         for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
@@ -99,7 +129,7 @@ class Supervisor:
 
     def watch(self) -> bool:
         """Until a stop is requested (True) or the API or Redis dies (False); a dead worker is
-        started again."""
+        started again, after a back-off when it keeps dying (see :data:`RESTART_DELAY`)."""
         while not self.stop_requested:
             for name, proc in list(self.procs.items()):
                 if proc.poll() is None or self.stop_requested:
@@ -107,8 +137,11 @@ class Supervisor:
                 if name not in self.commands or not name.startswith("worker"):
                     print(f"{name} stopped ({proc.returncode}); shutting down.", file=sys.stderr)
                     return False
-                print(f"{name} exited ({proc.returncode}); restarting it.", file=sys.stderr)
-                self.spawn(name, self.commands[name])
+                if name not in self.restart_at:
+                    self._schedule_restart(name, proc.returncode)
+                elif time.monotonic() >= self.restart_at[name]:
+                    del self.restart_at[name]
+                    self.spawn(name, self.commands[name])
             time.sleep(POLL)
         return True
 
