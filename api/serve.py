@@ -71,14 +71,19 @@ def start_redis(directory: Path) -> tuple[subprocess.Popen, str]:
     raise SystemExit("The embedded Redis did not start.")
 
 
-def gunicorn_command(config: Config, app: str = "api:create_app()") -> list[str]:
+API_APP = "api:create_app()"
+
+
+def gunicorn_command(config: Config, app: str = API_APP) -> list[str]:
     """gunicorn serving ``app``; its requests get ``JOB_WAIT_SECONDS`` to finish when it is
-    stopped."""
+    stopped. The API's gunicorn answers its own errors (malformed requests, 414, 431) in the
+    API's JSON error shape (``api.gunicorn_worker``); another app gets plain ``gthread``."""
     from gunicorn.config import KNOWN_SETTINGS
 
+    worker = "api.gunicorn_worker.JsonErrorWorker" if app == API_APP else "gthread"
     command = [
         sys.executable, "-m", "gunicorn", "--bind", f"{config.host}:{config.port}",
-        "--worker-class", "gthread", "--workers", str(config.api_processes),
+        "--worker-class", worker, "--workers", str(config.api_processes),
         "--threads", str(config.api_threads), "--timeout", "120",
         "--graceful-timeout", str(config.job_wait_seconds + 5),
         "--access-logfile", "-",

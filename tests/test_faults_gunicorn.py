@@ -1,0 +1,71 @@
+"""gunicorn's own refusals (a malformed request, a request line or headers over its limits)
+come in the API's JSON error shape too, from the real ``make run`` gunicorn command."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import time
+
+import pytest
+
+from api.serve import free_port, gunicorn_command
+from crawler.config import ROOT, Config
+
+
+@pytest.fixture(scope="module")
+def api_port(sqlite_url, redis_url, tmp_path_factory):
+    port = free_port()
+    config = Config(port=port, api_processes=1, api_threads=2)
+    log = tmp_path_factory.mktemp("gunicorn") / "gunicorn.log"
+    env = {**os.environ, "DATABASE_URL": sqlite_url, "REDIS_URL": redis_url}
+    proc = subprocess.Popen(gunicorn_command(config), cwd=ROOT, env=env,
+                            stdout=log.open("wb"), stderr=subprocess.STDOUT)
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            break
+        except OSError:
+            if proc.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"gunicorn did not start; see {log}") from None
+            time.sleep(0.1)
+    yield port
+    proc.terminate()
+    proc.wait(timeout=30)
+
+
+def raw(port: int, request: bytes) -> tuple[int, dict[str, str], bytes]:
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
+        sock.sendall(request)
+        data = b""
+        while chunk := sock.recv(65536):
+            data += chunk
+    head, _, body = data.partition(b"\r\n\r\n")
+    lines = head.decode("latin1").split("\r\n")
+    headers = dict(line.split(": ", 1) for line in lines[1:])
+    return int(lines[0].split()[1]), {k.lower(): v for k, v in headers.items()}, body
+
+
+@pytest.mark.parametrize(("request_bytes", "status"), [
+    (b"GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: " + b"a" * 10_000 + b"\r\n\r\n", 431),
+    (b"GET /" + b"a" * 5_000 + b" HTTP/1.1\r\nHost: x\r\n\r\n", 414),
+    (b"NOT-A-REQUEST\r\n\r\n", 400),
+    (b"GET /healthz HTTP/1.1\r\nHost: x\r\nBad Header: 1\r\n\r\n", 400),
+])
+def test_gunicorns_own_errors_are_in_the_error_shape(api_port, request_bytes, status):
+    code, headers, body = raw(api_port, request_bytes)
+    assert code == status, body[:300]
+    assert headers["content-type"] == "application/json"
+    error = json.loads(body)
+    assert set(error) == {"code", "status", "error", "message", "request_id", "errors"}
+    assert error["code"] == status and error["error"] == "bad_request" and error["errors"] == {}
+    assert error["request_id"] == headers["x-request-id"]
+
+
+def test_an_ordinary_request_is_served(api_port):
+    code, _, body = raw(api_port, b"GET /healthz HTTP/1.1\r\nHost: x\r\n"
+                                  b"Connection: close\r\n\r\n")
+    assert code == 200 and json.loads(body)["status"] == "ok"
