@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import secrets
+from urllib.parse import urlsplit, urlunsplit
 
 from flask import Flask, current_app, g, request
 from flask_smorest import Api
@@ -67,14 +68,28 @@ def _record_rejected_operation(response) -> None:
             or response.status_code < 400 or response.status_code == 429):
         return
     body = _json_body()
-    url = body.get("url") if isinstance(body, dict) else None
-    storable = isinstance(url, str) and not UNSTORABLE.search(url)  # else the 422's own cause
+    url = redact_url(body.get("url")) if isinstance(body, dict) else None
+    storable = url is not None and not UNSTORABLE.search(url)  # else the 422's own cause
     charge = request_charge(operation, url if storable else None, 0)
     error = (response.get_json(silent=True) or {}).get("error") or str(response.status_code)
     try:
         ledger.record_failure(current_app.extensions["webdata.db"], charge, error)
     except Exception:
         logger.exception("Could not record rejected request %s", g.request_id)
+
+
+def redact_url(url: object) -> str | None:
+    """``url`` for the history, without any ``user:password@`` (such URLs are refused, 422,
+    but the refusal is recorded with the URL asked for)."""
+    if not isinstance(url, str):
+        return None
+    try:
+        parts = urlsplit(url)
+    except ValueError:  # not a URL: nothing to find a password in, but nothing to show either
+        return None
+    if "@" not in parts.netloc:
+        return url
+    return urlunsplit(parts._replace(netloc=parts.netloc.rpartition("@")[2]))
 
 
 def _json_body() -> object:

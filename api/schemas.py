@@ -68,6 +68,8 @@ def absolute_url(value: str) -> None:
         raise ValidationError(f"Not a valid URL: {exc}.") from None
     if not parts.scheme or (parts.scheme in ("http", "https") and not parts.netloc):
         raise ValidationError("Must be an absolute URL, such as https://example.com/.")
+    if "@" in parts.netloc:  # never fetched with, logged or stored: refused (api.redact_url)
+        raise ValidationError("Must not contain credentials (user:password@).")
 
 
 class Url(fields.String):
@@ -75,7 +77,8 @@ class Url(fields.String):
         super().__init__(
             required=True,
             validate=[validate.Length(min=1, max=MAX_URL_LENGTH), absolute_url],
-            metadata={"description": "Absolute http(s) URL of the page.",
+            metadata={"description": "Absolute http(s) URL of the page, without credentials "
+                                     "(a URL with user:password@ is refused, 422).",
                       "format": "uri", "pattern": ABSOLUTE_URL_PATTERN,
                       "example": "https://example.com/"},
             **kwargs,

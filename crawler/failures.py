@@ -15,6 +15,7 @@ from scrapy import exceptions as scrapy_errors
 from scrapy.spidermiddlewares.httperror import HttpError
 from twisted.internet import defer
 from twisted.internet import error as net
+from twisted.web.client import ResponseFailed, ResponseNeverReceived
 
 from crawler.exceptions import (
     CrawlError,
@@ -56,6 +57,18 @@ def _unresolved(url: str) -> CrawlError:
     return FetchFailed(f"The host name could not be resolved: {_host(url)}.", url=url)
 
 
+def _broken_connection(exc: BaseException) -> str:
+    """In words, what Scrapy reports as ``DownloadFailedError("[<twisted.python.failure…>]")``:
+    Twisted's ResponseFailed, whose text is the repr of a list of Failures."""
+    cause = exc.__cause__ if isinstance(exc, scrapy_errors.DownloadFailedError) else exc
+    for reason in getattr(cause, "reasons", None) or []:
+        if type(getattr(reason, "value", None)).__module__.startswith("OpenSSL"):
+            return "The TLS handshake with the target failed."
+    if isinstance(cause, ResponseNeverReceived):
+        return "The target closed the connection without answering."
+    return "The connection to the target broke while it was answering."
+
+
 def classify(failure: Failure, url: str) -> CrawlError:
     """The client-facing error for a failure while fetching ``url``."""
     exc = failure.value
@@ -80,5 +93,13 @@ def classify(failure: Failure, url: str) -> CrawlError:
         return FetchFailed("The target refused the connection.", url=url)
     if isinstance(exc, scrapy_errors.IgnoreRequest) and "redirect" in text:
         return FetchFailed("Too many redirects.", url=url)
-    detail = text or type(exc).__name__
+    if isinstance(exc, scrapy_errors.DownloadFailedError | ResponseFailed):
+        return FetchFailed(_broken_connection(exc), url=url)
+    if isinstance(exc, scrapy_errors.ResponseDataLossError):
+        return FetchFailed("The target's answer was cut short.", url=url)
+    if isinstance(exc, net.ConnectError | net.ConnectionLost):
+        return FetchFailed("The connection to the target failed.", url=url)
+    # Anything else: its words if they are words, never a repr of Twisted's objects.
+    plain = text and "<" not in text and "twisted" not in text.lower() and len(text) < 300
+    detail = text if plain else type(exc).__name__
     return FetchFailed(f"The fetch failed: {detail}", url=url)

@@ -6,6 +6,7 @@ import logging
 import time
 from collections import OrderedDict
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urljoin, urlsplit
 
 from scrapy.downloadermiddlewares.robotstxt import RobotsTxtMiddleware
 from scrapy.exceptions import IgnoreRequest
@@ -18,11 +19,15 @@ from crawler.resolver import policy_from_settings
 if TYPE_CHECKING:
     from scrapy import Request, Spider
     from scrapy.crawler import Crawler
+    from scrapy.http import Response
     from scrapy.robotstxt import RobotParser
 
     from crawler.policy import SourcePolicy
 
 logger = logging.getLogger(__name__)
+
+#: The statuses Scrapy's RedirectMiddleware follows (with a Location).
+REDIRECT_STATUSES = (301, 302, 303, 307, 308)
 
 
 class SourcePolicyMiddleware:
@@ -44,6 +49,25 @@ class SourcePolicyMiddleware:
             self.policy.check_url(request.url)
         except PolicyRefusal as refusal:  # as an IgnoreRequest, so Scrapy drops the request
             raise SourcePolicyError(refusal.message, url=refusal.url) from None
+
+    def process_response(self, request: Request, response: Response,
+                         spider: Spider | None = None) -> Response:
+        """A redirect to a scheme Scrapy does not follow (``file:``, ``gopher:``…) is refused
+        here: Scrapy would hand the 3xx on, and the client would read "the target answered
+        302" instead of what happened. Redirects it follows come back through
+        :meth:`process_request`."""
+        location = response.headers.get(b"Location")
+        if response.status not in REDIRECT_STATUSES or not location:
+            return response
+        target = urljoin(request.url, location.decode("latin1").strip())
+        if urlsplit(target).scheme.lower() in ("http", "https"):
+            return response
+        try:
+            self.policy.check_url(target)
+        except PolicyRefusal as refusal:
+            raise SourcePolicyError(f"Redirected to a URL that is not fetched. {refusal.message}",
+                                    url=request.url) from None
+        return response
 
 
 #: Sites whose parsed robots.txt a worker process keeps; the least recently used goes first.

@@ -58,3 +58,33 @@ def test_a_huge_activity_cursor_is_422(app, customer):
         body = _error(response, 422, "validation_error")
         assert "cursor" in body["errors"]
     assert customer.get("/account/activity?limit=5").status_code == 200
+
+
+def test_credentials_in_a_url_are_refused_and_never_stored(app, customer, caplog):
+    for path, url in (("/scrape", "http://user:s3cret-pw@example.com/"),
+                      ("/contacts", "https://admin:s3cret-pw@127.0.0.2:8443/x"),
+                      ("/products", "http://user@example.com/")):
+        body = _error(customer.post(path, {"url": url}), 422, "validation_error")
+        assert "url" in body["errors"] and "credentials" in str(body["errors"]["url"])
+    rows = [row for row in customer.activity() if row["operation"] != "credit_grant"]
+    assert [row["url"] for row in rows] == [
+        "http://example.com/", "https://127.0.0.2:8443/x", "http://example.com/"][::-1]
+    assert "s3cret" not in caplog.text
+    assert customer.balance() == 100
+    assert_books_balance(app, customer.account_id)
+
+
+def test_redirects_to_other_schemes_are_source_policy(app, customer, site):
+    for target in ("file", "gopher"):
+        body = _error(customer.post("/scrape", {"url": f"{site}/redirect-to-{target}"}),
+                      403, "source_policy")
+        assert "<" not in body["message"] and "Failure" not in body["message"], body
+    assert customer.balance() == 100
+    assert_books_balance(app, customer.account_id)
+
+
+def test_a_target_that_hangs_up_is_explained_in_words(app, customer, site):
+    body = _error(customer.post("/scrape", {"url": f"{site}/hangup"}), 502, "fetch_failed")
+    assert body["message"] == "The target closed the connection without answering."
+    assert customer.balance() == 100
+    assert_books_balance(app, customer.account_id)

@@ -108,6 +108,11 @@ def _endless(h: Handler) -> None:
     h.close_connection = True
 
 
+def _hangup(h: Handler) -> None:
+    """Read the request, answer nothing, close the connection."""
+    h.close_connection = True
+
+
 def _drip(h: Handler) -> None:
     h.send_response(200)
     h.send_header("Content-Type", "text/html")
@@ -139,10 +144,13 @@ ROUTES = {
     "/loop2": _redirect(lambda h: "/loop"),
     "/redirect-to-article": _redirect(lambda h: "/article"),
     "/redirect-to-loopback": _redirect(lambda h: h.loopback_target),
+    "/redirect-to-file": _redirect(lambda h: "file:///etc/passwd"),
+    "/redirect-to-gopher": _redirect(lambda h: "gopher://127.0.0.2:70/_hello"),
     "/refresh-to-loopback": _meta_refresh,
     "/gzip-bomb": _gzip_bomb,
     "/endless": _endless,
     "/drip": _drip,
+    "/hangup": _hangup,
     **youtube.ROUTES,
 }
 
