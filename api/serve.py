@@ -130,7 +130,7 @@ def demo_key(app, var_dir: Path) -> str:
 
 def serve(config: Config, supervisor: Supervisor) -> bool:
     """Start everything under ``supervisor`` and watch it; False when a part died."""
-    config.var_dir.mkdir(parents=True, exist_ok=True)
+    config.var_dir.mkdir(mode=0o700, parents=True, exist_ok=True)  # keys, database: ours
     if config.redis_url_origin != "environment":
         proc, url = start_redis(config.var_dir)
         supervisor.adopt("redis", proc)

@@ -10,6 +10,7 @@ balance (SQLAlchemy's ``with_for_update()`` is a no-op there). On PostgreSQL the
 from __future__ import annotations
 
 import math
+import os
 import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -81,15 +82,42 @@ def _tune_sqlite(engine: Engine, timeout: float) -> None:
         connection.exec_driver_sql("BEGIN IMMEDIATE" if immediate else "BEGIN")
 
 
+#: Mode of the SQLite database file; SQLite gives its -wal and -shm files the same one.
+SQLITE_FILE_MODE = 0o600
+
+
+def sqlite_path(url: str) -> Path | None:
+    """The file of a SQLite ``url``; None for another database or an in-memory one."""
+    if not url.startswith("sqlite") or "///" not in url:
+        return None
+    path = url.split("///", 1)[-1].split("?", 1)[0]
+    return Path(path) if path and path != ":memory:" else None
+
+
+def secure_sqlite_file(url: str) -> None:
+    """Create the SQLite file of ``url`` readable by its owner only (accounts, key hashes and
+    history are in it), and tighten one created world-readable before; then its -wal and -shm
+    files, which SQLite creates with the database file's mode, are private too."""
+    path = sqlite_path(url)
+    if path is None:
+        return
+    path.parent.mkdir(parents=True, exist_ok=True)
+    os.close(os.open(path, os.O_RDWR | os.O_CREAT, SQLITE_FILE_MODE))
+    for file in (path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")):
+        try:
+            if file.stat().st_mode & 0o077 and file.stat().st_uid == os.getuid():
+                file.chmod(SQLITE_FILE_MODE)
+        except FileNotFoundError:
+            pass
+
+
 def make_engine(url: str, timeout: float = DEFAULT_TIMEOUT) -> Engine:
     """An engine for ``url``; SQLite files get their folder created and are tuned.
 
     ``timeout``: seconds to wait for SQLite's write lock, or for a PostgreSQL connection.
     """
     if url.startswith("sqlite"):
-        path = url.split("///", 1)[-1]
-        if path and path != ":memory:":
-            Path(path).parent.mkdir(parents=True, exist_ok=True)
+        secure_sqlite_file(url)
         engine = create_engine(
             url, connect_args={"check_same_thread": False, "timeout": timeout}
         )
@@ -161,6 +189,7 @@ def migrate(url: str, revision: str = "head") -> None:
     from alembic import command
     from alembic.config import Config
 
+    secure_sqlite_file(url)  # before Alembic's engine would create it world-readable
     config = Config()
     config.set_main_option("script_location", str(MIGRATIONS))
     config.set_main_option("sqlalchemy.url", url.replace("%", "%%"))

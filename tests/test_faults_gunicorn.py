@@ -20,7 +20,9 @@ def api_port(sqlite_url, redis_url, tmp_path_factory):
     port = free_port()
     config = Config(port=port, api_processes=1, api_threads=2)
     log = tmp_path_factory.mktemp("gunicorn") / "gunicorn.log"
-    env = {**os.environ, "DATABASE_URL": sqlite_url, "REDIS_URL": redis_url}
+    home = tmp_path_factory.mktemp("home")  # where gunicorn's default control socket would go
+    env = {**os.environ, "DATABASE_URL": sqlite_url, "REDIS_URL": redis_url, "HOME": str(home)}
+    env.pop("XDG_RUNTIME_DIR", None)
     proc = subprocess.Popen(gunicorn_command(config), cwd=ROOT, env=env,
                             stdout=log.open("wb"), stderr=subprocess.STDOUT)
     deadline = time.monotonic() + 60
@@ -32,7 +34,7 @@ def api_port(sqlite_url, redis_url, tmp_path_factory):
             if proc.poll() is not None or time.monotonic() > deadline:
                 raise RuntimeError(f"gunicorn did not start; see {log}") from None
             time.sleep(0.1)
-    yield port
+    yield port, home
     proc.terminate()
     proc.wait(timeout=30)
 
@@ -56,7 +58,7 @@ def raw(port: int, request: bytes) -> tuple[int, dict[str, str], bytes]:
     (b"GET /healthz HTTP/1.1\r\nHost: x\r\nBad Header: 1\r\n\r\n", 400),
 ])
 def test_gunicorns_own_errors_are_in_the_error_shape(api_port, request_bytes, status):
-    code, headers, body = raw(api_port, request_bytes)
+    code, headers, body = raw(api_port[0], request_bytes)
     assert code == status, body[:300]
     assert headers["content-type"] == "application/json"
     error = json.loads(body)
@@ -65,7 +67,10 @@ def test_gunicorns_own_errors_are_in_the_error_shape(api_port, request_bytes, st
     assert error["request_id"] == headers["x-request-id"]
 
 
-def test_an_ordinary_request_is_served(api_port):
-    code, _, body = raw(api_port, b"GET /healthz HTTP/1.1\r\nHost: x\r\n"
+def test_an_ordinary_request_is_served_and_no_control_socket_is_shared(api_port):
+    port, home = api_port
+    code, _, body = raw(port, b"GET /healthz HTTP/1.1\r\nHost: x\r\n"
                                   b"Connection: close\r\n\r\n")
     assert code == 200 and json.loads(body)["status"] == "ok"
+    # gunicorn's default control socket is one path per user, shared by every gunicorn.
+    assert not (home / ".gunicorn").exists()
