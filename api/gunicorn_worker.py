@@ -43,7 +43,7 @@ class _Captured:
         self.data += data
 
 
-class JsonErrorWorker(ThreadWorker):
+class ApiWorker(ThreadWorker):
     """gunicorn's threaded worker, answering its own errors in the API's error shape."""
 
     def handle_error(self, req: Any, client: Any, addr: Any, exc: BaseException) -> None:

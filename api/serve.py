@@ -80,7 +80,7 @@ def gunicorn_command(config: Config, app: str = API_APP) -> list[str]:
     API's JSON error shape (``api.gunicorn_worker``); another app gets plain ``gthread``."""
     from gunicorn.config import KNOWN_SETTINGS
 
-    worker = "api.gunicorn_worker.JsonErrorWorker" if app == API_APP else "gthread"
+    worker = "api.gunicorn_worker.ApiWorker" if app == API_APP else "gthread"
     command = [
         sys.executable, "-m", "gunicorn", "--bind", f"{config.host}:{config.port}",
         "--worker-class", worker, "--workers", str(config.api_processes),

@@ -9,6 +9,7 @@ balance (SQLAlchemy's ``with_for_update()`` is a no-op there). On PostgreSQL the
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import sqlite3
@@ -102,13 +103,15 @@ def secure_sqlite_file(url: str) -> None:
     if path is None:
         return
     path.parent.mkdir(parents=True, exist_ok=True)
-    os.close(os.open(path, os.O_RDWR | os.O_CREAT, SQLITE_FILE_MODE))
+    # Only ever open a file that does not exist yet: closing any descriptor of a database file
+    # drops the locks this process's SQLite connections hold on it (POSIX advisory locks).
+    with contextlib.suppress(FileExistsError):
+        os.close(os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL, SQLITE_FILE_MODE))
     for file in (path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")):
-        try:
-            if file.stat().st_mode & 0o077 and file.stat().st_uid == os.getuid():
+        with contextlib.suppress(FileNotFoundError):
+            info = file.stat()
+            if info.st_mode & 0o077 and info.st_uid == os.getuid():
                 file.chmod(SQLITE_FILE_MODE)
-        except FileNotFoundError:
-            pass
 
 
 def make_engine(url: str, timeout: float = DEFAULT_TIMEOUT) -> Engine:
