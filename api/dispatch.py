@@ -13,6 +13,7 @@ It blocks in short slices, not for the whole deadline at once, for two reasons:
   the client gave up. The job records which worker took it (``job.worker_name``) and the
   worker its host and pid, so a dead worker on this host is seen at once; one on another host
   when its key expires (RQ's worker TTL) or RQ marks the job failed, whichever comes first.
+  A job still queued while every worker of its queue is known dead is answered the same way.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from typing import Any
 
 from flask import current_app, g
 from redis.exceptions import RedisError
-from rq import Worker
+from rq import Queue, Worker
 from rq.job import Job, JobStatus
 from rq.results import Result
 
@@ -41,6 +42,8 @@ SLICE = 1.0
 #: Statuses of a job that will never store a result now (RQ's cleanup marks abandoned ones
 #: failed; a failure stores a result, but its stream may have been trimmed or expired).
 ENDED = {JobStatus.FAILED, JobStatus.STOPPED, JobStatus.CANCELED}
+STOPPED_MESSAGE = ("The crawler worker stopped before finishing this page; nothing was charged. "
+                   "Try again shortly.")
 
 
 def _wait_result(job: Job, seconds: float) -> Result | None:
@@ -70,13 +73,25 @@ def _process_gone(pid: int) -> bool:
         return False
 
 
-def abandoned(job: Job) -> str | None:
-    """Why ``job`` will never finish (its worker died, RQ marked it), or None while it may."""
+def _dead(worker: Worker) -> bool:
+    """Whether ``worker`` is known dead: only a worker of this host can be looked at."""
+    return bool(worker.hostname == socket.gethostname() and worker.pid
+                and _process_gone(worker.pid))
+
+
+def abandoned(job: Job, queue: Queue) -> str | None:
+    """Why ``job`` will never finish (its worker died, every worker of its queue died, RQ
+    marked it), or None while it may."""
     status = job.get_status(refresh=True)
     if status in ENDED:
         return f"job {status}"
+    if status == JobStatus.QUEUED:
+        workers = Worker.all(queue=queue)
+        if workers and all(_dead(worker) for worker in workers):
+            return "every worker of the queue died"
+        return None
     if status != JobStatus.STARTED:
-        return None  # still queued: a live worker may take it
+        return None
     name = (job.connection.hget(job.key, "worker_name") or b"").decode()
     if not name:
         return None
@@ -84,7 +99,7 @@ def abandoned(job: Job) -> str | None:
                                 connection=job.connection, serializer=job.serializer)
     if worker is None:
         return f"worker {name} is gone"
-    if worker.hostname == socket.gethostname() and worker.pid and _process_gone(worker.pid):
+    if _dead(worker):
         return f"worker {name} (pid {worker.pid}) died"
     return None
 
@@ -119,13 +134,12 @@ def run_interactive(
             result = _wait_result(job, min(slice_seconds, remaining))
             if result is not None:
                 break
-            reason = abandoned(job)
+            reason = abandoned(job, queue)
             if reason is not None:
                 result = job.latest_result()  # it may have stored one just before
                 if result is None:
                     logger.error("Job %s abandoned: %s", job_id, reason)
-                    raise ApiError("unavailable", "The crawler worker stopped while processing "
-                                   "this page; nothing was charged. Try again.")
+                    raise ApiError("unavailable", STOPPED_MESSAGE)
                 break
     except RedisError as exc:
         logger.error("Redis unavailable: %s", exc)
@@ -140,7 +154,6 @@ def run_interactive(
     if "JobTimeoutException" in reason:
         raise ApiError("timeout", "The page took too long to process; nothing was charged.")
     if "AbandonedJobError" in reason:
-        raise ApiError("unavailable", "The crawler worker stopped while processing this page; "
-                       "nothing was charged. Try again.")
+        raise ApiError("unavailable", STOPPED_MESSAGE)
     logger.error("Job %s failed: %s", job_id, reason[-2000:])
     raise ApiError("internal_error", "The worker failed on this page; nothing was charged.")

@@ -46,9 +46,9 @@ def _unavailable(response) -> None:
     assert response.get_json()["error"] == "unavailable"
 
 
-def test_a_frozen_then_dead_redis_is_answered_503(own_redis, sqlite_url, site):
+def test_a_frozen_then_dead_redis_is_answered_503(own_redis, database_url, site):
     proc, url = own_redis
-    app = create_app(make_config(sqlite_url, url, redis_timeout=1))
+    app = create_app(make_config(database_url, url, redis_timeout=1))
     customer = new_customer(app, credits=5)
     client = app.test_client()
     assert client.get("/healthz").status_code == 200

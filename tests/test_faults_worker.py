@@ -8,6 +8,7 @@ import signal
 import threading
 import time
 
+from redis import Redis
 from rq.registry import StartedJobRegistry
 
 from api import create_app
@@ -20,15 +21,16 @@ from worker import queues
 DB_OFFSET = 9
 
 
-def test_a_job_whose_worker_is_killed_is_answered_promptly(redis_url, sqlite_url, site,
+def test_a_job_whose_worker_is_killed_is_answered_promptly(redis_url, database_url, site,
                                                           tmp_path):
     url = _redis_db(redis_url, DB_OFFSET)
+    Redis.from_url(url).flushdb()  # what an earlier run left: its dead worker, its job
     # The page sends one byte a second: the crawl is still running when the worker dies.
     env = {**WORKER_ENV, "CRAWLER_DOWNLOAD_TIMEOUT": "50", "CRAWLER_CRAWL_TIMEOUT": "55"}
     procs = _start_workers(url, 1, env, tmp_path / "worker.log")
     try:
         # The wait is longer than the test's bound: only noticing the death can answer in time.
-        app = create_app(make_config(sqlite_url, url, job_wait_seconds=60))
+        app = create_app(make_config(database_url, url, job_wait_seconds=60))
         customer = new_customer(app, credits=3)
         registry = StartedJobRegistry(queues.INTERACTIVE,
                                       connection=app.extensions["webdata.redis"])
@@ -52,6 +54,24 @@ def test_a_job_whose_worker_is_killed_is_answered_promptly(redis_url, sqlite_url
         assert customer.balance() == 3
         row = customer.activity()[0]
         assert (row["operation"], row["status"], row["credits"]) == ("scrape", "failed", 0)
+        assert_books_balance(app, customer.account_id)
+    finally:
+        _stop(procs)
+
+
+def test_a_job_queued_while_every_worker_is_dead_is_answered_promptly(redis_url, sqlite_url,
+                                                                     site, tmp_path):
+    url = _redis_db(redis_url, DB_OFFSET + 1)
+    Redis.from_url(url).flushdb()
+    procs = _start_workers(url, 1, WORKER_ENV, tmp_path / "worker.log")
+    try:
+        os.kill(procs[0].pid, signal.SIGKILL)  # its key stays in Redis for minutes
+        app = create_app(make_config(sqlite_url, url, job_wait_seconds=60))
+        customer = new_customer(app, credits=3)
+        response = answered(lambda: customer.post("/scrape", {"url": f"{site}/article"}))
+        assert response.status_code == 503, response.get_data(as_text=True)
+        assert "worker stopped" in response.get_json()["message"]
+        assert customer.balance() == 3
         assert_books_balance(app, customer.account_id)
     finally:
         _stop(procs)
