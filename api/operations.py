@@ -67,7 +67,7 @@ def request_deadline() -> datetime:
     # A search may make two provider calls (YouTube: search, then the videos' counts).
     wait = max(config.job_wait_seconds, 2 * config.search_timeout)
     # Each attempt (and the reservation) may wait on a SQLite lock for the busy timeout.
-    settling = (len(SETTLE_BACKOFF) + 2) * config.sqlite_busy_timeout + sum(SETTLE_BACKOFF)
+    settling = (len(SETTLE_BACKOFF) + 2) * config.database_timeout + sum(SETTLE_BACKOFF)
     return utcnow() + timedelta(seconds=wait + settling + config.reservation_grace)
 
 

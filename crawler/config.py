@@ -252,8 +252,6 @@ class Config:
     sweep_interval: int = var("SWEEP_INTERVAL", integer(
         "a whole number of seconds, at least 1", 1), 60)
     """Seconds between two sweeps of abandoned reservations (``make run``'s ``worker-cron``)."""
-    sqlite_busy_timeout: float = var("SQLITE_BUSY_TIMEOUT", seconds(), 30.0)
-    """Seconds a SQLite write waits for another process's lock before it fails."""
     max_body_bytes: int = var("MAX_BODY_BYTES", integer(
         "a whole number of bytes, at least 1024", 1024), 1024 * 1024)
     """Largest request body the API accepts, in bytes; a larger one is answered 413

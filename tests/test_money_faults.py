@@ -129,7 +129,7 @@ def locked_app(tmp_path, redis_url, workers):
     """The API on a SQLite file of its own whose writes give up after half a second of lock."""
     url = f"sqlite:///{tmp_path / 'locked.db'}"
     migrate(url)
-    return create_app(make_config(url, redis_url, sqlite_busy_timeout=0.5))
+    return create_app(make_config(url, redis_url, database_timeout=0.5))
 
 
 def lock(url: str) -> subprocess.Popen:
@@ -286,7 +286,7 @@ def test_reservations_stuck_before_the_migration_are_released_by_the_first_sweep
 #: ``make run`` with a short deadline (4 s wait, 0 s grace) and a sweep every second; the drip
 #: page keeps a job busy 3 s (the workers' download timeout).
 SWEEPING_RUN = {"JOB_WAIT_SECONDS": "4", "RESERVATION_GRACE": "0", "SWEEP_INTERVAL": "1",
-                "SQLITE_BUSY_TIMEOUT": "0.2", "SEARCH_TIMEOUT": "1",
+                "DATABASE_TIMEOUT": "0.2", "SEARCH_TIMEOUT": "1",
                 "CRAWLER_DOWNLOAD_TIMEOUT": "3"}
 
 

@@ -19,16 +19,16 @@ logger = logging.getLogger(__name__)
 
 
 @functools.cache
-def _database(url: str, busy_timeout: float) -> Database:
+def _database(url: str, timeout: float) -> Database:
     """One engine per worker process (its connection pool serves every sweep)."""
-    return Database(url, busy_timeout)
+    return Database(url, timeout)
 
 
 def release_abandoned_reservations() -> int:
     """Release every reservation past its deadline; returns how many (idempotent: a second run
     finds none, and one racing a late settle loses to it cleanly)."""
     config = Config.from_env()
-    released = ledger.release_expired(_database(config.database_url, config.sqlite_busy_timeout))
+    released = ledger.release_expired(_database(config.database_url, config.database_timeout))
     if released:
         logger.warning("Released %d abandoned reservation(s)", released)
     return released
