@@ -183,7 +183,7 @@ class IdempotencyDocs(BasePlugin):
 
     PARAMETER = "IdempotencyKey"
     REPLAY_DOC = {
-        "description": "``true`` when this is the stored answer to an earlier request with the "
+        "description": "`true` when this is the stored answer to an earlier request with the "
                        "same Idempotency-Key (nothing ran or was charged again).",
         "schema": {"type": "string", "enum": ["true"]},
     }

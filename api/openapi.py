@@ -59,7 +59,7 @@ ERRORS: dict[int, str] = {
          "unknown or revoked.",
     402: "insufficient_credits: the balance cannot cover the cost; nothing was charged.",
     403: "source_policy or robots_disallowed: the URL may not be fetched.",
-    413: "body_too_large: the request body is over the deployment's ``MAX_BODY_BYTES`` "
+    413: "body_too_large: the request body is over the deployment's `MAX_BODY_BYTES` "
          "(1 MiB by default); nothing was charged.",
     415: "unsupported_content: the target is not HTML.",
     422: "validation_error: a field is missing, of the wrong type or out of range "
