@@ -11,8 +11,9 @@ It blocks in short slices, not for the whole deadline at once, for two reasons:
   while running it. RQ notices that only when the job's lease in ``StartedJobRegistry``
   expires (the job timeout + 60 s: a warm worker does not heartbeat during a job), far after
   the client gave up. The job records which worker took it (``job.worker_name``) and the
-  worker its host and pid, so a dead worker on this host is seen at once; one on another host
-  when its key expires (RQ's worker TTL) or RQ marks the job failed, whichever comes first.
+  worker its pid and process space (:mod:`worker.liveness`), so a dead worker of this
+  machine's process space is seen at once; any other when its key expires (RQ's worker TTL)
+  or RQ marks the job failed, whichever comes first.
   A job still queued while every worker of its queue is known dead is answered the same way.
 """
 
@@ -20,8 +21,6 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import os
-import socket
 import time
 from collections.abc import Callable
 from typing import Any
@@ -33,7 +32,7 @@ from rq.job import Job, JobStatus
 from rq.results import Result
 
 from api.errors import ApiError
-from worker import queues
+from worker import liveness, queues
 
 logger = logging.getLogger(__name__)
 
@@ -58,25 +57,9 @@ def _wait_result(job: Job, seconds: float) -> Result | None:
                           serializer=job.serializer)
 
 
-def _process_gone(pid: int) -> bool:
-    """Whether process ``pid`` of this host is dead (a zombie not yet reaped counts)."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return True
-    except PermissionError:  # alive, another user's
-        return False
-    try:  # Linux: state "Z", dead but its parent has not collected its status yet
-        with open(f"/proc/{pid}/stat", "rb") as stat:
-            return stat.read().rpartition(b")")[2].split()[0] == b"Z"
-    except (OSError, IndexError):
-        return False
-
-
 def _dead(worker: Worker) -> bool:
-    """Whether ``worker`` is known dead: only a worker of this host can be looked at."""
-    return bool(worker.hostname == socket.gethostname() and worker.pid
-                and _process_gone(worker.pid))
+    """Whether ``worker`` is known dead (see :mod:`worker.liveness`)."""
+    return liveness.is_dead(worker.connection, worker.key, worker.pid)
 
 
 def abandoned(job: Job, queue: Queue) -> str | None:
@@ -139,6 +122,8 @@ def run_interactive(
                 result = job.latest_result()  # it may have stored one just before
                 if result is None:
                     logger.error("Job %s abandoned: %s", job_id, reason)
+                    with contextlib.suppress(RedisError):
+                        job.cancel()  # still queued: no worker restarted later may crawl it free
                     raise ApiError("unavailable", STOPPED_MESSAGE)
                 break
     except RedisError as exc:

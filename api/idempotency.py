@@ -42,6 +42,7 @@ from flask_smorest import Blueprint
 
 from api.errors import ApiError
 from api.extensions import db
+from api.operations import request_lifetime
 from storage import idempotency as records
 
 logger = logging.getLogger(__name__)
@@ -57,9 +58,8 @@ _KEY = re.compile(KEY_PATTERN)
 REPLAYED_HEADERS = ("X-Credits-Used", "X-Credits-Remaining", "Location")
 #: 4xx answers that say "not now" rather than answering the request: never stored.
 NOT_STORED = frozenset({409, 429})
-#: Seconds added to the longest wait of a request (its job, or a search) before a key still
-#: in flight counts as abandoned: room for the database waits around the work.
-ABANDON_MARGIN_SECONDS = 120
+#: Seconds added to a request's lifetime before a key still in flight counts as abandoned.
+ABANDON_MARGIN_SECONDS = 60
 #: Seconds between two purges of expired records by one API process.
 PURGE_INTERVAL_SECONDS = 600
 
@@ -90,10 +90,10 @@ def request_hash() -> str:
 
 
 def abandoned_after() -> timedelta:
-    """How long a request can hold a key: its longest wait plus :data:`ABANDON_MARGIN_SECONDS`."""
-    config = current_app.config["WEBDATA"]
-    longest = max(config.job_wait_seconds, config.search_timeout)
-    return timedelta(seconds=longest + ABANDON_MARGIN_SECONDS)
+    """How long a request can hold a key: its whole lifetime (the one its reservation's
+    deadline is made of, so a retry never takes the key over while the first request could
+    still capture) plus :data:`ABANDON_MARGIN_SECONDS`."""
+    return request_lifetime() + timedelta(seconds=ABANDON_MARGIN_SECONDS)
 
 
 def _claim():

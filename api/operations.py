@@ -21,6 +21,7 @@ from api.extensions import db, redis, source_policy
 from crawler.contract import PageStatus
 from crawler.policy import PolicyRefusal
 from storage import ledger
+from storage.db import unavailable
 from storage.models import EntryKind, utcnow
 
 logger = logging.getLogger(__name__)
@@ -59,16 +60,25 @@ def request_charge(operation: str, url: str | None, amount: int) -> ledger.Charg
     return charge
 
 
-def request_deadline() -> datetime:
-    """When a request is over for sure: its longest wait (on a job, or on a search provider),
-    every settle attempt, then ``RESERVATION_GRACE``. A reservation still open then was
-    abandoned, and the sweeper gives its credits back."""
+def request_lifetime() -> timedelta:
+    """How long a request can run for sure: its longest wait (on a job, or on a search
+    provider), every database wait around it (the Idempotency-Key claim, the reservation, each
+    settle attempt may wait ``DATABASE_TIMEOUT`` on a SQLite lock), then ``RESERVATION_GRACE``.
+
+    One measure for everything that must outlive a request: its reservation's deadline (the
+    sweeper releases it after) and its Idempotency-Key's (a retry may take the key over after,
+    never while the first request could still capture)."""
     config = current_app.config["WEBDATA"]
     # A search may make two provider calls (YouTube: search, then the videos' counts).
     wait = max(config.job_wait_seconds, 2 * config.search_timeout)
-    # Each attempt (and the reservation) may wait on a SQLite lock for the busy timeout.
-    settling = (len(SETTLE_BACKOFF) + 2) * config.database_timeout + sum(SETTLE_BACKOFF)
-    return utcnow() + timedelta(seconds=wait + settling + config.reservation_grace)
+    settling = (len(SETTLE_BACKOFF) + 3) * config.database_timeout + sum(SETTLE_BACKOFF)
+    return timedelta(seconds=wait + settling + config.reservation_grace)
+
+
+def request_deadline() -> datetime:
+    """When the request being served is over for sure (:func:`request_lifetime` from now): a
+    reservation still open then was abandoned, and the sweeper gives its credits back."""
+    return utcnow() + request_lifetime()
 
 
 def settle(write: Callable[[], int], charge: ledger.Charge) -> int:
@@ -83,6 +93,8 @@ def settle(write: Callable[[], int], charge: ledger.Charge) -> int:
         except IntegrityError:
             raise  # the charge was closed by someone else: a fact, not a fault to retry
         except DBAPIError as exc:
+            if not unavailable(exc):
+                raise  # our own fault (a missing table…): a 500 to look into, not a retry
             if pause is None:
                 logger.error("Could not settle %s; the sweeper will release it: %s",
                              charge.key, exc)

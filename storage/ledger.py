@@ -16,7 +16,7 @@ from datetime import datetime
 
 from sqlalchemy import exists, select, update
 from sqlalchemy.exc import IntegrityError
-from sqlalchemy.orm import aliased
+from sqlalchemy.orm import Session, aliased
 
 from storage.db import Database
 from storage.models import Account, Activity, EntryKind, LedgerEntry, Outcome, Phase, utcnow
@@ -119,26 +119,40 @@ def release(db: Database, charge: Charge, error: str | None = None) -> int:
 
 
 def _release(db: Database, charge: Charge, error: str | None) -> tuple[bool, int]:
-    """(whether this call released the charge, the balance)."""
-    with db.write() as session:
-        settled = session.scalar(
-            select(LedgerEntry.kind).where(
-                LedgerEntry.charge_key == charge.key, LedgerEntry.phase == Phase.CLOSE
-            )
+    """(whether this call released the charge, the balance).
+
+    Someone else may close the charge between the check and the insert (on PostgreSQL, where
+    no lock serialises writers as SQLite's ``BEGIN IMMEDIATE`` does): the unique (charge_key,
+    phase) refuses the second close, and that is "settled already", not an error.
+    """
+    try:
+        with db.write() as session:
+            return close_released(session, charge, error)
+    except IntegrityError:
+        return False, balance_of(db, charge.account_id)
+
+
+def close_released(session: Session, charge: Charge, error: str | None) -> tuple[bool, int]:
+    """In ``session``'s transaction: close ``charge`` as released (credits back, its line of
+    history) unless it is closed already; (whether it was closed here, the balance)."""
+    settled = session.scalar(
+        select(LedgerEntry.kind).where(
+            LedgerEntry.charge_key == charge.key, LedgerEntry.phase == Phase.CLOSE
         )
-        if settled:
-            balance = select(Account.balance).where(Account.id == charge.account_id)
-            return False, session.scalar(balance) or 0
-        session.add(LedgerEntry(account_id=charge.account_id, charge_key=charge.key,
-                                phase=Phase.CLOSE, kind=EntryKind.RELEASE, amount=charge.amount))
-        balance = session.scalar(
-            update(Account)
-            .where(Account.id == charge.account_id)
-            .values(balance=Account.balance + charge.amount)
-            .returning(Account.balance)
-        )
-        session.add(_history(charge, 0, Outcome.FAILED, error))
-        return True, balance or 0
+    )
+    if settled:
+        balance = select(Account.balance).where(Account.id == charge.account_id)
+        return False, session.scalar(balance) or 0
+    session.add(LedgerEntry(account_id=charge.account_id, charge_key=charge.key,
+                            phase=Phase.CLOSE, kind=EntryKind.RELEASE, amount=charge.amount))
+    balance = session.scalar(
+        update(Account)
+        .where(Account.id == charge.account_id)
+        .values(balance=Account.balance + charge.amount)
+        .returning(Account.balance)
+    )
+    session.add(_history(charge, 0, Outcome.FAILED, error))
+    return True, balance or 0
 
 
 def record_failure(db: Database, charge: Charge, error: str) -> None:
@@ -190,18 +204,14 @@ def release_expired(db: Database, now: datetime | None = None) -> int:
     """Release every reservation past its deadline, with its line of history; returns how many.
 
     Idempotent and safe beside anything else settling the same charges: :func:`release`
-    changes nothing for a charge closed meanwhile, and the unique (charge_key, phase) refuses a
-    second close outright (IntegrityError: someone else closed it first, nothing to do).
+    changes nothing for a charge closed meanwhile (see :func:`_release`).
     """
     released = 0
     now = now or utcnow()
     while True:
         batch = expired_reservations(db, now, limit=SWEEP_BATCH)
         for charge in batch:
-            try:
-                done, _balance = _release(db, charge, ABANDONED)
-            except IntegrityError:
-                continue
+            done, _balance = _release(db, charge, ABANDONED)
             if done:
                 released += 1
                 logger.warning("Released abandoned reservation %s (%d credits, account %s)",

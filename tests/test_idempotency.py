@@ -16,7 +16,8 @@ from sqlalchemy import select, update
 
 from api import create_app
 from api.auth import authenticated
-from api.idempotency import ABANDON_MARGIN_SECONDS, request_hash
+from api.idempotency import abandoned_after, request_hash
+from api.operations import request_lifetime
 from storage import idempotency as records
 from storage.models import IdempotencyRecord, utcnow
 from tests.conftest import Customer, make_config, new_customer
@@ -210,11 +211,13 @@ def test_records_expire_after_24_hours_and_are_purged(any_customer, site):
 
 def test_a_key_held_by_a_dead_request_is_free_after_the_deadline(any_customer, site):
     """A request that died holding its key (no answer, no release) blocks it only until it is
-    older than any request can run."""
+    older than any request can run — never before its reservation could be swept, or a retry
+    could run and capture while the first request still may."""
     customer = any_customer
     db = customer.app.extensions["webdata.db"]
-    config = customer.app.config["WEBDATA"]
-    holding = max(config.job_wait_seconds, config.search_timeout) + ABANDON_MARGIN_SECONDS
+    with customer.app.app_context():
+        assert abandoned_after() > request_lifetime()
+        holding = abandoned_after().total_seconds()
     body = {"url": f"{site}/article"}
     with customer.app.test_request_context(f"{BASE}/scrape", method="POST", json=body):
         digest = request_hash()

@@ -223,6 +223,37 @@ def test_concurrent_sweeps_release_each_abandoned_reservation_once(database_url)
 
 
 
+def test_a_release_racing_another_close_is_settled_already(database_url):
+    """A request's release and the sweeper close one charge at the same instant: on
+    PostgreSQL both see it open, the second insert of its close hits the unique key. That is
+    "settled already" (balance unchanged, no error), not a 500 for the client."""
+    db = Database(database_url)
+    customer = new_customer(create_app(make_config(database_url, "redis://127.0.0.1:1/0")),
+                            credits=10)
+    charge = ledger.Charge(customer.account_id, f"race:{uuid.uuid4().hex}", 1, "scrape",
+                           request_id="req_race", expires_at=utcnow() - timedelta(seconds=1))
+    ledger.reserve(db, charge)
+    outcome: list[object] = []
+
+    def release() -> None:
+        try:
+            outcome.append(ledger.release(db, charge, "fetch_failed"))
+        except Exception as exc:  # what the client would have got as a 500
+            outcome.append(exc)
+
+    racer = threading.Thread(target=release)
+    with db.write() as session:  # the sweeper, its close written but not yet committed
+        ledger.close_released(session, charge, ledger.ABANDONED)
+        racer.start()
+        if database_url.startswith("postgresql"):  # hold on until the racer waits on our row
+            wait_until(lambda: db.engine.connect().execute(text(
+                "SELECT count(*) FROM pg_locks WHERE NOT granted")).scalar() > 0,
+                "the racing release to wait on the unique key")
+    racer.join(timeout=30)
+    assert outcome == [10], outcome
+    assert_books(db, customer.account_id)
+
+
 def test_a_request_swept_before_its_capture_is_not_charged(sqlite_url):
     """The sweeper releases a reservation whose request is still running (here its deadline is
     already past): the request's capture then finds the charge closed, answers 503 and charges

@@ -17,6 +17,7 @@ from typing import Any
 from rq import SimpleWorker
 
 from crawler.runner import shared_crawler
+from worker import liveness
 from worker.queues import SERIALIZER
 
 logger = logging.getLogger(__name__)
@@ -28,6 +29,10 @@ class WarmWorker(SimpleWorker):
     def __init__(self, *args: Any, **kwargs: Any):
         kwargs.setdefault("serializer", SERIALIZER)
         super().__init__(*args, **kwargs)
+
+    def register_birth(self) -> None:
+        super().register_birth()
+        liveness.record(self.connection, self.key)  # lets the API see at once if we die
 
     def work(self, *args: Any, **kwargs: Any) -> bool:
         shared_crawler()  # reactor up before the first job, not during it
