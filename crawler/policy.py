@@ -19,7 +19,7 @@ import socket
 import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass
-from urllib.parse import urlsplit
+from urllib.parse import urlsplit, urlunsplit
 
 import idna  # IDNA 2008, as Twisted encodes names (faß.de is xn--fa-hia.de, not fass.de)
 
@@ -136,6 +136,27 @@ def host_name(host: str) -> str:
     if len(ascii_name) > 253:
         raise ValueError("the host name is longer than 253 characters")
     return ascii_name
+
+
+def ascii_url(url: str) -> str:
+    """``url`` with an international host name in its IDNA 2008 form (what the policy judges).
+
+    Scrapy's ``Request`` encodes a non-ASCII host with UTS 46 *transitional* processing, which
+    maps ``faß.de`` to ``fass.de``: another domain than the one asked for (and than the one the
+    pre-check judged). Given the ASCII form, Scrapy keeps it as it is. A URL whose host is not
+    a valid name is returned unchanged, for the policy to refuse.
+    """
+    try:
+        parts = urlsplit(url)
+        host = parts.hostname or ""
+        if host.isascii():
+            return url
+        name = host_name(host)
+    except ValueError:
+        return url
+    userinfo, at, _ = parts.netloc.rpartition("@")
+    port = f":{parts.port}" if parts.port is not None else ""
+    return urlunsplit(parts._replace(netloc=f"{userinfo}{at}{name}{port}"))
 
 
 @dataclass(frozen=True)

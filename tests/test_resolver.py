@@ -232,3 +232,17 @@ def test_the_url_precheck_and_the_resolver_apply_one_rule(host):
     else:
         refused_by_url = False
     assert refused_by_url == refused_by_resolver
+
+
+@pytest.mark.parametrize(("url", "fetched"), [
+    ("http://faß.de/x?q=1", "http://xn--fa-hia.de/x?q=1"),
+    ("https://Bücher.example:8443/ä", "https://xn--bcher-kva.example:8443/%C3%A4"),
+    ("http://example.com/", "http://example.com/"),
+])
+def test_the_spider_fetches_the_international_name_the_policy_judged(url, fetched):
+    """Scrapy alone would turn faß.de into fass.de (UTS 46 transitional), another domain."""
+    from scrapy import Request
+
+    from crawler.policy import ascii_url
+
+    assert Request(ascii_url(url)).url == fetched

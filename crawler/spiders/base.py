@@ -13,6 +13,7 @@ from crawler.exceptions import CrawlError, ExtractionFailed, UnsupportedContent
 from crawler.extract.fetched import FetchedPage
 from crawler.failures import classify
 from crawler.items import PageResult
+from crawler.policy import ascii_url
 
 if TYPE_CHECKING:
     from scrapy.http import Response
@@ -52,7 +53,9 @@ class SinglePageSpider(Spider):
         self.url = url
 
     async def start(self) -> AsyncIterator[Request]:
-        yield Request(self.url, callback=self.parse, errback=self.failed, dont_filter=True)
+        # faß.de is xn--fa-hia.de, as the policy judged it (Scrapy alone would fetch fass.de)
+        yield Request(ascii_url(self.url), callback=self.parse, errback=self.failed,
+                      dont_filter=True)
 
     def extract(self, page: FetchedPage) -> Any:
         raise NotImplementedError
