@@ -64,6 +64,9 @@ class Kind:
     empty_is_unset: bool = True
     #: Shown in the README's table.
     type_name: str = "text"
+    #: How a bad value is echoed in the error line (stderr, logs, CI output: places where
+    #: credentials must not land): ``None`` never echoes it, only the variable's name.
+    shown: Callable[[str], str] | None = repr
 
 
 def _text(raw: str) -> str:
@@ -113,6 +116,30 @@ def _choice(options: tuple[str, ...]) -> Callable[[str], str]:
         return value
 
     return parse
+
+
+def _masked_url(raw: str) -> str:
+    """``raw`` quoted, its userinfo's password (if any) replaced by ``***``: a bad
+    ``postgresql://user:secret@db/x`` must not print ``secret``. Done on the text, not with
+    ``urlsplit`` (a bad URL may not parse), and up to the *last* ``@`` so that a password holding
+    ``/`` or ``@`` is hidden whole; hiding a little too much of a bad URL costs nothing."""
+    scheme, sep, rest = raw.partition("://")
+    if not sep or "@" not in rest:
+        return repr(raw)
+    userinfo, _, hostpart = rest.rpartition("@")
+    user, colon, _password = userinfo.partition(":")
+    if not colon:
+        return repr(raw)
+    return repr(f"{scheme}://{user}:***@{hostpart}")
+
+
+def _secret(raw: str) -> str:
+    """A key: headers cannot carry control characters (the provider call would fail later,
+    with an error far from the variable)."""
+    value = raw.strip()
+    if any(ord(char) < 32 or ord(char) == 127 for char in value):
+        raise ValueError("contains control characters")
+    return value
 
 
 def _url(schemes: tuple[str, ...], *, host: bool = True) -> Callable[[str], str]:
@@ -173,8 +200,11 @@ def _path(raw: str) -> Path:
 
 
 TEXT = Kind("text", _text)
+#: A credential: its value is never echoed.
+SECRET = Kind("text without control characters", _secret, shown=None)
 PATH = Kind("a directory path", _path, type_name="path")
-HTTP_URL = Kind("an http(s) URL with a host", _url(("http", "https")), type_name="URL")
+HTTP_URL = Kind("an http(s) URL with a host", _url(("http", "https")), type_name="URL",
+                shown=_masked_url)
 LEVEL = Kind(f"a log level ({', '.join(LOG_LEVELS)})", _level, False, "log level")
 PROVIDER = Kind(f"empty or one of {', '.join(SEARCH_PROVIDERS)}", _choice(SEARCH_PROVIDERS),
                 type_name="name")
@@ -200,11 +230,13 @@ class Config:
     # Storage and queues (API, workers, make run).
     database_url: str = var("DATABASE_URL", Kind(
         "a SQLAlchemy URL, e.g. sqlite:///path/webdata.db or postgresql+psycopg2://host/db",
-        _url(("sqlite", "postgresql"), host=False), type_name="URL"), DEFAULT_DATABASE_URL)
+        _url(("sqlite", "postgresql"), host=False), type_name="URL", shown=_masked_url),
+        DEFAULT_DATABASE_URL)
     """Accounts, keys, ledger, history. Unset: a SQLite file ``webdata.db`` in ``VAR_DIR``."""
     redis_url: str = var("REDIS_URL", Kind(
         "a Redis URL (redis://, rediss:// or unix://)",
-        _url(("redis", "rediss", "unix"), host=False), type_name="URL"), DEFAULT_REDIS_URL)
+        _url(("redis", "rediss", "unix"), host=False), type_name="URL", shown=_masked_url),
+        DEFAULT_REDIS_URL)
     """The job queues and rate limits. Unset: the URL ``make run`` left in
     ``VAR_DIR/redis-url`` while it runs, else ``redis://127.0.0.1:6379/0``."""
     redis_url_origin: str = "default"
@@ -265,11 +297,11 @@ class Config:
     """Overrides ``SEARCH_PROVIDER`` for /search/videos."""
     searxng_url: str = var("SEARXNG_URL", HTTP_URL, "")
     """Base URL of a self-hosted SearXNG with the JSON format enabled (empty: not used)."""
-    brave_api_key: str = var("BRAVE_API_KEY", TEXT, "")
+    brave_api_key: str = var("BRAVE_API_KEY", SECRET, "")
     """Brave Search API key (empty: not used)."""
     brave_api_url: str = var("BRAVE_API_URL", HTTP_URL, "https://api.search.brave.com/res/v1")
     """Brave Search API endpoint (tests point it at a local fake)."""
-    google_cse_key: str = var("GOOGLE_CSE_KEY", TEXT, "")
+    google_cse_key: str = var("GOOGLE_CSE_KEY", SECRET, "")
     """Google Programmable Search API key; needs ``GOOGLE_CSE_CX`` too."""
     google_cse_cx: str = var("GOOGLE_CSE_CX", TEXT, "")
     """Google Programmable Search engine id (``cx``)."""
@@ -280,7 +312,7 @@ class Config:
     """Seconds a search provider may take (connect + answer) before the request fails (502)."""
 
     # The video platform (the video spider and the video search).
-    youtube_api_key: str = var("YOUTUBE_API_KEY", TEXT, "")
+    youtube_api_key: str = var("YOUTUBE_API_KEY", SECRET, "")
     """YouTube Data API v3 key: counts, caption status and embeddability of videos, video
     search, engagement of video results (empty: not used)."""
     youtube_api_url: str = var("YOUTUBE_API_URL", HTTP_URL,
@@ -339,7 +371,8 @@ class Config:
             try:
                 values[spec.name] = kind.parse(raw)
             except ValueError as exc:
-                raise ConfigError(f"{name}={raw!r} is not valid ({exc}): expected "
+                shown = f"{name}={kind.shown(raw)}" if kind.shown else name
+                raise ConfigError(f"{shown} is not valid ({exc}): expected "
                                   f"{kind.expected}.") from None
         var_dir = values.get("var_dir", DEFAULT_VAR_DIR)
         values.setdefault("database_url", f"sqlite:///{var_dir / 'webdata.db'}")

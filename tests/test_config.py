@@ -62,6 +62,29 @@ def test_a_bad_value_is_one_line_naming_the_variable(tmp_path, name, value, mess
     assert "\n" not in line
 
 
+#: (variable, bad value holding the credential "s3cret", what the line shows instead).
+SECRET_VALUES = [
+    ("DATABASE_URL", "postgres://user:s3cret@db/x", "DATABASE_URL='postgres://user:***@db/x'"),
+    ("DATABASE_URL", "mysql://user:s3/cret@db/x", "DATABASE_URL='mysql://user:***@db/x'"),
+    ("REDIS_URL", "http://:s3cret@cache:6379/0", "REDIS_URL='http://:***@cache:6379/0'"),
+    ("SEARXNG_URL", "ftp://admin:s3cret@searx.local/", "SEARXNG_URL='ftp://admin:***@searx"),
+    ("BRAVE_API_KEY", "s3cret\x00", "BRAVE_API_KEY is not valid"),
+    ("GOOGLE_CSE_KEY", "s3\ncret", "GOOGLE_CSE_KEY is not valid"),
+    ("YOUTUBE_API_KEY", "s3cret\x7f", "YOUTUBE_API_KEY is not valid"),
+]
+
+
+@pytest.mark.parametrize(("name", "value", "shown"), SECRET_VALUES)
+def test_a_bad_value_never_shows_a_credential(tmp_path, name, value, shown):
+    """Error lines land on stderr, in logs and CI output: a URL keeps its user name and loses
+    its password, a key is named but never echoed."""
+    with pytest.raises(ConfigError) as raised:
+        Config.from_env(clean_env(tmp_path, **{name: value}))
+    line = str(raised.value)
+    assert line.startswith(shown)
+    assert "s3" not in line and "cret" not in line
+
+
 def test_defaults_and_the_empty_value_rule(tmp_path):
     config = Config.from_env(clean_env(tmp_path))
     assert config == Config(database_url=f"sqlite:///{tmp_path / 'webdata.db'}",
