@@ -26,16 +26,29 @@ more likely a broken template than a wish for the default, and guessing would hi
 
 from __future__ import annotations
 
-import ipaddress
-import math
 import os
-import re
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import MISSING, dataclass, field, fields
 from pathlib import Path
 from typing import Any, NoReturn
-from urllib.parse import urlsplit
+
+from crawler.config_types import (
+    DATABASE,
+    DOMAINS,
+    HTTP_URL,
+    LEVEL,
+    NETWORKS,
+    PATH,
+    PORTS,
+    PROVIDER,
+    REDIS,
+    SECRET,
+    TEXT,
+    Kind,
+    integer,
+    seconds,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_VAR_DIR = ROOT / "var"
@@ -43,176 +56,10 @@ DEFAULT_DATABASE_URL = f"sqlite:///{DEFAULT_VAR_DIR / 'webdata.db'}"
 DEFAULT_REDIS_URL = "redis://127.0.0.1:6379/0"
 #: Where ``make run`` leaves its embedded Redis's URL, under ``VAR_DIR``.
 REDIS_URL_FILE = "redis-url"
-LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
-SEARCH_PROVIDERS = ("searxng", "brave", "google", "youtube")
 
 
 class ConfigError(ValueError):
     """A variable has a value it cannot have; the message is one line naming it."""
-
-
-# --- value types -------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Kind:
-    """How one variable's text becomes a value: ``parse`` raises ValueError(what was wrong)."""
-
-    expected: str
-    parse: Callable[[str], Any]
-    #: Text: empty is unset (the default). Numbers and levels: empty is an error.
-    empty_is_unset: bool = True
-    #: Shown in the README's table.
-    type_name: str = "text"
-    #: How a bad value is echoed in the error line (stderr, logs, CI output: places where
-    #: credentials must not land): ``None`` never echoes it, only the variable's name.
-    shown: Callable[[str], str] | None = repr
-
-
-def _text(raw: str) -> str:
-    return raw.strip()
-
-
-def _number(kind: type, minimum: float, *, above: bool = False,
-            maximum: float | None = None) -> Callable[[str], Any]:
-    def parse(raw: str) -> Any:
-        try:
-            value = kind(raw.strip())
-        except ValueError:
-            raise ValueError("not a number") from None
-        if isinstance(value, float) and not math.isfinite(value):
-            raise ValueError("not a finite number")
-        if value < minimum or (above and value == minimum):
-            raise ValueError("too small")
-        if maximum is not None and value > maximum:
-            raise ValueError("too large")
-        return value
-
-    return parse
-
-
-def integer(expected: str, minimum: int, maximum: int | None = None) -> Kind:
-    return Kind(expected, _number(int, minimum, maximum=maximum), False, "integer")
-
-
-def seconds(*, zero_ok: bool = False) -> Kind:
-    expected = ("a number of seconds, 0 or more" if zero_ok
-                else "a number of seconds greater than 0")
-    return Kind(expected, _number(float, 0, above=not zero_ok), False, "seconds")
-
-
-def _level(raw: str) -> str:
-    level = raw.strip().upper()
-    if level not in LOG_LEVELS:
-        raise ValueError("unknown level")
-    return level
-
-
-def _choice(options: tuple[str, ...]) -> Callable[[str], str]:
-    def parse(raw: str) -> str:
-        value = raw.strip().lower()
-        if value not in options:
-            raise ValueError("unknown name")
-        return value
-
-    return parse
-
-
-def _masked_url(raw: str) -> str:
-    """``raw`` quoted, its userinfo's password (if any) replaced by ``***``: a bad
-    ``postgresql://user:secret@db/x`` must not print ``secret``. Done on the text, not with
-    ``urlsplit`` (a bad URL may not parse), and up to the *last* ``@`` so that a password holding
-    ``/`` or ``@`` is hidden whole; hiding a little too much of a bad URL costs nothing."""
-    scheme, sep, rest = raw.partition("://")
-    if not sep or "@" not in rest:
-        return repr(raw)
-    userinfo, _, hostpart = rest.rpartition("@")
-    user, colon, _password = userinfo.partition(":")
-    if not colon:
-        return repr(raw)
-    return repr(f"{scheme}://{user}:***@{hostpart}")
-
-
-def _secret(raw: str) -> str:
-    """A key: headers cannot carry control characters (the provider call would fail later,
-    with an error far from the variable)."""
-    value = raw.strip()
-    if any(ord(char) < 32 or ord(char) == 127 for char in value):
-        raise ValueError("contains control characters")
-    return value
-
-
-def _url(schemes: tuple[str, ...], *, host: bool = True) -> Callable[[str], str]:
-    def parse(raw: str) -> str:
-        value = raw.strip()
-        parts = urlsplit(value)
-        scheme = parts.scheme.split("+", 1)[0].lower()
-        if scheme not in schemes or "://" not in value or (host and not parts.hostname):
-            raise ValueError("not such a URL")
-        return value
-
-    return parse
-
-
-def _items(raw: str) -> list[str]:
-    return [item.strip() for item in raw.split(",") if item.strip()]
-
-
-def _networks(raw: str) -> str:
-    for item in _items(raw):
-        try:
-            ipaddress.ip_network(item, strict=False)
-        except ValueError:
-            raise ValueError(f"{item!r} is not a network") from None
-    return ",".join(_items(raw))
-
-
-def _ports(raw: str) -> str:
-    for item in _items(raw):
-        if not item.isdigit() or not 1 <= int(item) <= 65535:
-            raise ValueError(f"{item!r} is not a port")
-    return ",".join(_items(raw))
-
-
-_LABEL = re.compile(r"^(?!-)[a-z0-9-]{1,63}(?<!-)$")
-
-
-def _domains(raw: str) -> str:
-    domains = [item.lower().rstrip(".") for item in _items(raw)]
-    for domain in domains:
-        if not all(_LABEL.match(label) for label in domain.encode("idna").decode().split(".")):
-            raise ValueError(f"{domain!r} is not a domain name")
-    return ",".join(domains)
-
-
-def _idna_safe(parse: Callable[[str], str]) -> Callable[[str], str]:
-    def wrapped(raw: str) -> str:
-        try:
-            return parse(raw)
-        except UnicodeError:
-            raise ValueError("not a domain name") from None
-
-    return wrapped
-
-
-def _path(raw: str) -> Path:
-    return Path(raw.strip()).expanduser().resolve()
-
-
-TEXT = Kind("text", _text)
-#: A credential: its value is never echoed.
-SECRET = Kind("text without control characters", _secret, shown=None)
-PATH = Kind("a directory path", _path, type_name="path")
-HTTP_URL = Kind("an http(s) URL with a host", _url(("http", "https")), type_name="URL",
-                shown=_masked_url)
-LEVEL = Kind(f"a log level ({', '.join(LOG_LEVELS)})", _level, False, "log level")
-PROVIDER = Kind(f"empty or one of {', '.join(SEARCH_PROVIDERS)}", _choice(SEARCH_PROVIDERS),
-                type_name="name")
-NETWORKS = Kind("comma-separated networks in CIDR form, e.g. 10.0.0.0/8,127.0.0.1/32",
-                _networks, type_name="CIDR list")
-PORTS = Kind("comma-separated ports, each 1-65535", _ports, type_name="port list")
-DOMAINS = Kind("comma-separated domain names, e.g. example.com,tracker.example",
-               _idna_safe(_domains), type_name="domain list")
 
 
 def var(name: str, kind: Kind, default: Any) -> Any:
@@ -228,15 +75,9 @@ class Config:
     """Every setting of a deployment. Build it with :meth:`from_env`; tests construct it."""
 
     # Storage and queues (API, workers, make run).
-    database_url: str = var("DATABASE_URL", Kind(
-        "a SQLAlchemy URL, e.g. sqlite:///path/webdata.db or postgresql+psycopg2://host/db",
-        _url(("sqlite", "postgresql"), host=False), type_name="URL", shown=_masked_url),
-        DEFAULT_DATABASE_URL)
+    database_url: str = var("DATABASE_URL", DATABASE, DEFAULT_DATABASE_URL)
     """Accounts, keys, ledger, history. Unset: a SQLite file ``webdata.db`` in ``VAR_DIR``."""
-    redis_url: str = var("REDIS_URL", Kind(
-        "a Redis URL (redis://, rediss:// or unix://)",
-        _url(("redis", "rediss", "unix"), host=False), type_name="URL", shown=_masked_url),
-        DEFAULT_REDIS_URL)
+    redis_url: str = var("REDIS_URL", REDIS, DEFAULT_REDIS_URL)
     """The job queues and rate limits. Unset: the URL ``make run`` left in
     ``VAR_DIR/redis-url`` while it runs, else ``redis://127.0.0.1:6379/0``."""
     redis_url_origin: str = "default"

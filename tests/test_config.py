@@ -42,6 +42,9 @@ BAD_VALUES = [
     ("CRAWLER_CONTACT_URL", "mailto:ops@example.com", "an http(s) URL"),
     ("REDIS_URL", "127.0.0.1:6379", "a Redis URL"),
     ("DATABASE_URL", "webdata.db", "a SQLAlchemy URL"),
+    ("DATABASE_URL", "postgres://db/x", "SQLAlchemy refuses postgres://, write postgresql://"),
+    ("DATABASE_URL", "postgresql+psycopg://db/x", "postgresql+psycopg2 are supported"),
+    ("DATABASE_URL", "mysql://db/x", "only sqlite, postgresql and postgresql+psycopg2"),
 ]
 
 
