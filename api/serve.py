@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import logging
 import os
 import shutil
 import socket
@@ -24,6 +25,8 @@ from pathlib import Path
 from api.openapi import BASE_PATH
 from api.supervisor import Supervisor, spawn
 from crawler.config import ROOT, Config, load_or_exit
+
+logger = logging.getLogger(__name__)
 
 DEMO_ACCOUNT = "demo"
 DEMO_CREDITS = 1000
@@ -94,6 +97,18 @@ def gunicorn_command(config: Config, app: str = API_APP) -> list[str]:
     return [*command, app]
 
 
+def private_dir(path: Path) -> None:
+    """``path`` created 0700, or tightened to 0700 when it exists and is ours: it holds the
+    demo key, the SQLite database and the embedded Redis's URL. ``mkdir(mode=…)`` alone leaves an
+    existing directory as it is, e.g. a ``var/`` a checkout or an older version made 0755. A
+    directory of another user (a shared ``VAR_DIR``) is left to its owner."""
+    path.mkdir(mode=0o700, parents=True, exist_ok=True)
+    status = path.stat()
+    if status.st_uid == os.getuid() and status.st_mode & 0o077:
+        logger.warning("%s was readable by others: made 0700", path)
+        path.chmod(0o700)
+
+
 def write_redis_url(path: Path, url: str) -> None:
     """``url`` in ``path``, readable by this user only (it reaches an unauthenticated Redis)."""
     with contextlib.suppress(FileNotFoundError):
@@ -130,7 +145,7 @@ def demo_key(app, var_dir: Path) -> str:
 
 def serve(config: Config, supervisor: Supervisor) -> bool:
     """Start everything under ``supervisor`` and watch it; False when a part died."""
-    config.var_dir.mkdir(mode=0o700, parents=True, exist_ok=True)  # keys, database: ours
+    private_dir(config.var_dir)
     if config.redis_url_origin != "environment":
         proc, url = start_redis(config.var_dir)
         supervisor.adopt("redis", proc)

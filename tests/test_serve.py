@@ -39,6 +39,8 @@ FULL_RUNS = 2
 LIGHT_RUNS = 10
 #: Seconds any one step may take before the test gives up (generous: the machine is shared).
 PATIENCE = 60
+#: What a killed ``make run`` may have left in ``VAR_DIR/redis-url``: nothing listens there.
+STALE_REDIS_URL = "redis://127.0.0.1:9/0"
 
 
 def serve_env(var_dir: Path, port: int) -> dict[str, str]:
@@ -128,8 +130,14 @@ class Run:
 
 @pytest.fixture(scope="module")
 def var_dir(tmp_path_factory) -> Path:
-    """One VAR_DIR for every run (the database is migrated once), never the repository's."""
-    return tmp_path_factory.mktemp("var")
+    """One VAR_DIR for every run (the database is migrated once), never the repository's.
+
+    Made as ``kill -9`` of a ``make run`` in a world-readable checkout leaves it: 0755, with
+    the dead run's ``redis-url`` (the next run tightens the one and replaces the other)."""
+    path = tmp_path_factory.mktemp("var")
+    path.chmod(0o755)
+    (path / "redis-url").write_text(STALE_REDIS_URL + "\n")
+    return path
 
 
 def in_background(request) -> tuple[threading.Thread, dict[str, object]]:
@@ -170,6 +178,8 @@ def test_ctrl_c_stops_make_run_in_order_and_frees_the_port(var_dir, tmp_path, si
         # Batch code finds the embedded Redis: in the file, and in the line for other shells.
         url = (var_dir / "redis-url").read_text().strip()
         assert (var_dir / "redis-url").stat().st_mode & 0o777 == 0o600
+        assert url != STALE_REDIS_URL
+        assert var_dir.stat().st_mode & 0o777 == 0o700  # demo key, database: ours alone
         assert f"export REDIS_URL={url}\n" in serve.output()
         key = (var_dir / "demo-key").read_text().strip()
         headers = {"Authorization": f"Bearer {key}"}
