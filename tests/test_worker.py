@@ -1,11 +1,17 @@
-"""The warm worker: jobs straight through RQ, a job timeout, robots.txt reuse."""
+"""The warm worker: jobs straight through RQ, a job timeout, robots.txt reuse, the order of
+its queues."""
 
 from __future__ import annotations
+
+import os
+import subprocess
+import sys
 
 from redis import Redis
 
 from api.errors import ApiError
 from crawler.middlewares import RobotsCache
+from tests.conftest import ROOT, WORKER_ENV, _redis_db
 from tests.fakes.spiders import BuggyPageSpider
 from worker import jobs, queues
 
@@ -67,3 +73,19 @@ def test_the_robots_cache_is_bounded_and_forgets_the_least_recently_used():
     assert [cache.get(site) for site in "abcd"] == ["parser a", None, "parser c", "parser d"]
     cache.put("e", "parser e", ttl=0)  # expired at once
     assert cache.get("e") is None
+
+
+def test_a_worker_takes_the_sweep_before_waiting_interactive_work(redis_url):
+    """The sweep is enqueued with ``ttl=SWEEP_INTERVAL``: if interactive work came first, an
+    ``interactive`` queue that stays busy for an interval would let every sweep expire unrun."""
+    url = _redis_db(redis_url, 7)
+    connection = Redis.from_url(url)
+    connection.flushdb()
+    interactive = queues.queue(queues.INTERACTIVE, connection).enqueue("time.time")
+    sweep = queues.queue(queues.MAINTENANCE, connection).enqueue("time.time")
+    subprocess.run([sys.executable, "-m", "worker", "--burst"], cwd=ROOT, check=True,
+                   env={**os.environ, **WORKER_ENV, "REDIS_URL": url}, timeout=120)
+    interactive.refresh()
+    sweep.refresh()
+    assert sweep.is_finished and interactive.is_finished
+    assert sweep.ended_at <= interactive.started_at

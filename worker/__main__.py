@@ -1,5 +1,5 @@
-"""``python -m worker [QUEUE…]``: one warm worker on the given queues (default: interactive,
-maintenance, collections — in that order of priority)."""
+"""``python -m worker [QUEUE…]``: one warm worker on the given queues (default: maintenance,
+interactive, collections — in that order of priority)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,11 @@ from worker.worker import WarmWorker
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("queues", nargs="*", default=[INTERACTIVE, MAINTENANCE, COLLECTIONS])
+    # maintenance first: the sweep (worker.cron) is enqueued with ttl=SWEEP_INTERVAL, so behind
+    # an interactive queue that stays busy for an interval every sweep would expire unrun, and
+    # abandoned reservations would hold credits forever. A sweep is a few SQL statements once
+    # per interval: it never delays interactive work noticeably.
+    parser.add_argument("queues", nargs="*", default=[MAINTENANCE, INTERACTIVE, COLLECTIONS])
     parser.add_argument("--burst", action="store_true", help="stop when the queues are empty")
     parser.add_argument("--name", help="worker name (unique per Redis)")
     args = parser.parse_args()
