@@ -84,19 +84,24 @@ def _choice(options: tuple[str, ...]) -> Callable[[str], str]:
     return parse
 
 
+#: Query parameters that carry credentials (``?password=`` works for psycopg2 and redis-py).
+_SECRET_PARAMETER = re.compile(r"(?i)([?&][^=&#]*(?:pass|pwd|secret|token|key)[^=&#]*=)[^&#]*")
+
+
 def _masked_url(raw: str) -> str:
-    """``raw`` quoted, its userinfo's password (if any) replaced by ``***``: a bad
-    ``postgresql://user:secret@db/x`` must not print ``secret``. Done on the text, not with
-    ``urlsplit`` (a bad URL may not parse), and up to the *last* ``@`` so that a password holding
-    ``/`` or ``@`` is hidden whole; hiding a little too much of a bad URL costs nothing."""
-    scheme, sep, rest = raw.partition("://")
-    if not sep or "@" not in rest:
-        return repr(raw)
-    userinfo, _, hostpart = rest.rpartition("@")
-    user, colon, _password = userinfo.partition(":")
-    if not colon:
-        return repr(raw)
-    return repr(f"{scheme}://{user}:***@{hostpart}")
+    """``raw`` quoted, its userinfo's password (if any) and the values of its credential-like
+    query parameters replaced by ``***``: a bad ``postgresql://user:secret@db/x`` must not print
+    ``secret``. Done on the text, not with ``urlsplit`` (a bad URL may not parse), and up to the
+    *last* ``@`` so that a password holding ``/`` or ``@`` is hidden whole; hiding a little too
+    much of a bad URL costs nothing."""
+    shown = _SECRET_PARAMETER.sub(r"\1***", raw)
+    scheme, sep, rest = shown.partition("://")
+    if sep and "@" in rest:
+        userinfo, _, hostpart = rest.rpartition("@")
+        user, colon, _password = userinfo.partition(":")
+        if colon:
+            shown = f"{scheme}://{user}:***@{hostpart}"
+    return repr(shown)
 
 
 def _secret(raw: str) -> str:

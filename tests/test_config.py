@@ -71,6 +71,7 @@ SECRET_VALUES = [
     ("DATABASE_URL", "mysql://user:s3/cret@db/x", "DATABASE_URL='mysql://user:***@db/x'"),
     ("REDIS_URL", "http://:s3cret@cache:6379/0", "REDIS_URL='http://:***@cache:6379/0'"),
     ("SEARXNG_URL", "ftp://admin:s3cret@searx.local/", "SEARXNG_URL='ftp://admin:***@searx"),
+    ("REDIS_URL", "redis:/c?password=s3cret&db=1", "REDIS_URL='redis:/c?password=***&db=1'"),
     ("BRAVE_API_KEY", "s3cret\x00", "BRAVE_API_KEY is not valid"),
     ("GOOGLE_CSE_KEY", "s3\ncret", "GOOGLE_CSE_KEY is not valid"),
     ("YOUTUBE_API_KEY", "s3cret\x7f", "YOUTUBE_API_KEY is not valid"),
