@@ -118,6 +118,12 @@ class Run:
     def ctrl_c(self) -> None:
         os.killpg(self.proc.pid, signal.SIGINT)
 
+    def stop_while(self, in_flight: threading.Thread) -> None:
+        """Ctrl-C with a request in flight: the tree must exit 0 and the request end."""
+        self.ctrl_c()
+        assert self.proc.wait(timeout=PATIENCE) == 0, self.output()
+        in_flight.join(timeout=PATIENCE)
+
     def kill(self) -> None:
         """Whatever is left, so that a failing test does not leave processes behind."""
         if self.proc.poll() is None:
@@ -196,9 +202,7 @@ def test_ctrl_c_stops_make_run_in_order_and_frees_the_port(var_dir, tmp_path, si
             json={"url": f"{site}/drip"}, timeout=PATIENCE))
         registry = StartedJobRegistry("interactive", connection=serve.redis())
         wait_until(lambda: registry.count > 0, "the slow job to start", serve.proc)
-        serve.ctrl_c()
-        assert serve.proc.wait(timeout=PATIENCE) == 0, serve.output()
-        thread.join(timeout=PATIENCE)
+        serve.stop_while(thread)
     finally:
         serve.kill()
 
@@ -224,9 +228,7 @@ def test_ctrl_c_stops_the_tree_in_order_ten_times(tmp_path, run):
         # And a job of its own on the other worker, which must finish, not be cut short.
         Queue("default", connection=redis).enqueue("time.sleep", 2)
         wait_until(lambda: registry.count > 1, "the second job to start", serve.proc)
-        serve.ctrl_c()
-        assert serve.proc.wait(timeout=PATIENCE) == 0, serve.output()
-        thread.join(timeout=PATIENCE)
+        serve.stop_while(thread)
     finally:
         serve.kill()
     answer = in_flight["answer"]
