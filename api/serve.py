@@ -77,6 +77,12 @@ def start_redis(directory: Path) -> tuple[subprocess.Popen, str]:
 API_APP = "api:create_app()"
 
 
+def request_grace(config: Config) -> int:
+    """Seconds gunicorn gives the requests in flight to finish when it is stopped: their
+    job's wait, plus a little for the answer."""
+    return config.job_wait_seconds + 5
+
+
 def gunicorn_command(config: Config, app: str = API_APP) -> list[str]:
     """gunicorn serving ``app``; its requests get ``JOB_WAIT_SECONDS`` to finish when it is
     stopped. The API's gunicorn answers its own errors (malformed requests, 414, 431) in the
@@ -88,7 +94,7 @@ def gunicorn_command(config: Config, app: str = API_APP) -> list[str]:
         sys.executable, "-m", "gunicorn", "--bind", f"{config.host}:{config.port}",
         "--worker-class", worker, "--workers", str(config.api_processes),
         "--threads", str(config.api_threads), "--timeout", "120",
-        "--graceful-timeout", str(config.job_wait_seconds + 5),
+        "--graceful-timeout", str(request_grace(config)),
         "--access-logfile", "-",
     ]
     # gunicorn ≥ 25 opens a control socket at one path per user, shared by every instance.
@@ -182,7 +188,7 @@ def serve(config: Config, supervisor: Supervisor) -> bool:
 def main() -> None:
     config = load_or_exit()
     # Requests get their job's wait to finish; a worker, its job's whole budget.
-    supervisor = Supervisor(dict(os.environ), ROOT, api_grace=config.job_wait_seconds + 10,
+    supervisor = Supervisor(dict(os.environ), ROOT, api_grace=request_grace(config) + 5,
                             worker_grace=config.interactive_job_timeout + 10)
     supervisor.install_signal_handlers()
     clean = False

@@ -135,8 +135,7 @@ class FilteringResolver:
             resolutionReceiver.resolutionComplete()
             return resolution
         # Only the canonical form goes on: the literal's plain spelling, the name's punycode.
-        ip = literal_address(hostName)
-        name = str(ip) if ip is not None else host_name(hostName)
+        name = refusal_key(hostName)
         receiver = _FilteringReceiver(resolutionReceiver, self, hostName, portNumber)
         return self._wrapped.resolveHostName(
             receiver, name, portNumber, addressTypes, transportSemantics

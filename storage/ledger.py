@@ -14,7 +14,7 @@ import logging
 from dataclasses import dataclass
 from datetime import datetime
 
-from sqlalchemy import exists, select, update
+from sqlalchemy import Select, exists, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, aliased
 
@@ -135,11 +135,7 @@ def _release(db: Database, charge: Charge, error: str | None) -> tuple[bool, int
 def close_released(session: Session, charge: Charge, error: str | None) -> tuple[bool, int]:
     """In ``session``'s transaction: close ``charge`` as released (credits back, its line of
     history) unless it is closed already; (whether it was closed here, the balance)."""
-    settled = session.scalar(
-        select(LedgerEntry.kind).where(
-            LedgerEntry.charge_key == charge.key, LedgerEntry.phase == Phase.CLOSE
-        )
-    )
+    settled = session.scalar(_closing_kind(charge))
     if settled:
         balance = select(Account.balance).where(Account.id == charge.account_id)
         return False, session.scalar(balance) or 0
@@ -226,8 +222,13 @@ def closed_by(db: Database, charge: Charge) -> str | None:
     What a settle that hit :class:`ChargeSettled` asks: was it an earlier attempt of its own
     whose commit succeeded unseen, or the sweeper?"""
     with db.session() as session:
-        return session.scalar(select(LedgerEntry.kind).where(
-            LedgerEntry.charge_key == charge.key, LedgerEntry.phase == Phase.CLOSE))
+        return session.scalar(_closing_kind(charge))
+
+
+def _closing_kind(charge: Charge) -> Select:
+    """The kind of the entry that closed ``charge`` (none while it is open)."""
+    return select(LedgerEntry.kind).where(LedgerEntry.charge_key == charge.key,
+                                          LedgerEntry.phase == Phase.CLOSE)
 
 
 def balance_of(db: Database, account_id: str) -> int:

@@ -75,7 +75,7 @@ def main() -> None:
     config = load_or_exit()
     logging.basicConfig(level=config.log_level,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    scheduler(config, queues.redis_connection(config.redis_url)).start()
+    scheduler(config, queues.redis_connection(config.redis_url, config.redis_timeout)).start()
 
 
 if __name__ == "__main__":
