@@ -13,6 +13,7 @@ import socket
 import sys
 import threading
 import time
+import urllib.parse
 from collections import Counter
 from pathlib import Path
 
@@ -43,7 +44,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
     def do_GET(self):
         path = self.path.split("?", 1)[0]
         self.server.requests[path] += 1
-        route = ROUTES.get(path)
+        route = ROUTES.get(path) or (_slow if path.startswith(SLOW) else None)
         if route:
             route(self)
             return
@@ -52,6 +53,28 @@ class Handler(http.server.BaseHTTPRequestHandler):
             self.send_body(page.read_bytes())
         else:
             self.send_body(b"<html><body>Not found</body></html>", status=404)
+
+
+#: ``/slow/<tag>?ms=N``: the article page after N ms (default 500), as a slow real site
+#: answers. The server counts how many ``<tag>`` requests are open at once (``open_peak``), so
+#: a test can see how many requests one worker (or one account) keeps in flight.
+SLOW = "/slow/"
+
+
+def _slow(h: Handler) -> None:
+    tag = h.path.split("?", 1)[0][len(SLOW):]
+    query = urllib.parse.parse_qs(urllib.parse.urlsplit(h.path).query)
+    delay = int(query.get("ms", ["500"])[0]) / 1000
+    server = h.server
+    with server.lock:
+        server.open_now[tag] += 1
+        server.open_peak[tag] = max(server.open_peak[tag], server.open_now[tag])
+    try:
+        time.sleep(delay)
+        h.send_body((PAGES / "article.html").read_bytes())
+    finally:
+        with server.lock:
+            server.open_now[tag] -= 1
 
 
 def _robots(h: Handler) -> None:
@@ -157,11 +180,18 @@ ROUTES = {
 
 class Server(http.server.ThreadingHTTPServer):
     daemon_threads = True
+    #: socketserver's default backlog (5) makes the 6th simultaneous connection wait for a
+    #: SYN retry (1 s and more): the concurrency tests open dozens at once.
+    request_queue_size = 256
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         #: How often each path was asked for.
         self.requests: Counter[str] = Counter()
+        self.lock = threading.Lock()
+        #: ``/slow/<tag>`` requests open now, and the most open at once, by tag.
+        self.open_now: Counter[str] = Counter()
+        self.open_peak: Counter[str] = Counter()
 
 
 def serve(host: str = "127.0.0.2", port: int = 0, loopback_target: str | None = None) -> Server:
