@@ -190,6 +190,15 @@ class Config:
     interactive_job_timeout: int = var("INTERACTIVE_JOB_TIMEOUT", integer(
         "a whole number of seconds, at least 1", 1), 60)
     """Seconds RQ gives a single-page job before stopping it (the crawl has its own budget)."""
+    worker_concurrency: int = var("WORKER_CONCURRENCY", integer(
+        "a whole number of jobs, at least 1", 1), 32)
+    """Jobs one worker process runs at once, all on its one reactor: a page job mostly waits
+    on the network, so one process keeps many in flight (``bench/README.md``)."""
+    worker_interactive_reserve: int = var("WORKER_INTERACTIVE_RESERVE", integer(
+        "a whole number of jobs, 0 or more", 0), 8)
+    """Slots of each worker process that background jobs (collections) may not take, so a
+    single-page request never waits behind a long crawl. Background jobs always get at least
+    one slot."""
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Config:

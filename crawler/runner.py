@@ -4,7 +4,7 @@ Measured (DESIGN.md): a fresh ``CrawlerProcess`` per request costs ~700 ms; a cr
 reactor that is already running costs ~15 ms. So the reactor runs for the life of the process
 in a background thread, the filtering resolver is installed on it once, and each call to
 :meth:`WarmCrawler.crawl` builds a crawler, runs it there, and blocks its caller (an RQ job, in
-the main thread) until the items are in or the time budget is spent.
+a thread of its own: many run at once) until the items are in or the time budget is spent.
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ from __future__ import annotations
 import concurrent.futures
 import logging
 import threading
+import time
 from typing import Any
 
 from scrapy import Spider, signals
@@ -26,6 +27,8 @@ logger = logging.getLogger(__name__)
 
 #: Seconds a stopped crawl gets to wind down before its caller moves on.
 STOP_GRACE = 5.0
+#: Longest single blocking wait of a caller on its crawl (see :func:`_wait`).
+WAIT_SLICE = 0.2
 
 
 def crawler_settings(overrides: dict[str, Any] | None = None) -> Settings:
@@ -120,7 +123,7 @@ class WarmCrawler:
 
         reactor.callFromThread(launch)
         try:
-            return done.result(timeout=timeout)
+            return _wait(done, timeout)
         except concurrent.futures.TimeoutError:
             self._stop_crawl(started, done)
             raise CrawlTimeout(f"The crawl did not finish within {timeout:g} s.") from None
@@ -146,6 +149,25 @@ class WarmCrawler:
             done.result(timeout=STOP_GRACE)
         except BaseException:
             logger.warning("A stopped crawl did not wind down within %s s", STOP_GRACE)
+
+
+def _wait(done: concurrent.futures.Future[list[Any]], timeout: float) -> list[Any]:
+    """``done.result(timeout)``, waited for in short slices.
+
+    A worker running many jobs stops one that overruns its RQ timeout by raising an exception
+    in that job's thread (:mod:`worker.timeouts`); Python delivers it only between bytecodes,
+    never inside one long blocking wait, so the wait returns to Python every
+    :data:`WAIT_SLICE` seconds.
+    """
+    deadline = time.monotonic() + timeout
+    while True:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            raise concurrent.futures.TimeoutError
+        try:
+            return done.result(timeout=min(WAIT_SLICE, remaining))
+        except concurrent.futures.TimeoutError:
+            continue
 
 
 _shared: WarmCrawler | None = None

@@ -78,11 +78,11 @@ def site(site_server) -> str:
 
 
 def _start_workers(redis: str, count: int, env: dict[str, str], log: Path,
-                   module: str = "worker") -> list:
-    """``count`` processes of ``python -m <module> interactive``, once registered in Redis."""
+                   module: str = "worker", queues: tuple[str, ...] = ("interactive",)) -> list:
+    """``count`` processes of ``python -m <module> QUEUE…``, once registered in Redis."""
     full_env = {**os.environ, **env, "REDIS_URL": redis}
     procs = [
-        subprocess.Popen([sys.executable, "-m", module, "interactive"], cwd=ROOT, env=full_env,
+        subprocess.Popen([sys.executable, "-m", module, *queues], cwd=ROOT, env=full_env,
                          stdout=log.open("ab"), stderr=subprocess.STDOUT)
         for _ in range(count)
     ]

@@ -1,34 +1,88 @@
-"""The warm worker: an RQ worker that runs every job in one long-lived Scrapy reactor.
+"""The warm worker: an RQ worker that keeps many jobs in flight on one long-lived Scrapy reactor.
 
 ``rq worker`` forks a work horse per job, and a fresh Scrapy process per page costs ~700 ms
-(DESIGN.md). :class:`WarmWorker` is a :class:`rq.SimpleWorker` (no fork): the reactor starts
-once, in a background thread, before the first job, and each job's spider runs in it. A job
-that overruns its RQ timeout is interrupted in the main thread; :meth:`WarmCrawler.crawl`
-stops that job's crawl and the worker goes on. Scale with several processes:
+(DESIGN.md). :class:`WarmWorker` forks nothing: the reactor starts once, in a background thread,
+before the first job, and every job's spider runs in it. A page job spends nearly all its time
+waiting on the network, so one process runs up to ``WORKER_CONCURRENCY`` jobs at once, each in
+a thread of its own that blocks on its crawl while the reactor does the I/O of all of them
+(``bench/README.md`` measures the choice against one job at a time).
+
+Each job is still an ordinary RQ job, run by RQ's own :meth:`perform_job`: RQ 3.x records one
+*execution* per running job (``StartedJobRegistry``, the worker's execution index) and a worker
+may hold several, so ``rq info``, the registries, results, retries and callbacks all work as
+with any RQ worker. What changes per job:
+
+- the timeout is raised in the job's own thread (:class:`worker.timeouts.ThreadDeathPenalty`),
+  so a job over its timeout is stopped alone and its neighbours go on;
+- the main thread only dequeues: it takes a job when a slot is free, in queue order
+  (maintenance, interactive, collections), and background queues (``collections``) may hold
+  at most ``WORKER_CONCURRENCY - WORKER_INTERACTIVE_RESERVE`` slots, so single-page requests
+  always find a slot that a long crawl cannot take;
+- a warm shutdown (SIGTERM) stops dequeuing and waits for the jobs in flight; a cold one (a
+  second signal) exits at once, leaving them to the API's abandoned-job detection.
+
+Supported: RQ >= 3.0, < 4 (multiple executions per worker arrived in 3.0). Scale with several
+processes (``WORKERS``) and machines sharing ``REDIS_URL``:
 
     rq worker-pool -w worker.worker.WarmWorker -S rq.serializers.JSONSerializer -n 4 interactive
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import threading
+import time
+from collections.abc import Iterable
 from typing import Any
 
+import redis.exceptions
 from rq import SimpleWorker
+from rq.exceptions import DequeueTimeout, StopRequested
+from rq.job import Job
+from rq.queue import Queue
+from rq.worker import WorkerStatus
 
+from crawler.config import load_or_exit
 from crawler.runner import shared_crawler
 from worker import liveness
-from worker.queues import SERIALIZER
+from worker.queues import COLLECTIONS, SERIALIZER
+from worker.timeouts import ThreadDeathPenalty
 
 logger = logging.getLogger(__name__)
 
+#: Longest blocking dequeue, in seconds: how soon the main thread sees a freed background slot
+#: or a stop request while it waits on the queues.
+DEQUEUE_SLICE = 1
+#: Seconds between the main thread's heartbeats while it waits.
+HEARTBEAT_EVERY = 10.0
+
 
 class WarmWorker(SimpleWorker):
-    """A non-forking RQ worker whose jobs share one running Twisted reactor."""
+    """A non-forking RQ worker whose jobs run side by side on one running Twisted reactor."""
 
-    def __init__(self, *args: Any, **kwargs: Any):
+    death_penalty_class = ThreadDeathPenalty
+
+    def __init__(self, *args: Any, concurrency: int | None = None,
+                 interactive_reserve: int | None = None,
+                 background_queues: Iterable[str] = (COLLECTIONS,), **kwargs: Any):
         kwargs.setdefault("serializer", SERIALIZER)
         super().__init__(*args, **kwargs)
+        if concurrency is None or interactive_reserve is None:
+            config = load_or_exit()  # also when started by ``rq worker -w worker.worker…``
+            concurrency = concurrency or config.worker_concurrency
+            if interactive_reserve is None:
+                interactive_reserve = config.worker_interactive_reserve
+        self.concurrency = concurrency
+        #: Most slots the background queues may hold at once (at least one, or they would
+        #: never run on a small worker).
+        self.background_limit = max(1, concurrency - interactive_reserve)
+        self.background_queues = frozenset(background_queues)
+        self._slots = threading.Condition()
+        self._threads: dict[int, threading.Thread] = {}
+        self._background_running = 0
+        self._cold_shutdown = False
+        self._last_beat = 0.0
 
     def register_birth(self) -> None:
         super().register_birth()
@@ -36,5 +90,159 @@ class WarmWorker(SimpleWorker):
 
     def work(self, *args: Any, **kwargs: Any) -> bool:
         shared_crawler()  # reactor up before the first job, not during it
-        logger.info("Warm crawler ready in worker %s", self.name)
+        logger.info("Warm crawler ready in worker %s (%d jobs at once)", self.name,
+                    self.concurrency)
         return super().work(*args, **kwargs)
+
+    # -- slots ---------------------------------------------------------------------------
+
+    @property
+    def running(self) -> int:
+        """Jobs in flight in this process."""
+        with self._slots:
+            return len(self._threads)
+
+    def _open_queues(self) -> list[Queue]:
+        """The queues a job may be taken from now: all, but background ones only while they
+        hold fewer than their share of the slots."""
+        with self._slots:
+            background_full = self._background_running >= self.background_limit
+        return [queue for queue in self._ordered_queues
+                if not (background_full and queue.name in self.background_queues)]
+
+    def _wait_for_slot(self, seconds: float) -> bool:
+        with self._slots:
+            return self._slots.wait_for(lambda: len(self._threads) < self.concurrency, seconds)
+
+    # -- the main thread: dequeue ----------------------------------------------------------
+
+    def _beat(self) -> None:
+        if time.monotonic() - self._last_beat >= HEARTBEAT_EVERY:
+            self.heartbeat()
+            self._last_beat = time.monotonic()
+
+    def dequeue_job_and_maintain_ttl(
+        self, timeout: int | None, max_idle_time: int | None = None,
+    ) -> tuple[Job, Queue] | None:
+        """Wait for a free slot, then for a job on the open queues, in short slices.
+
+        RQ's own loop blocks on one fixed list of queues for minutes; this one looks again
+        every :data:`DEQUEUE_SLICE` whether a slot (or a background slot) came free and
+        whether a stop was asked for. ``timeout`` None is burst mode: return None as soon as
+        the queues are empty.
+        """
+        if not self.running:
+            self.set_state(WorkerStatus.IDLE)
+        self.procline("Listening on " + ",".join(self.queue_names()))
+        idle_since = time.monotonic()
+        backoff = 1.0
+        self.heartbeat()
+        self._last_beat = time.monotonic()
+        while not self._stop_requested:
+            if max_idle_time is not None and self.running == 0 and \
+                    time.monotonic() - idle_since > max_idle_time:
+                return None
+            try:
+                self._beat()
+                if self.should_run_maintenance_tasks:
+                    self.run_maintenance_tasks()
+                if not self._wait_for_slot(DEQUEUE_SLICE):
+                    continue
+                queues = self._open_queues()
+                blocking = None if timeout is None else DEQUEUE_SLICE
+                result = self.queue_class.dequeue_any(
+                    queues, blocking, connection=self.connection, job_class=self.job_class,
+                    serializer=self.serializer, death_penalty_class=self.death_penalty_class)
+                backoff = 1.0
+            except DequeueTimeout:
+                continue
+            except (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError) as exc:
+                logger.error("Worker %s: Redis unreachable (%s); retrying in %g s",
+                             self.name, exc, backoff)
+                time.sleep(backoff)
+                backoff = min(backoff * 2, self.max_connection_wait_time)
+                continue
+            if result is not None:
+                job, queue = result
+                if self._stop_requested:  # asked while the pop was under way: not ours now
+                    self._give_back(job, queue)
+                    return None
+                job.redis_server_version = self.get_redis_server_version()
+                logger.info("Worker %s: %s: %s", self.name, queue.name, job.id)
+                return result
+            if timeout is not None:
+                continue
+            # Burst mode and nothing to take: done, unless background jobs wait behind the
+            # background share while some run (they will free a slot).
+            if len(queues) < len(self._ordered_queues) and self._queued_background():
+                with self._slots:
+                    self._slots.wait(DEQUEUE_SLICE)
+                continue
+            return None
+        return None
+
+    def _give_back(self, job: Job, queue: Queue) -> None:
+        """Put a job taken after a stop request back at the front of its queue, untouched."""
+        with self.connection.pipeline() as pipeline:
+            pipeline.lrem(queue.intermediate_queue_key, 1, job.id)
+            queue.push_job_id(job.id, pipeline=pipeline, at_front=True)
+            pipeline.execute()
+        logger.info("Worker %s: stopping; job %s left for another worker", self.name, job.id)
+
+    def _queued_background(self) -> bool:
+        return any(queue.count for queue in self._ordered_queues
+                   if queue.name in self.background_queues)
+
+    def execute_job(self, job: Job, queue: Queue) -> None:
+        """Register the job's execution, then run it in a thread of its own (a slot)."""
+        execution = self.prepare_execution(job)
+        background = queue.name in self.background_queues
+        thread = threading.Thread(target=self._run, args=(job, queue, execution, background),
+                                  name=f"job-{job.id}", daemon=True)
+        with self._slots:
+            thread.start()
+            assert thread.ident is not None
+            self._threads[thread.ident] = thread
+            self._background_running += background
+
+    def _run(self, job: Job, queue: Queue, execution: Any, background: bool) -> None:
+        try:
+            self.perform_job(job, queue, execution)
+        except BaseException:  # RQ handles the job's own failures; this is RQ failing
+            logger.exception("Worker %s: could not finish job %s", self.name, job.id)
+        finally:
+            with self._slots:
+                self._threads.pop(threading.get_ident(), None)
+                self._background_running -= background
+                idle = not self._threads
+                self._slots.notify_all()
+            if idle and not self._stop_requested:
+                with contextlib.suppress(redis.exceptions.RedisError):
+                    self.set_state(WorkerStatus.IDLE)
+
+    # -- shutdown ----------------------------------------------------------------------
+
+    def _shutdown(self) -> None:
+        """A warm shutdown request: finish the jobs in flight (``teardown``), take no more."""
+        if self.running:
+            self._stop_requested = True
+            self.set_shutdown_requested_date()
+            logger.info("Worker %s: stopping after %d jobs in flight; signal again to stop "
+                        "at once", self.name, self.running)
+        else:
+            raise StopRequested()
+
+    def request_force_stop(self, signum: int, frame: Any) -> None:
+        try:
+            super().request_force_stop(signum, frame)
+        except SystemExit:
+            self._cold_shutdown = True  # teardown must not wait for the jobs in flight
+            raise
+
+    def teardown(self) -> None:
+        if not self._cold_shutdown:
+            with self._slots:
+                threads = list(self._threads.values())
+            for thread in threads:
+                thread.join()
+        super().teardown()

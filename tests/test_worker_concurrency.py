@@ -1,0 +1,187 @@
+"""One warm worker process keeps many jobs in flight: still RQ jobs (registries, results,
+timeouts), stopped alone when over their timeout, finished on a warm shutdown, released when
+the process is killed, and background work never takes the last slots."""
+
+from __future__ import annotations
+
+import os
+import signal
+import threading
+import time
+import uuid
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+from redis import Redis
+from rq import Worker
+from rq.registry import StartedJobRegistry
+from rq.timeouts import JobTimeoutException
+
+from api import create_app
+from tests.books import assert_books_balance
+from tests.conftest import WORKER_ENV, _redis_db, _start_workers, _stop, make_config, new_customer
+from worker import jobs, queues
+from worker.timeouts import ThreadDeathPenalty
+
+#: Redis databases of this module's own workers (each test flushes and owns one).
+DB_OFFSETS = {"inflight": 11, "timeout": 12, "kill": 13, "shutdown": 14, "reserve": 15}
+#: The slow page's delay, in ms: long enough for every job to be open at once.
+SLOW_MS = 2500
+
+
+@pytest.fixture
+def own_pool(redis_url, tmp_path):
+    """Start one worker process on a flushed Redis database of the test's own."""
+    started: list = []
+
+    def start(name: str, env: dict[str, str] | None = None,
+              queue_names: tuple[str, ...] = ("interactive",)):
+        url = _redis_db(redis_url, DB_OFFSETS[name])
+        connection = Redis.from_url(url)
+        connection.flushdb()
+        procs = _start_workers(url, 1, {**WORKER_ENV, **(env or {})},
+                               tmp_path / f"{name}.log", queues=queue_names)
+        started.extend(procs)
+        return connection, procs[0], url
+
+    yield start
+    _stop(started)
+
+
+def _results(jobs_: list, timeout: float = 60) -> list:
+    return [job.latest_result(timeout=int(timeout)) for job in jobs_]
+
+
+def _wait_until(predicate, seconds: float = 30) -> None:
+    deadline = time.monotonic() + seconds
+    while not predicate():
+        if time.monotonic() > deadline:
+            pytest.fail("condition not reached in time")
+        time.sleep(0.05)
+
+
+def test_one_worker_process_keeps_many_requests_in_flight(own_pool, site, site_server):
+    connection, _, _ = own_pool("inflight")
+    tag = uuid.uuid4().hex
+    queue = queues.queue(queues.INTERACTIVE, connection)
+    enqueued = [queue.enqueue(jobs.scrape, f"{site}/slow/{tag}?ms={SLOW_MS}&n={n}")
+                for n in range(24)]
+    registry = StartedJobRegistry(queues.INTERACTIVE, connection=connection)
+    # RQ sees them all running at once: registry and the worker's executions.
+    _wait_until(lambda: registry.count >= 16)
+    (worker,) = Worker.all(connection=connection)
+    assert worker.current_execution_count >= 16
+    pages = [result.return_value for result in _results(enqueued)]
+    assert [page["status"] for page in pages] == ["succeeded"] * 24
+    assert all(page["data"]["title"] == "Tide tables of the Thames estuary" for page in pages)
+    assert site_server.open_peak[tag] >= 16  # the target saw them at once, from one process
+    for job in enqueued:
+        job.refresh()
+    assert {job.worker_name for job in enqueued} == {worker.name}
+
+
+def test_a_job_over_its_timeout_is_stopped_alone(own_pool, site):
+    env = {"CRAWLER_DOWNLOAD_TIMEOUT": "20", "CRAWLER_CRAWL_TIMEOUT": "25"}
+    connection, proc, _ = own_pool("timeout", env)
+    queue = queues.queue(queues.INTERACTIVE, connection)
+    tag = uuid.uuid4().hex
+    neighbours = [queue.enqueue(jobs.scrape, f"{site}/slow/{tag}?ms=9000&n={n}")
+                  for n in range(3)]
+    # /drip sends a byte a second for a minute: only its job timeout ends it.
+    dripping = queue.enqueue(jobs.scrape, f"{site}/drip", job_timeout=1)
+    stopped = dripping.latest_result(timeout=30)
+    assert stopped.type == stopped.Type.FAILED
+    assert "JobTimeoutException" in stopped.exc_string
+    pages = _results(neighbours)
+    assert [result.type for result in pages] == [stopped.Type.SUCCESSFUL] * 3
+    assert all(result.return_value["data"]["text"] for result in pages)
+    dripping.refresh()
+    for job in neighbours:
+        job.refresh()
+        # each neighbour was running when the timeout struck, and still finished its page
+        assert job.started_at < dripping.ended_at < job.ended_at
+    assert proc.poll() is None
+
+
+def test_a_timeout_strikes_only_inside_its_block():
+    """The timer cannot land in the job thread once the job has left its block."""
+    struck: list[str] = []
+
+    def job(seconds: float, name: str) -> None:
+        try:
+            with ThreadDeathPenalty(1, JobTimeoutException):
+                end = time.monotonic() + seconds
+                while time.monotonic() < end:
+                    time.sleep(0.01)
+            for _ in range(150):  # well past the timer's second, outside the block
+                time.sleep(0.01)
+        except JobTimeoutException as exc:
+            struck.append(f"{name}: {exc}")
+
+    threads = [threading.Thread(target=job, args=(3, "slow")),
+               threading.Thread(target=job, args=(0.1, "quick"))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=10)
+    assert struck == ["slow: The job exceeded its timeout and was stopped."]
+
+
+def test_a_killed_worker_releases_every_request_it_held(own_pool, database_url, site):
+    env = {"CRAWLER_DOWNLOAD_TIMEOUT": "50", "CRAWLER_CRAWL_TIMEOUT": "55"}
+    connection, proc, url = own_pool("kill", env)
+    app = create_app(make_config(database_url, url, job_wait_seconds=60))
+    customer = new_customer(app, credits=10)
+    registry = StartedJobRegistry(queues.INTERACTIVE, connection=connection)
+    count = 6
+
+    def kill_when_all_started() -> None:
+        _wait_until(lambda: registry.count >= count)
+        os.kill(proc.pid, signal.SIGKILL)
+
+    killer = threading.Thread(target=kill_when_all_started, daemon=True)
+    killer.start()
+    with ThreadPoolExecutor(count) as pool:
+        answers = list(pool.map(lambda n: customer.post("/scrape", {"url": f"{site}/drip?{n}"}),
+                                range(count)))
+    assert proc.wait(timeout=5) == -signal.SIGKILL
+    assert [answer.status_code for answer in answers] == [503] * count
+    assert customer.balance() == 10
+    assert_books_balance(app, customer.account_id)
+
+
+def test_a_warm_shutdown_finishes_the_jobs_in_flight(own_pool, site):
+    connection, proc, _ = own_pool("shutdown")
+    queue = queues.queue(queues.INTERACTIVE, connection)
+    tag = uuid.uuid4().hex
+    enqueued = [queue.enqueue(jobs.scrape, f"{site}/slow/{tag}?ms={SLOW_MS}&n={n}")
+                for n in range(4)]
+    registry = StartedJobRegistry(queues.INTERACTIVE, connection=connection)
+    _wait_until(lambda: registry.count == 4)
+    proc.terminate()
+    later = queue.enqueue(jobs.scrape, f"{site}/article")
+    assert proc.wait(timeout=30) == 0
+    assert [result.return_value["status"] for result in _results(enqueued, 5)] == \
+        ["succeeded"] * 4
+    assert later.get_status(refresh=True) == "queued"  # taken by no one after the request
+
+
+def test_background_jobs_leave_the_reserved_slots_to_interactive_ones(own_pool, site, site_server):
+    env = {"WORKER_CONCURRENCY": "4", "WORKER_INTERACTIVE_RESERVE": "2"}
+    connection, _, _ = own_pool("reserve", env, ("interactive", "collections"))
+    background = queues.queue(queues.COLLECTIONS, connection)
+    interactive = queues.queue(queues.INTERACTIVE, connection)
+    crawl, page = uuid.uuid4().hex, uuid.uuid4().hex
+    crawls = [background.enqueue(jobs.scrape, f"{site}/slow/{crawl}?ms=1500&n={n}")
+              for n in range(6)]
+    registry = StartedJobRegistry(queues.COLLECTIONS, connection=connection)
+    _wait_until(lambda: registry.count >= 2)
+    pages = [interactive.enqueue(jobs.scrape, f"{site}/slow/{page}?ms=1500&n={n}")
+             for n in range(2)]
+    assert [r.return_value["status"] for r in _results(pages + crawls)] == ["succeeded"] * 8
+    assert site_server.open_peak[crawl] == 2  # never more than their share
+    assert site_server.open_peak[page] == 2  # both interactive jobs ran at once, at once:
+    for job in pages + crawls:
+        job.refresh()
+    first_crawls_done = min(job.ended_at for job in crawls)
+    assert all(job.started_at < first_crawls_done for job in pages)
