@@ -43,6 +43,8 @@ class Principal:
     name: str
     plan: str
     requests_per_minute: int
+    #: Single-page jobs the account may have on the workers at once (``api.inflight``).
+    max_concurrent_requests: int
 
 
 def get_plan(session: Session, name: str) -> Plan:
@@ -50,6 +52,15 @@ def get_plan(session: Session, name: str) -> Plan:
     if plan is None:
         raise AccountError(f"No plan named {name!r}.")
     return plan
+
+
+def plan_id(session: Session, name: str) -> int:
+    """The id of the plan ``name``; reads no other column, so that accounts can be made on a
+    database of any revision (the migration tests make some before upgrading it)."""
+    found = session.scalar(select(Plan.id).where(Plan.name == name))
+    if found is None:
+        raise AccountError(f"No plan named {name!r}.")
+    return found
 
 
 def get_account(session: Session, name: str) -> Account:
@@ -70,7 +81,7 @@ def create_account(session: Session, name: str, plan: str = DEFAULT_PLAN) -> Acc
     account = Account(
         id="acct_" + secrets.token_hex(8),
         name=name,
-        plan=get_plan(session, plan),
+        plan_id=plan_id(session, plan),
         balance=0,
         webhook_secret="whsec_" + secrets.token_urlsafe(24),
     )
@@ -119,7 +130,8 @@ def authenticate(session: Session, key: str) -> Principal | None:
     if row is None:
         return None
     account, plan = row
-    return Principal(account.id, account.name, plan.name, plan.requests_per_minute)
+    return Principal(account.id, account.name, plan.name, plan.requests_per_minute,
+                     plan.max_concurrent_requests)
 
 
 def list_keys(session: Session, account: Account) -> list[ApiKey]:

@@ -7,6 +7,7 @@ from enum import StrEnum
 
 from sqlalchemy import (
     BigInteger,
+    CheckConstraint,
     DateTime,
     ForeignKey,
     Index,
@@ -53,10 +54,17 @@ class Base(DeclarativeBase):
     pass
 
 
+#: ``max_concurrent_requests`` of a plan made without one (the ``free`` plan's): the database's
+#: server default too, so a plan inserted by older code gets it.
+DEFAULT_MAX_CONCURRENT_REQUESTS = 4
+
+
 class Plan(Base):
-    """What an account may do: request rate and collection sizes."""
+    """What an account may do: request rate, requests in flight and collection sizes."""
 
     __tablename__ = "plans"
+    __table_args__ = (CheckConstraint("max_concurrent_requests >= 1",
+                                      name="ck_plans_max_concurrent_requests_positive"),)
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     name: Mapped[str] = mapped_column(String(64), unique=True)
@@ -64,6 +72,12 @@ class Plan(Base):
     max_batch_urls: Mapped[int] = mapped_column(Integer)
     max_crawl_pages: Mapped[int] = mapped_column(Integer)
     max_running_collections: Mapped[int] = mapped_column(Integer)
+    #: Single-page jobs of one account on the workers at once (``api.inflight``), so that one
+    #: account cannot fill every worker slot. At least 1: there is no "unlimited" value (an
+    #: operator who wants none gives a number above the deployment's worker slots).
+    max_concurrent_requests: Mapped[int] = mapped_column(
+        Integer, default=DEFAULT_MAX_CONCURRENT_REQUESTS,
+        server_default=str(DEFAULT_MAX_CONCURRENT_REQUESTS))
 
 
 class Account(Base):
