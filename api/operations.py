@@ -1,7 +1,8 @@
 """The life of a billable single-page request, shared by every one-URL operation.
 
-pre-check the URL → reserve credits → run the job on a warm worker → capture (success) or
-release (any failure) → answer. Every path writes exactly one line of activity history.
+pre-check the URL → reserve credits → take one of the account's slots (``api.inflight``) →
+run the job on a warm worker → give the slot back → capture (success) or release (any
+failure) → answer. Every path writes exactly one line of activity history.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import Any
 from flask import current_app, g
 from sqlalchemy.exc import DBAPIError, IntegrityError
 
+from api import inflight
 from api.dispatch import run_interactive
 from api.errors import ApiError
 from api.extensions import db, redis, source_policy
@@ -176,10 +178,15 @@ def run_page_operation(
                      url=url, cost=cost) from None
 
     def work() -> dict[str, Any]:
-        result = run_interactive(
-            redis(), job, url, job_id=g.request_id,
-            wait=current_app.config["WEBDATA"].job_wait_seconds, **options,
-        )
+        # Credits are reserved already (a burst over the balance gets its 402s at once); the
+        # account's slot wait is part of the one job wait, never on top of it.
+        deadline = time.monotonic() + current_app.config["WEBDATA"].job_wait_seconds
+        principal = g.principal
+        with inflight.slot(redis(), principal.account_id, g.request_id,
+                           principal.max_concurrent_requests, lease=request_lifetime(),
+                           deadline=deadline, unreachable=bool(g.get("redis_unreachable"))):
+            result = run_interactive(redis(), job, url, job_id=g.request_id,
+                                     wait=max(0.0, deadline - time.monotonic()), **options)
         if result["status"] != PageStatus.SUCCEEDED:
             raise ApiError.from_result(result["error"] or {})
         fields = {name: result[name] for name in COMMON_FIELDS} if common_fields else {}

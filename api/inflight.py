@@ -1,0 +1,123 @@
+"""Per-account cap on single-page jobs in flight: one account cannot fill every worker slot.
+
+Issue 10: ten slow requests of one account took every worker slot, and another account's
+request waited 58 s behind them. Each single-page request now takes one of its account's
+``max_concurrent_requests`` slots (a plan field) before its job is enqueued, and gives it back
+when the job's answer is in; a request over the cap waits for a slot within its own deadline,
+while other accounts' requests go straight to the workers.
+
+The slots of an account are a Redis sorted set (``webdata:inflight:<account id>``) shared by
+every API process and host: member = the request id, score = the slot's lease expiry in
+milliseconds of the Redis server's clock. Taking a slot is one Lua script, so two requests
+can never both take the last one; it first drops leases that expired, so the slot of an API
+process killed mid-request (no ``finally`` ran) frees itself after the request's lifetime.
+Leases are read on the Redis clock (``TIME``), never the API hosts': their clocks may differ.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import time
+from collections.abc import Iterator
+from datetime import timedelta
+
+from redis import Redis
+from redis.exceptions import RedisError
+
+from api.errors import ApiError
+
+logger = logging.getLogger(__name__)
+
+KEY_PREFIX = "webdata:inflight:"
+#: First and longest pause (seconds) between two tries of a full account: short at first, as
+#: a page often ends within milliseconds of another; then at most 10 tries a second each.
+FIRST_PAUSE, LONGEST_PAUSE = 0.01, 0.1
+#: Growth of the pause after each failed try.
+PAUSE_GROWTH = 1.5
+
+#: KEYS[1] the account's set; ARGV: member, cap, lease (ms). 1 if the member holds a slot now
+#: (taken, or held already: a retry of the same request takes no second one), else 0. The key
+#: lives as long as its longest lease, so an idle account leaves nothing behind.
+ACQUIRE = """
+local now = redis.call('TIME')
+local now_ms = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
+local lease = tonumber(ARGV[3])
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now_ms)
+if not redis.call('ZSCORE', KEYS[1], ARGV[1]) then
+  if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[2]) then
+    return 0
+  end
+end
+redis.call('ZADD', KEYS[1], now_ms + lease, ARGV[1])
+if redis.call('PTTL', KEYS[1]) < lease then
+  redis.call('PEXPIRE', KEYS[1], lease)
+end
+return 1
+"""
+
+
+def key(account_id: str) -> str:
+    return KEY_PREFIX + account_id
+
+
+def try_acquire(redis: Redis, account_id: str, member: str, cap: int, lease: timedelta) -> bool:
+    """Take one of the account's ``cap`` slots for ``member`` for ``lease``, if one is free.
+
+    A cap below 1 counts as 1: the database refuses such a plan, and 0 would only make every
+    request wait out its deadline. Raises RedisError.
+    """
+    script = redis.register_script(ACQUIRE)  # EVALSHA, loading the script when Redis lacks it
+    lease_ms = max(1, int(lease.total_seconds() * 1000))
+    return bool(script(keys=[key(account_id)], args=[member, max(1, cap), lease_ms]))
+
+
+def release(redis: Redis, account_id: str, member: str) -> None:
+    """Give ``member``'s slot back. Raises RedisError."""
+    redis.zrem(key(account_id), member)
+
+
+def held(redis: Redis, account_id: str) -> int:
+    """Slots of the account held now, expired leases included (for tests and operators)."""
+    return int(redis.zcard(key(account_id)))
+
+
+def unavailable() -> ApiError:
+    return ApiError("unavailable", "The job queue is unreachable; try again shortly.")
+
+
+@contextlib.contextmanager
+def slot(
+    redis: Redis, account_id: str, member: str, cap: int, *, lease: timedelta, deadline: float,
+    unreachable: bool = False,
+) -> Iterator[None]:
+    """Hold one of the account's slots for the ``with`` block, waiting for one until
+    ``deadline`` (a ``time.monotonic()`` value).
+
+    Raises ApiError 504 ``timeout`` when every slot stayed taken until the deadline (nothing
+    is charged: the caller releases the reservation), 503 ``unavailable`` when Redis fails,
+    at once when ``unreachable`` (the rate limiter just waited for Redis in vain).
+    """
+    if unreachable:
+        raise unavailable()
+    pause = FIRST_PAUSE
+    try:
+        while not try_acquire(redis, account_id, member, cap, lease):
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise ApiError(
+                    "timeout", f"This account already has {max(1, cap)} requests in flight (its "
+                    "plan's max_concurrent_requests) and none finished in time; nothing was "
+                    "charged. Send fewer requests at once.")
+            time.sleep(min(pause, remaining))
+            pause = min(pause * PAUSE_GROWTH, LONGEST_PAUSE)
+    except RedisError as exc:
+        logger.error("Redis unavailable: %s", exc)
+        raise unavailable() from None
+    try:
+        yield
+    finally:
+        try:
+            release(redis, account_id, member)
+        except RedisError as exc:  # the lease frees it; the answer itself is not at fault
+            logger.warning("Could not release the slot of %s (its lease will): %s", member, exc)
