@@ -65,13 +65,15 @@ def credit_account(name: str, amount: int) -> None:
 @accounts_cli.command("show")
 @click.argument("name")
 def show_account(name: str) -> None:
-    """Plan, balance and keys of NAME."""
+    """Plan (with its limits), balance and keys of NAME."""
     try:
         with _db().session() as session:
             account = accounts.get_account(session, name)
             click.echo(f"id       {account.id}")
             click.echo(f"name     {account.name}")
-            click.echo(f"plan     {account.plan.name}")
+            plan = account.plan
+            click.echo(f"plan     {plan.name} ({plan.requests_per_minute} requests a minute, "
+                       f"{plan.max_concurrent_requests} in flight at once)")
             click.echo(f"balance  {account.balance}")
             for key in accounts.list_keys(session, account):
                 state = f"revoked {key.revoked_at:%Y-%m-%d}" if key.revoked_at else "live"

@@ -197,6 +197,10 @@ class PlanSchema(Response):
     max_batch_urls = fields.Integer()
     max_crawl_pages = fields.Integer()
     max_running_collections = fields.Integer()
+    max_concurrent_requests = fields.Integer(metadata={
+        "description": "Single-page requests (scrape, contacts, products, video-platform) the "
+                       "account may have in flight at once; more wait their turn within the "
+                       "request's deadline. Beyond API.md: this deployment's addition."})
 
 
 class CreditsSchema(Response):
