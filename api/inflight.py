@@ -40,6 +40,7 @@ PAUSE_GROWTH = 1.5
 #: (taken, or held already: a retry of the same request takes no second one), else 0. The key
 #: lives as long as its longest lease, so an idle account leaves nothing behind.
 ACQUIRE = """
+if redis.replicate_commands then redis.replicate_commands() end -- writes after TIME (Redis < 5)
 local now = redis.call('TIME')
 local now_ms = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
 local lease = tonumber(ARGV[3])

@@ -70,7 +70,8 @@ ERRORS: dict[int, str] = {
          "(`details` holds the URL and the target's status).",
     503: "unavailable: Redis, the database or the workers cannot be reached; nothing was "
          "charged.",
-    504: "timeout: the target or the worker did not answer in time; nothing was charged.",
+    504: "timeout: the target or the worker did not answer in time, or the account kept its "
+         "plan's max_concurrent_requests in flight until the deadline; nothing was charged.",
 }
 
 #: The errors of every operation that needs a key; POST adds 400 and 422.

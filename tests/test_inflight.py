@@ -61,7 +61,7 @@ def test_an_account_at_its_cap_waits_its_turn_while_another_account_is_served_at
     a = new_customer(app, credits=10, plan=capped_plan(app, 1))
     b = new_customer(app, credits=5)
     tag = f"fair-{uuid.uuid4().hex[:8]}"
-    slow = f"{site}/slow/{tag}?ms=700"
+    slow = f"{site}/slow/{tag}?ms=1500"  # B has 1.5 s to be served, on a busy machine too
 
     def scrape_a(_):
         return a.post("/scrape", {"url": slow}, client=app.test_client())
