@@ -185,6 +185,11 @@ class Config:
     """Seconds one single-page crawl may take in all (robots.txt, redirects)."""
     robotstxt_ttl: float = var("CRAWLER_ROBOTSTXT_TTL", seconds(zero_ok=True), 600.0)
     """Seconds a worker reuses a site's parsed robots.txt (0: fetch it for every crawl)."""
+    host_concurrency: int = var("CRAWLER_HOST_CONCURRENCY", integer(
+        "a whole number of requests, at least 1", 1), 16)
+    """Requests (hence connections) one worker process has open at once to one host:port,
+    across all the jobs it runs; more wait for a free one (Scrapy's own per-domain limit is
+    per crawl, and every job is its own crawl)."""
 
     # The workers.
     interactive_job_timeout: int = var("INTERACTIVE_JOB_TIMEOUT", integer(

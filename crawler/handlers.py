@@ -6,6 +6,16 @@ host it fetched a moment ago: ~1 ms on loopback, tens to hundreds of ms on the I
 one pool serves every crawl of the process. Connections are only ever opened through the
 filtering resolver, so reusing them reuses addresses the source policy already allowed.
 
+Politeness across jobs: Scrapy caps the requests open to one domain (and the pool its idle
+connections) per *crawler*, and the warm worker runs many jobs at once, each its own crawler;
+32 jobs to one site would open 32 connections to it. So every download here first takes one
+of the process's ``HOST_CONCURRENCY`` slots for its ``host:port`` (:mod:`crawler.host_slots`)
+and gives it back when the download ends, however it ends; robots.txt fetches count too.
+Requests to other hosts never wait on a full one. A request waits for a slot at most its
+download timeout (then it fails as a timeout, as a download that slow would), so a crawl
+stopped meanwhile still winds down within that time; a slot that frees up for a crawl that
+has stopped is handed on at once instead of fetching a page for nobody.
+
 Scrapy also cancels a body that outgrows ``DOWNLOAD_MAXSIZE`` with a bare cancellation that
 does not say why; counting each request's bytes here lets the handler say it.
 """
@@ -16,9 +26,11 @@ from typing import TYPE_CHECKING, Any
 
 from scrapy import signals
 from scrapy.core.downloader.handlers.http11 import HTTP11DownloadHandler
-from scrapy.exceptions import DownloadCancelledError
+from scrapy.exceptions import DownloadCancelledError, IgnoreRequest
+from scrapy.utils.httpobj import urlparse_cached
 
-from crawler.exceptions import PageTooLarge
+from crawler.exceptions import CrawlTimeout, PageTooLarge
+from crawler.host_slots import HostSlots, NoFreeSlot, host_key
 
 if TYPE_CHECKING:
     from scrapy import Request
@@ -32,16 +44,28 @@ RECEIVED = "received_bytes"
 
 class HTTPDownloadHandler(HTTP11DownloadHandler):
     """Scrapy's HTTP/1.1 handler with one connection pool per process, kept across crawls,
-    and a :class:`PageTooLarge` for bodies over the size limit."""
+    at most ``HOST_CONCURRENCY`` requests open to one host across those crawls, and a
+    :class:`PageTooLarge` for bodies over the size limit."""
 
     _shared_pool: HTTPConnectionPool | None = None
+    _host_slots: HostSlots | None = None
 
     def __init__(self, crawler: Crawler):
         super().__init__(crawler)
+        settings = crawler.settings
         if HTTPDownloadHandler._shared_pool is None:
             HTTPDownloadHandler._shared_pool = self._pool
+            HTTPDownloadHandler._host_slots = HostSlots(settings.getint("HOST_CONCURRENCY", 16))
+            # Keep as many idle connections to a host as may be busy at once, so the next
+            # wave of jobs to it reuses them instead of opening new ones.
+            self._pool.maxPersistentPerHost = max(
+                self._pool.maxPersistentPerHost, HTTPDownloadHandler._host_slots.limit
+            )
         self._pool = HTTPDownloadHandler._shared_pool
+        assert HTTPDownloadHandler._host_slots is not None
+        self._slots = HTTPDownloadHandler._host_slots
         self._maxsize = crawler.settings.getint("DOWNLOAD_MAXSIZE")
+        self._timeout = crawler.settings.getfloat("DOWNLOAD_TIMEOUT")
         crawler.signals.connect(self._count_bytes, signal=signals.bytes_received)
 
     @staticmethod
@@ -49,6 +73,21 @@ class HTTPDownloadHandler(HTTP11DownloadHandler):
         request.meta[RECEIVED] = request.meta.get(RECEIVED, 0) + len(data)
 
     async def download_request(self, request: Request) -> Response:
+        key = host_key(urlparse_cached(request))
+        wait = request.meta.get("download_timeout", self._timeout)
+        try:
+            async with self._slots.hold(key, wait):
+                if not self._crawler.crawling:
+                    raise IgnoreRequest("The crawl stopped while the request waited for a "
+                                        "connection to its host.")
+                return await self._download(request)
+        except NoFreeSlot:
+            raise CrawlTimeout(
+                f"The host was busy: no connection to it was free within {wait:g} s (this "
+                f"worker already had as many requests to it open as it allows).", url=request.url
+            ) from None
+
+    async def _download(self, request: Request) -> Response:
         try:
             return await super().download_request(request)
         except DownloadCancelledError:

@@ -41,6 +41,9 @@ DOWNLOAD_WARNSIZE = 0
 DOWNLOAD_TIMEOUT = _config.download_timeout
 #: Seconds one single-page crawl may take in all (robots.txt, redirects, retries).
 CRAWL_TIMEOUT = _config.crawl_timeout
+#: Requests open at once to one host:port across every crawl of the process (all jobs of a
+#: warm worker); CONCURRENT_REQUESTS_PER_DOMAIN only counts within one crawl.
+HOST_CONCURRENCY = _config.host_concurrency
 REDIRECT_MAX_TIMES = 10
 METAREFRESH_MAXDELAY = 30
 RETRY_ENABLED = False
