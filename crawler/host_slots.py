@@ -73,9 +73,8 @@ class HostSlots:
         """Hold one of ``key``'s slots for the body of the ``async with``.
 
         Raises :class:`NoFreeSlot` if none is free within ``wait`` seconds (``None`` or 0: wait
-        as long as it takes).
-        However the wait or the body ends (error, cancellation of the task), the slot is given
-        back and a waiter that gave up leaves the queue.
+        as long as it takes). However the wait or the body ends (error, cancellation of the
+        task), the slot is given back and a waiter that gave up leaves the queue.
         """
         host = self._hosts.get(key)
         if host is None:
