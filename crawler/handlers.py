@@ -22,6 +22,7 @@ does not say why; counting each request's bytes here lets the handler say it.
 
 from __future__ import annotations
 
+import asyncio
 from typing import TYPE_CHECKING, Any
 
 from scrapy import signals
@@ -31,6 +32,7 @@ from scrapy.utils.httpobj import urlparse_cached
 
 from crawler.exceptions import CrawlTimeout, PageTooLarge
 from crawler.host_slots import HostSlots, NoFreeSlot, host_key
+from crawler.signals import crawl_abandoned
 
 if TYPE_CHECKING:
     from scrapy import Request
@@ -67,12 +69,32 @@ class HTTPDownloadHandler(HTTP11DownloadHandler):
         self._maxsize = crawler.settings.getint("DOWNLOAD_MAXSIZE")
         self._timeout = crawler.settings.getfloat("DOWNLOAD_TIMEOUT")
         crawler.signals.connect(self._count_bytes, signal=signals.bytes_received)
+        self._in_flight: set[asyncio.Future[Response]] = set()
+        crawler.signals.connect(self._abandon, signal=crawl_abandoned)
 
     @staticmethod
     def _count_bytes(data: bytes, request: Request, **_: Any) -> None:
         request.meta[RECEIVED] = request.meta.get(RECEIVED, 0) + len(data)
 
     async def download_request(self, request: Request) -> Response:
+        """The download, in a task of its own that :meth:`_abandon` can cancel."""
+        task = asyncio.ensure_future(self._fetch(request))
+        self._in_flight.add(task)
+        try:
+            return await task
+        except asyncio.CancelledError:
+            if not task.cancelled():
+                raise  # this coroutine itself was cancelled, not by us
+            raise IgnoreRequest("The crawl was stopped before the download ended.") from None
+        finally:
+            self._in_flight.discard(task)
+
+    def _abandon(self) -> None:
+        """Cancel every download (or wait for a host slot) of this crawler."""
+        for task in list(self._in_flight):
+            task.cancel()
+
+    async def _fetch(self, request: Request) -> Response:
         key = host_key(urlparse_cached(request))
         wait = request.meta.get("download_timeout", self._timeout)
         try:

@@ -22,6 +22,7 @@ from scrapy.utils.reactor import install_reactor
 
 from crawler.exceptions import CrawlTimeout
 from crawler.resolver import FilteringResolver, policy_from_settings
+from crawler.signals import crawl_abandoned
 
 logger = logging.getLogger(__name__)
 
@@ -144,11 +145,18 @@ class WarmCrawler:
             return
         if done.done():
             return
-        reactor.callFromThread(crawler.stop)
+        reactor.callFromThread(_abandon, crawler)
         try:
             done.result(timeout=STOP_GRACE)
         except BaseException:
             logger.warning("A stopped crawl did not wind down within %s s", STOP_GRACE)
+
+
+def _abandon(crawler: Crawler) -> None:
+    """Stop ``crawler`` without waiting for its downloads in progress (see
+    :data:`crawler.signals.crawl_abandoned`)."""
+    crawler.signals.send_catch_log(crawl_abandoned)
+    crawler.stop()
 
 
 def _wait(done: concurrent.futures.Future[list[Any]], timeout: float) -> list[Any]:

@@ -85,7 +85,7 @@ def test_a_job_over_its_timeout_is_stopped_alone(own_pool, site):
     connection, proc, _ = own_pool("timeout", env)
     queue = queues.queue(queues.INTERACTIVE, connection)
     tag = uuid.uuid4().hex
-    neighbours = [queue.enqueue(jobs.scrape, f"{site}/slow/{tag}?ms=9000&n={n}")
+    neighbours = [queue.enqueue(jobs.scrape, f"{site}/slow/{tag}?ms=5000&n={n}")
                   for n in range(3)]
     # /drip sends a byte a second for a minute: only its job timeout ends it.
     dripping = queue.enqueue(jobs.scrape, f"{site}/drip", job_timeout=1)
@@ -131,7 +131,7 @@ def test_a_killed_worker_releases_every_request_it_held(own_pool, database_url, 
     env = {"CRAWLER_DOWNLOAD_TIMEOUT": "50", "CRAWLER_CRAWL_TIMEOUT": "55"}
     connection, proc, url = own_pool("kill", env)
     app = create_app(make_config(database_url, url, job_wait_seconds=60))
-    customer = new_customer(app, credits=10)
+    customer = new_customer(app, credits=10, plan="enterprise")  # 6 at once: over free's cap
     registry = StartedJobRegistry(queues.INTERACTIVE, connection=connection)
     count = 6
 
