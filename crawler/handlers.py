@@ -32,7 +32,7 @@ from scrapy.utils.httpobj import urlparse_cached
 
 from crawler.exceptions import CrawlTimeout, PageTooLarge
 from crawler.host_slots import HostSlots, NoFreeSlot, host_key
-from crawler.signals import crawl_abandoned
+from crawler.signals import JOB_KEY, crawl_abandoned
 
 if TYPE_CHECKING:
     from scrapy import Request
@@ -69,7 +69,8 @@ class HTTPDownloadHandler(HTTP11DownloadHandler):
         self._maxsize = crawler.settings.getint("DOWNLOAD_MAXSIZE")
         self._timeout = crawler.settings.getfloat("DOWNLOAD_TIMEOUT")
         crawler.signals.connect(self._count_bytes, signal=signals.bytes_received)
-        self._in_flight: set[asyncio.Future[Response]] = set()
+        #: Downloads in progress (or waiting for a host slot), with the fed job of each.
+        self._in_flight: dict[asyncio.Future[Response], Any] = {}
         crawler.signals.connect(self._abandon, signal=crawl_abandoned)
 
     @staticmethod
@@ -79,7 +80,7 @@ class HTTPDownloadHandler(HTTP11DownloadHandler):
     async def download_request(self, request: Request) -> Response:
         """The download, in a task of its own that :meth:`_abandon` can cancel."""
         task = asyncio.ensure_future(self._fetch(request))
-        self._in_flight.add(task)
+        self._in_flight[task] = request.meta.get(JOB_KEY)
         try:
             return await task
         except asyncio.CancelledError:
@@ -87,12 +88,14 @@ class HTTPDownloadHandler(HTTP11DownloadHandler):
                 raise  # this coroutine itself was cancelled, not by us
             raise IgnoreRequest("The crawl was stopped before the download ended.") from None
         finally:
-            self._in_flight.discard(task)
+            self._in_flight.pop(task, None)
 
-    def _abandon(self) -> None:
-        """Cancel every download (or wait for a host slot) of this crawler."""
-        for task in list(self._in_flight):
-            task.cancel()
+    def _abandon(self, job: Any = None) -> None:
+        """Cancel every download (or wait for a host slot) of this crawler, or only those of
+        one fed ``job`` (:mod:`crawler.feed`)."""
+        for task, owner in list(self._in_flight.items()):
+            if job is None or owner == job:
+                task.cancel()
 
     async def _fetch(self, request: Request) -> Response:
         key = host_key(urlparse_cached(request))

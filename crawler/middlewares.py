@@ -11,6 +11,7 @@ from urllib.parse import urljoin, urlsplit
 from scrapy.downloadermiddlewares.robotstxt import RobotsTxtMiddleware
 from scrapy.exceptions import IgnoreRequest
 from scrapy.utils.httpobj import urlparse_cached
+from twisted.internet.defer import Deferred
 
 from crawler.exceptions import RobotsDisallowed, SourcePolicyError
 from crawler.policy import PolicyRefusal
@@ -126,6 +127,12 @@ class SharedRobotsTxtMiddleware(RobotsTxtMiddleware):
         parser = await super().robot_parser(request)
         if parser is not None:
             _robots_cache.put(site, parser, self._ttl)
+        # Scrapy keeps every site's parser (or None after an error) for its crawler's life:
+        # right for one crawl, but the worker's crawler lives for days (crawler.feed), so that
+        # would grow without bound and never see a robots.txt change. The shared cache above
+        # keeps parsers; Scrapy's entry only joins requests to one fetch while it is pending.
+        if not isinstance(self._parsers.get(parts.netloc), Deferred):
+            self._parsers.pop(parts.netloc, None)
         return parser
 
     def process_request_2(self, rp: Any, request: Request) -> None:

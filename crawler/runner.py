@@ -1,15 +1,19 @@
 """Run spiders in one long-lived Twisted reactor (the warm worker's engine room).
 
 Measured (DESIGN.md): a fresh ``CrawlerProcess`` per request costs ~700 ms; a crawl started in a
-reactor that is already running costs ~15 ms. So the reactor runs for the life of the process
-in a background thread, the filtering resolver is installed on it once, and each call to
-:meth:`WarmCrawler.crawl` builds a crawler, runs it there, and blocks its caller (an RQ job, in
-a thread of its own: many run at once) until the items are in or the time budget is spent.
+reactor that is already running costs ~15 ms, and a request fed to a crawler that is already
+running costs less again (:mod:`crawler.feed`). So the reactor runs for the life of the process
+in a background thread, the filtering resolver is installed on it once, one long-lived crawler
+takes the requests of every single-page job, and each call to :meth:`WarmCrawler.crawl` blocks
+its caller (an RQ job, in a thread of its own: many run at once) until the job's items are in
+or its time budget is spent. A spider that needs settings of its own still gets a crawler of
+its own for its job.
 """
 
 from __future__ import annotations
 
 import concurrent.futures
+import itertools
 import logging
 import threading
 import time
@@ -20,6 +24,7 @@ from scrapy.crawler import Crawler, CrawlerRunner
 from scrapy.settings import Settings
 from scrapy.utils.reactor import install_reactor
 
+from crawler import feed
 from crawler.exceptions import CrawlTimeout
 from crawler.resolver import FilteringResolver, policy_from_settings
 from crawler.signals import crawl_abandoned
@@ -47,6 +52,8 @@ class WarmCrawler:
     def __init__(self, settings: Settings | None = None):
         self.settings = settings or crawler_settings()
         self._runner: CrawlerRunner | None = None
+        self._feed: feed.Feed | None = None
+        self._job_ids = itertools.count()
         self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
 
@@ -64,6 +71,8 @@ class WarmCrawler:
 
             FilteringResolver(reactor, policy_from_settings(self.settings)).install_on_reactor()
             self._runner = CrawlerRunner(self.settings)
+            self._feed = feed.Feed(self._runner)
+            reactor.callFromThread(self._feed.start)  # open before the first job needs it
             self._thread = threading.Thread(
                 target=reactor.run,
                 kwargs={"installSignalHandlers": False},
@@ -91,14 +100,42 @@ class WarmCrawler:
     ) -> list[Any]:
         """Run one spider to the end and return the items it scraped.
 
-        Raises :class:`CrawlTimeout` after ``timeout`` seconds (``CRAWL_TIMEOUT`` by default),
-        having stopped the crawl. Any other interruption of the caller (an RQ job timeout)
-        stops the crawl too before it propagates, so the reactor is never left with orphans.
+        A single-page spider is fed to the process's long-lived crawler (:mod:`crawler.feed`);
+        any other gets a crawl of its own. Raises :class:`CrawlTimeout` after ``timeout``
+        seconds (``CRAWL_TIMEOUT`` by default), having given up on the job. Any other
+        interruption of the caller (an RQ job timeout) gives up on it too before it
+        propagates, so the reactor is never left with orphans.
         """
         self.start()
+        assert self._runner is not None and self._feed is not None
+        timeout = timeout if timeout is not None else self.settings.getfloat("CRAWL_TIMEOUT")
+        spidercls = self._runner.spider_loader.load(spider) if isinstance(spider, str) else spider
+        if feed.takes(spidercls):
+            return self._fed(spidercls, timeout, spider_kwargs)
+        return self._alone(spidercls, timeout, spider_kwargs)
+
+    def _fed(self, spidercls: type[Spider], timeout: float,
+             spider_kwargs: dict[str, Any]) -> list[Any]:
         from twisted.internet import reactor
 
-        timeout = timeout if timeout is not None else self.settings.getfloat("CRAWL_TIMEOUT")
+        assert self._feed is not None
+        job_id = next(self._job_ids)
+        done: concurrent.futures.Future[list[Any]] = concurrent.futures.Future()
+        reactor.callFromThread(self._feed.submit, job_id, spidercls, spider_kwargs, done)
+        try:
+            return _wait(done, timeout)
+        except concurrent.futures.TimeoutError:
+            reactor.callFromThread(self._feed.abandon, job_id)
+            raise CrawlTimeout(f"The crawl did not finish within {timeout:g} s.") from None
+        except BaseException:
+            reactor.callFromThread(self._feed.abandon, job_id)
+            raise
+
+    def _alone(self, spider: type[Spider], timeout: float,
+               spider_kwargs: dict[str, Any]) -> list[Any]:
+        """The spider in a crawler of its own, built for this job and closed after it."""
+        from twisted.internet import reactor
+
         items: list[Any] = []
         done: concurrent.futures.Future[list[Any]] = concurrent.futures.Future()
         started: concurrent.futures.Future[Crawler] = concurrent.futures.Future()

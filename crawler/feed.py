@@ -1,0 +1,209 @@
+"""One long-lived crawler per worker process, fed the requests of every single-page job.
+
+A Scrapy crawl per job costs its construction (settings deep-copied, ~30 components built),
+the engine's open and close: measured under 32 jobs in flight, that was ~30 % of a worker's
+CPU, more than the extraction itself (``bench/README.md``). So the warm crawler keeps one
+crawler running (:class:`FeedSpider`, kept open when idle) and each job becomes *requests* in
+it, not a crawl:
+
+- the job's spider (any :class:`~crawler.spiders.base.SinglePageSpider` without settings of
+  its own) is instantiated as for ``scrapy crawl``, bound to the long-lived crawler, and its
+  ``start()`` requests are injected into the running engine;
+- every request of a job carries the job's id (``meta["feed_job"]``) and its callback and
+  errback are wrapped: items they yield complete the job (a single-page spider yields exactly
+  one result), requests they yield are tagged and wrapped in turn;
+- a job given up on (its time budget or its RQ timeout) is closed here and its downloads
+  cancelled (:data:`crawler.signals.crawl_abandoned`); the others go on.
+
+Downloader middlewares, robots.txt, the source policy and the per-host slots apply to fed
+requests exactly as to a crawl of their own. This module runs in the reactor thread only;
+:class:`crawler.runner.WarmCrawler` is its thread-safe face.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import logging
+from collections.abc import AsyncIterator, Callable, Iterable
+from dataclasses import dataclass
+from functools import partial
+from typing import TYPE_CHECKING, Any
+
+from scrapy import Request, Spider, signals
+from scrapy.exceptions import DontCloseSpider
+from scrapy.utils.defer import deferred_from_coro
+
+from crawler.signals import JOB_KEY, crawl_abandoned
+from crawler.spiders.base import SinglePageSpider
+
+if TYPE_CHECKING:
+    from scrapy.crawler import Crawler, CrawlerRunner
+
+logger = logging.getLogger(__name__)
+
+class FeedSpider(Spider):
+    """The long-lived crawler's spider: no requests of its own, never closed for being idle."""
+
+    name = "feed"
+    #: The crawler holds every job of the worker at once: Scrapy's own caps would queue them
+    #: (16 in all, 8 per domain by default). Politeness per host is kept by the download
+    #: handler's per-host slots, shared with any crawl of the process.
+    custom_settings = {"CONCURRENT_REQUESTS": 4096, "CONCURRENT_REQUESTS_PER_DOMAIN": 4096}
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler, *args: Any, **kwargs: Any) -> FeedSpider:
+        spider = super().from_crawler(crawler, *args, **kwargs)
+        crawler.signals.connect(spider.keep_open, signal=signals.spider_idle)
+        return spider
+
+    def keep_open(self) -> None:
+        raise DontCloseSpider
+
+    async def start(self) -> AsyncIterator[Any]:
+        return
+        yield  # an async generator with nothing in it
+
+
+@dataclass
+class _Job:
+    done: concurrent.futures.Future[list[Any]]
+    spider: Spider
+
+
+#: Spider attributes Scrapy's components read from *the crawler's* spider (our FeedSpider, when
+#: fed): a spider that sets one needs a crawl of its own for it to count.
+CRAWL_ATTRIBUTES = ("custom_settings", "allowed_domains", "handle_httpstatus_list",
+                    "handle_httpstatus_all", "download_timeout", "download_maxsize",
+                    "download_warnsize", "download_delay", "user_agent", "http_user",
+                    "http_pass", "http_auth_domain", "max_concurrent_requests")
+
+
+def takes(spidercls: type[Spider]) -> bool:
+    """Whether jobs of ``spidercls`` can be fed: single-page spiders that set nothing their
+    crawl reads (settings and the attributes above are per crawler; a spider with its own
+    gets a crawl of its own, as before)."""
+    return issubclass(spidercls, SinglePageSpider) and not any(
+        getattr(spidercls, name, None) for name in CRAWL_ATTRIBUTES)
+
+
+class Feed:
+    """The long-lived crawler and the jobs in flight in it (reactor thread only)."""
+
+    def __init__(self, runner: CrawlerRunner):
+        self._runner = runner
+        self._crawler: Crawler | None = None
+        self._waiting: list[Callable[[], None]] = []  # jobs that came before the spider opened
+        self._jobs: dict[int, _Job] = {}
+
+    def start(self) -> None:
+        """Open the long-lived crawler now rather than at the first job."""
+        self._ensure_crawler()
+
+    def _ensure_crawler(self) -> Crawler:
+        """The running crawler; a new one if there is none or it stopped (it should not)."""
+        if self._crawler is None or not self._crawler.crawling:
+            crawler = self._runner.create_crawler(FeedSpider)
+            crawler.signals.connect(self._opened, signal=signals.spider_opened)
+            crawler.signals.connect(self._dropped, signal=signals.request_dropped)
+            self._crawler = crawler
+            self._runner.crawl(crawler).addErrback(
+                lambda failure: logger.error("The feed crawler failed: %s", failure.value))
+        return self._crawler
+
+    def _opened(self, spider: Spider) -> None:
+        waiting, self._waiting = self._waiting, []
+        for start in waiting:
+            start()
+
+    def submit(self, job_id: int, spidercls: type[Spider], kwargs: dict[str, Any],
+               done: concurrent.futures.Future[list[Any]]) -> None:
+        """Start job ``job_id``: ``done`` gets its items, or the exception that stopped it."""
+        crawler = self._ensure_crawler()
+        try:
+            spider = spidercls(**kwargs)  # as ``scrapy crawl`` would, bound to our crawler
+        except Exception as exc:
+            done.set_exception(exc)
+            return
+        spider.crawler, spider.settings = crawler, crawler.settings
+        self._jobs[job_id] = _Job(done, spider)
+
+        def start() -> None:
+            deferred_from_coro(self._start(job_id, spider))
+
+        if crawler.engine is not None and crawler.engine.spider is not None:
+            start()
+        else:
+            self._waiting.append(start)
+
+    async def _start(self, job_id: int, spider: Spider) -> None:
+        try:
+            async for output in spider.start():
+                if isinstance(output, Request):
+                    self._crawl(job_id, output)
+                else:
+                    self._finish(job_id, [output])
+        except Exception as exc:
+            self._fail(job_id, exc)
+
+    def _crawl(self, job_id: int, request: Request) -> None:
+        if job_id not in self._jobs:
+            return
+        assert self._crawler is not None and self._crawler.engine is not None
+        self._crawler.engine.crawl(self._tag(job_id, request))
+
+    def _tag(self, job_id: int, request: Request) -> Request:
+        """Mark ``request`` as the job's and route what its callbacks yield (see module)."""
+        request.meta[JOB_KEY] = job_id
+        request.dont_filter = True  # one job's page is no duplicate of another job's
+        request.callback = partial(self._callback, job_id, request.callback)
+        request.errback = partial(self._errback, job_id, request.errback)
+        return request
+
+    def _callback(self, job_id: int, callback: Callable[..., Any] | None, response: Any,
+                  **kwargs: Any) -> Iterable[Request]:
+        job = self._jobs.get(job_id)
+        if job is None:
+            return ()  # given up on meanwhile
+        call = callback or job.spider.parse  # Scrapy's default callback, of the job's spider
+        return self._route(job_id, lambda: call(response, **kwargs))
+
+    def _errback(self, job_id: int, errback: Callable[..., Any] | None,
+                 failure: Any) -> Iterable[Request]:
+        if errback is None:
+            self._finish(job_id, [])
+            return ()
+        return self._route(job_id, lambda: errback(failure))
+
+    def _route(self, job_id: int, call: Callable[[], Any]) -> Iterable[Request]:
+        """Run a callback of the job: items complete it, requests go on (tagged)."""
+        if job_id not in self._jobs:
+            return  # given up on meanwhile
+        try:
+            for output in call() or ():
+                if isinstance(output, Request):
+                    yield self._tag(job_id, output)
+                else:
+                    self._finish(job_id, [output])
+        except Exception as exc:
+            logger.exception("A spider callback failed")
+            self._fail(job_id, exc)
+
+    def _dropped(self, request: Request, spider: Spider) -> None:
+        job_id = request.meta.get(JOB_KEY)
+        if job_id is not None:
+            self._finish(job_id, [])  # never downloaded: the job ends without a result
+
+    def _finish(self, job_id: int, items: list[Any]) -> None:
+        job = self._jobs.pop(job_id, None)
+        if job is not None and not job.done.done():
+            job.done.set_result(items)
+
+    def _fail(self, job_id: int, exc: BaseException) -> None:
+        job = self._jobs.pop(job_id, None)
+        if job is not None and not job.done.done():
+            job.done.set_exception(exc)
+
+    def abandon(self, job_id: int) -> None:
+        """Forget job ``job_id`` and cancel its downloads: its caller gave up on it."""
+        if self._jobs.pop(job_id, None) is not None and self._crawler is not None:
+            self._crawler.signals.send_catch_log(crawl_abandoned, job=job_id)
