@@ -28,6 +28,8 @@ from typing import Any
 from flask import current_app, g
 from redis.exceptions import RedisError
 from rq import Queue, Worker
+from rq.command import send_stop_job_command
+from rq.exceptions import InvalidJobOperation, NoSuchJobError
 from rq.job import Job, JobStatus
 from rq.results import Result
 
@@ -87,6 +89,17 @@ def abandoned(job: Job, queue: Queue) -> str | None:
     return None
 
 
+def give_up(job: Job) -> None:
+    """Stop ``job``, whose client was answered without it: cancel it while it waits in the
+    queue; once started, ask its worker to stop it (RQ's stop-job command), which frees its
+    slot and cancels its downloads instead of crawling on for nobody."""
+    with contextlib.suppress(RedisError, InvalidJobOperation, NoSuchJobError):
+        if job.get_status(refresh=True) == JobStatus.STARTED:
+            send_stop_job_command(job.connection, job.id, serializer=job.serializer)
+        else:
+            job.cancel()
+
+
 def run_interactive(
     redis: Any, func: str | Callable[..., dict[str, Any]], *args: Any, job_id: str, wait: float,
     **kwargs: Any,
@@ -130,8 +143,7 @@ def run_interactive(
         logger.error("Redis unavailable: %s", exc)
         raise ApiError("unavailable", "The job queue is unreachable; try again shortly.") from None
     if result is None:
-        with contextlib.suppress(RedisError):
-            job.cancel()
+        give_up(job)
         raise ApiError("timeout", f"No result within {wait:g} s; nothing was charged.")
     if result.type == Result.Type.SUCCESSFUL:
         return result.return_value

@@ -25,7 +25,7 @@ from __future__ import annotations
 import concurrent.futures
 import logging
 from collections.abc import AsyncIterator, Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
@@ -33,7 +33,7 @@ from scrapy import Request, Spider, signals
 from scrapy.exceptions import DontCloseSpider
 from scrapy.utils.defer import deferred_from_coro
 
-from crawler.signals import JOB_KEY, crawl_abandoned
+from crawler.signals import JOB_CLOSED, JOB_KEY, crawl_abandoned
 from crawler.spiders.base import SinglePageSpider
 
 if TYPE_CHECKING:
@@ -68,6 +68,9 @@ class FeedSpider(Spider):
 class _Job:
     done: concurrent.futures.Future[list[Any]]
     spider: Spider
+    #: The job's requests handed to Scrapy, and how many of them have not called back yet.
+    requests: list[Request] = field(default_factory=list)
+    pending: int = 0
 
 
 #: Spider attributes Scrapy's components read from *the crawler's* spider (our FeedSpider, when
@@ -144,6 +147,9 @@ class Feed:
                     self._finish(job_id, [output])
         except Exception as exc:
             self._fail(job_id, exc)
+        job = self._jobs.get(job_id)
+        if job is not None and not job.pending:
+            self._finish(job_id, [])  # started nothing and yielded nothing
 
     def _crawl(self, job_id: int, request: Request) -> None:
         if job_id not in self._jobs:
@@ -153,6 +159,9 @@ class Feed:
 
     def _tag(self, job_id: int, request: Request) -> Request:
         """Mark ``request`` as the job's and route what its callbacks yield (see module)."""
+        job = self._jobs[job_id]
+        job.requests.append(request)
+        job.pending += 1
         request.meta[JOB_KEY] = job_id
         request.dont_filter = True  # one job's page is no duplicate of another job's
         request.callback = partial(self._callback, job_id, request.callback)
@@ -170,8 +179,8 @@ class Feed:
     def _errback(self, job_id: int, errback: Callable[..., Any] | None,
                  failure: Any) -> Iterable[Request]:
         if errback is None:
-            self._finish(job_id, [])
-            return ()
+            logger.info("A request of job %s failed: %s", job_id, failure.value)
+            return self._route(job_id, lambda: ())
         return self._route(job_id, lambda: errback(failure))
 
     def _route(self, job_id: int, call: Callable[[], Any]) -> Iterable[Request]:
@@ -181,29 +190,44 @@ class Feed:
         try:
             for output in call() or ():
                 if isinstance(output, Request):
-                    yield self._tag(job_id, output)
+                    if job_id in self._jobs:
+                        yield self._tag(job_id, output)
                 else:
                     self._finish(job_id, [output])
         except Exception as exc:
             logger.exception("A spider callback failed")
             self._fail(job_id, exc)
+        finally:
+            job = self._jobs.get(job_id)
+            if job is not None:
+                job.pending -= 1  # this request is done; the ones it yielded are counted
+                if not job.pending:
+                    self._finish(job_id, [])  # its last request yielded no result
 
     def _dropped(self, request: Request, spider: Spider) -> None:
         job_id = request.meta.get(JOB_KEY)
         if job_id is not None:
             self._finish(job_id, [])  # never downloaded: the job ends without a result
 
-    def _finish(self, job_id: int, items: list[Any]) -> None:
+    def _close(self, job_id: int) -> _Job | None:
+        """Forget job ``job_id``; any request of it not downloaded yet will not be."""
         job = self._jobs.pop(job_id, None)
+        if job is not None:
+            for request in job.requests:
+                request.meta[JOB_CLOSED] = True  # seen by the download handler
+        return job
+
+    def _finish(self, job_id: int, items: list[Any]) -> None:
+        job = self._close(job_id)
         if job is not None and not job.done.done():
             job.done.set_result(items)
 
     def _fail(self, job_id: int, exc: BaseException) -> None:
-        job = self._jobs.pop(job_id, None)
+        job = self._close(job_id)
         if job is not None and not job.done.done():
             job.done.set_exception(exc)
 
     def abandon(self, job_id: int) -> None:
         """Forget job ``job_id`` and cancel its downloads: its caller gave up on it."""
-        if self._jobs.pop(job_id, None) is not None and self._crawler is not None:
+        if self._close(job_id) is not None and self._crawler is not None:
             self._crawler.signals.send_catch_log(crawl_abandoned, job=job_id)

@@ -1,20 +1,25 @@
 """Download handlers.
 
 Scrapy gives every crawler its own HTTP connection pool and closes it with the crawl. The warm
-worker runs one short crawl per job, so every job paid a new TCP (and TLS) handshake even to a
-host it fetched a moment ago: ~1 ms on loopback, tens to hundreds of ms on the Internet. Here
-one pool serves every crawl of the process. Connections are only ever opened through the
-filtering resolver, so reusing them reuses addresses the source policy already allowed.
+worker's crawls (its long-lived crawler, and any spider that needs a crawl of its own) all
+share one pool here, so a job does not pay a new TCP (and TLS) handshake to a host the process
+fetched a moment ago: ~1 ms on loopback, tens to hundreds of ms on the Internet. Connections
+are only ever opened through the filtering resolver, so reusing them reuses addresses the
+source policy already allowed.
 
-Politeness across jobs: Scrapy caps the requests open to one domain (and the pool its idle
-connections) per *crawler*, and the warm worker runs many jobs at once, each its own crawler;
-32 jobs to one site would open 32 connections to it. So every download here first takes one
-of the process's ``HOST_CONCURRENCY`` slots for its ``host:port`` (:mod:`crawler.host_slots`)
-and gives it back when the download ends, however it ends; robots.txt fetches count too.
-Requests to other hosts never wait on a full one. A request waits for a slot at most its
-download timeout (then it fails as a timeout, as a download that slow would), so a crawl
-stopped meanwhile still winds down within that time; a slot that frees up for a crawl that
-has stopped is handed on at once instead of fetching a page for nobody.
+Politeness across jobs: the warm worker has many jobs in flight, and Scrapy's per-domain cap
+would not hold them back (it is raised for the long-lived crawler, and per crawler anyway).
+So every download here first takes one of the process's ``HOST_CONCURRENCY`` slots for its
+``host:port`` (:mod:`crawler.host_slots`) and gives it back when the download ends, however
+it ends. Requests to other hosts never wait on a full one. A request waits for a slot at most
+its download timeout (then it fails as a timeout, as a download that slow would). robots.txt
+is fetched without a slot: behind a busy host's pages its fetch would time out, and a missing
+robots.txt allows everything.
+
+A request nobody waits for any more (its crawl stopped, its fed job answered or given up on)
+is not downloaded, whether it was still queued or waiting for a slot; and a job given up on
+cancels its downloads in progress (:data:`crawler.signals.crawl_abandoned`), freeing their
+connections and slots at once.
 
 Scrapy also cancels a body that outgrows ``DOWNLOAD_MAXSIZE`` with a bare cancellation that
 does not say why; counting each request's bytes here lets the handler say it.
@@ -32,7 +37,7 @@ from scrapy.utils.httpobj import urlparse_cached
 
 from crawler.exceptions import CrawlTimeout, PageTooLarge
 from crawler.host_slots import HostSlots, NoFreeSlot, host_key
-from crawler.signals import JOB_KEY, crawl_abandoned
+from crawler.signals import JOB_CLOSED, JOB_KEY, crawl_abandoned
 
 if TYPE_CHECKING:
     from scrapy import Request
@@ -98,19 +103,28 @@ class HTTPDownloadHandler(HTTP11DownloadHandler):
                 task.cancel()
 
     async def _fetch(self, request: Request) -> Response:
-        key = host_key(urlparse_cached(request))
+        self._check_wanted(request)
+        url = urlparse_cached(request)
+        if url.path == "/robots.txt" and request.meta.get("dont_obey_robotstxt"):
+            # Never behind the host's pages: a robots.txt fetch that timed out waiting for a
+            # slot would count as "no robots.txt", every page allowed. One per site and TTL.
+            return await self._download(request)
         wait = request.meta.get("download_timeout", self._timeout)
         try:
-            async with self._slots.hold(key, wait):
-                if not self._crawler.crawling:
-                    raise IgnoreRequest("The crawl stopped while the request waited for a "
-                                        "connection to its host.")
+            async with self._slots.hold(host_key(url), wait):
+                self._check_wanted(request)
                 return await self._download(request)
         except NoFreeSlot:
             raise CrawlTimeout(
                 f"The host was busy: no connection to it was free within {wait:g} s (this "
                 f"worker already had as many requests to it open as it allows).", url=request.url
             ) from None
+
+    def _check_wanted(self, request: Request) -> None:
+        """IgnoreRequest if nobody waits for ``request`` any more: its crawl stopped, or its
+        fed job is over (:mod:`crawler.feed`)."""
+        if not self._crawler.crawling or request.meta.get(JOB_CLOSED):
+            raise IgnoreRequest("Nobody waits for this page any more: its job is over.")
 
     async def _download(self, request: Request) -> Response:
         try:

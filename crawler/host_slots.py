@@ -1,8 +1,10 @@
 """Per-host request slots shared by every crawl of a process (``CRAWLER_HOST_CONCURRENCY``).
 
-Scrapy limits the requests open to one domain per *crawler*; a warm worker runs each job as its
-own crawler, many at once, so without a process-wide count N jobs to one site open N
-connections to it. :class:`HostSlots` is that count: a FIFO semaphore per ``host:port``.
+Scrapy limits the requests open to one domain per *crawler*, and the warm worker's long-lived
+crawler holds every job of the process at once (its per-domain cap raised accordingly), so
+without a process-wide count N jobs to one site would open N connections to it.
+:class:`HostSlots` is that count, for every crawl of the process: a FIFO semaphore per
+``host:port``.
 
 All crawls of a process run on its one reactor thread, so a Twisted ``DeferredSemaphore`` is
 enough (no thread locks). A key's semaphore lives only while a request holds or waits for one

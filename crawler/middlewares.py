@@ -110,8 +110,10 @@ _robots_cache = RobotsCache()
 class SharedRobotsTxtMiddleware(RobotsTxtMiddleware):
     """Scrapy's robots.txt middleware (Protego), with parsed files reused across crawls.
 
-    The warm worker builds a new crawler per job; without this cache every job would download
-    robots.txt again before its one page. Disallowed URLs raise :class:`RobotsDisallowed`.
+    A spider with a crawl of its own (``scrapy crawl``, or a job whose spider needs its own
+    settings) would download robots.txt again before its one page; and the worker's long-lived
+    crawler would keep every site's file forever. Here parsed files live in one bounded,
+    expiring cache per process. Disallowed URLs raise :class:`RobotsDisallowed`.
     """
 
     def __init__(self, crawler: Crawler):

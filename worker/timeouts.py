@@ -20,7 +20,7 @@ import ctypes
 import threading
 from typing import Any
 
-from rq.timeouts import BaseDeathPenalty
+from rq.timeouts import BaseDeathPenalty, BaseTimeoutException
 from rq.timeouts import JobTimeoutException as RQJobTimeoutException
 
 
@@ -32,38 +32,65 @@ class JobTimeoutException(RQJobTimeoutException):
         super().__init__(*(args or ("The job exceeded its timeout and was stopped.",)))
 
 
+class JobStopped(BaseTimeoutException):
+    """The job was stopped on request (RQ's stop-job command, e.g. by the API that gave up)."""
+
+    def __init__(self, *args: Any):
+        super().__init__(*(args or ("The job was stopped on request.",)))
+
+
 class ThreadDeathPenalty(BaseDeathPenalty):
-    """Stops the job of the thread that entered it after ``timeout`` seconds, and only it."""
+    """Stops the job of the thread that entered it after ``timeout`` seconds, and only it; or
+    at once when :meth:`stop` is called with its job's id."""
+
+    #: Penalties inside their block, by job id (RQ passes ``job_id``).
+    _active: dict[str, ThreadDeathPenalty] = {}
+    _active_lock = threading.Lock()
 
     def __init__(self, timeout: int, exception: type[BaseException] = JobTimeoutException,
                  **kwargs: Any):
         if exception is RQJobTimeoutException:  # RQ passes its own class; ours has a message
             exception = JobTimeoutException
         super().__init__(timeout, exception, **kwargs)
+        self._job_id: str | None = kwargs.get("job_id")
         self._thread_id = threading.get_ident()
         self._lock = threading.Lock()
         self._armed = False
         self._timer: threading.Timer | None = None
 
-    def setup_death_penalty(self) -> None:
-        if self._timeout <= 0:
-            return
-        self._armed = True
-        self._timer = threading.Timer(self._timeout, self._expire)
-        self._timer.daemon = True
-        self._timer.start()
+    @classmethod
+    def stop(cls, job_id: str) -> bool:
+        """Stop job ``job_id`` now if it runs in this process; whether it did."""
+        with cls._active_lock:
+            penalty = cls._active.get(job_id)
+        return penalty is not None and penalty._strike(JobStopped)
 
-    def _expire(self) -> None:
+    def setup_death_penalty(self) -> None:
+        self._armed = True
+        if self._job_id is not None:
+            with self._active_lock:
+                self._active[self._job_id] = self
+        if self._timeout > 0:
+            self._timer = threading.Timer(self._timeout, self._strike, (self._exception,))
+            self._timer.daemon = True
+            self._timer.start()
+
+    def _strike(self, exception: type[BaseException]) -> bool:
         with self._lock:
             if not self._armed:
-                return  # the job left its block in time
+                return False  # the job left its block already
             self._armed = False
             ctypes.pythonapi.PyThreadState_SetAsyncExc(
-                ctypes.c_ulong(self._thread_id), ctypes.py_object(self._exception))
+                ctypes.c_ulong(self._thread_id), ctypes.py_object(exception))
+            return True
 
     def cancel_death_penalty(self) -> None:
         with self._lock:
             self._armed = False
+        if self._job_id is not None:
+            with self._active_lock:
+                if self._active.get(self._job_id) is self:
+                    del self._active[self._job_id]
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None

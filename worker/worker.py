@@ -2,7 +2,8 @@
 
 ``rq worker`` forks a work horse per job, and a fresh Scrapy process per page costs ~700 ms
 (DESIGN.md). :class:`WarmWorker` forks nothing: the reactor starts once, in a background thread,
-before the first job, and every job's spider runs in it. A page job spends nearly all its time
+before the first job, and every job's spider runs in it (fed to one long-lived crawler,
+:mod:`crawler.feed`). A page job spends nearly all its time
 waiting on the network, so one process runs up to ``WORKER_CONCURRENCY`` jobs at once, each in
 a thread of its own that blocks on its crawl while the reactor does the I/O of all of them
 (``bench/README.md`` measures the choice against one job at a time).
@@ -18,6 +19,7 @@ with any RQ worker. What changes per job:
   (maintenance, interactive, collections), and background queues (``collections``) may hold
   at most ``WORKER_CONCURRENCY - WORKER_INTERACTIVE_RESERVE`` slots, so single-page requests
   always find a slot that a long crawl cannot take;
+- RQ's stop-job command stops that one job (the API sends it for a request it gave up on);
 - a warm shutdown (SIGTERM) stops dequeuing and waits for the jobs in flight; a cold one (a
   second signal) exits at once, leaving them to the API's abandoned-job detection.
 
@@ -38,7 +40,8 @@ from typing import Any
 
 import redis.exceptions
 from rq import SimpleWorker
-from rq.exceptions import DequeueTimeout, StopRequested
+from rq.command import parse_payload
+from rq.exceptions import DequeueTimeout
 from rq.job import Job
 from rq.queue import Queue
 from rq.worker import WorkerStatus
@@ -82,6 +85,8 @@ class WarmWorker(SimpleWorker):
         self._threads: dict[int, threading.Thread] = {}
         self._background_running = 0
         self._cold_shutdown = False
+        #: Jobs asked to stop (RQ's stop-job command), until their failure is recorded.
+        self._stopping: set[str] = set()
         self._last_beat = 0.0
 
     def register_birth(self) -> None:
@@ -131,13 +136,10 @@ class WarmWorker(SimpleWorker):
         whether a stop was asked for. ``timeout`` None is burst mode: return None as soon as
         the queues are empty.
         """
-        if not self.running:
-            self.set_state(WorkerStatus.IDLE)
         self.procline("Listening on " + ",".join(self.queue_names()))
         idle_since = time.monotonic()
         backoff = 1.0
-        self.heartbeat()
-        self._last_beat = time.monotonic()
+        self._last_beat = 0.0  # beat at once: a job may just have been handed to a thread
         while not self._stop_requested:
             if max_idle_time is not None and self.running == 0 and \
                     time.monotonic() - idle_since > max_idle_time:
@@ -167,6 +169,12 @@ class WarmWorker(SimpleWorker):
                 if self._stop_requested:  # asked while the pop was under way: not ours now
                     self._give_back(job, queue)
                     return None
+                if len(queues) == 1 and len(self.queues) > 1:
+                    # RQ moves a job popped from one queue to that queue's intermediate list
+                    # and removes it there only for a worker of one queue; with the background
+                    # queues closed this one popped from one of several: remove it here, or
+                    # RQ's cleanup would later fail the finished job as "stuck".
+                    self.connection.lrem(queue.intermediate_queue_key, 1, job.id)
                 job.redis_server_version = self.get_redis_server_version()
                 logger.info("Worker %s: %s: %s", self.name, queue.name, job.id)
                 return result
@@ -194,12 +202,17 @@ class WarmWorker(SimpleWorker):
                    if queue.name in self.background_queues)
 
     def execute_job(self, job: Job, queue: Queue) -> None:
-        """Register the job's execution, then run it in a thread of its own (a slot)."""
-        execution = self.prepare_execution(job)
+        """Register the job's execution, then run it in a thread of its own (a slot).
+
+        Under the slots' lock, so that a job ending meanwhile in another thread cannot mark
+        the worker idle between this job's registration and its thread's start.
+        """
         background = queue.name in self.background_queues
-        thread = threading.Thread(target=self._run, args=(job, queue, execution, background),
-                                  name=f"job-{job.id}", daemon=True)
         with self._slots:
+            execution = self.prepare_execution(job)  # started registry, state busy
+            thread = threading.Thread(target=self._run,
+                                      args=(job, queue, execution, background),
+                                      name=f"job-{job.id}", daemon=True)
             thread.start()
             assert thread.ident is not None
             self._threads[thread.ident] = thread
@@ -214,23 +227,50 @@ class WarmWorker(SimpleWorker):
             with self._slots:
                 self._threads.pop(threading.get_ident(), None)
                 self._background_running -= background
-                idle = not self._threads
                 self._slots.notify_all()
-            if idle and not self._stop_requested:
-                with contextlib.suppress(redis.exceptions.RedisError):
-                    self.set_state(WorkerStatus.IDLE)
+                if not self._threads and not self._stop_requested:
+                    with contextlib.suppress(redis.exceptions.RedisError):
+                        self.set_state(WorkerStatus.IDLE)
+
+    # -- stopping one job (``rq`` stop-job command) ----------------------------------------
+
+    def handle_payload(self, message: Any) -> None:
+        """RQ's command channel; ``stop-job`` stops that job among the many in flight (RQ's
+        own handler compares the job with one "current" job and kills a work horse)."""
+        payload = parse_payload(message)
+        if payload.get("command") == "stop-job":
+            job_id = payload.get("job_id") or ""
+            if ThreadDeathPenalty.stop(job_id):
+                with self._slots:
+                    self._stopping.add(job_id)
+                logger.info("Worker %s: stopping job %s on request", self.name, job_id)
+            else:
+                logger.info("Worker %s: not running job %s, stop ignored", self.name, job_id)
+            return
+        super().handle_payload(message)
+
+    def handle_job_failure(self, job: Job, queue: Queue, *args: Any, **kwargs: Any) -> None:
+        """RQ's, with "stopped on request" decided per job (RQ keeps one job id for it)."""
+        with self._slots:  # one failure at a time may use RQ's one ``_stopped_job_id``
+            if job.id in self._stopping:
+                self._stopping.discard(job.id)
+                self._stopped_job_id = job.id
+            super().handle_job_failure(job, queue, *args, **kwargs)
 
     # -- shutdown ----------------------------------------------------------------------
 
     def _shutdown(self) -> None:
-        """A warm shutdown request: finish the jobs in flight (``teardown``), take no more."""
-        if self.running:
-            self._stop_requested = True
+        """A warm shutdown request: take no more jobs, finish those in flight (``teardown``).
+
+        Unlike RQ's, it never raises from the signal handler: the main thread may be between
+        popping a job and handing it to a thread, and the job would be lost. The dequeue loop
+        sees the request within :data:`DEQUEUE_SLICE` and gives back a job popped meanwhile.
+        """
+        self._stop_requested = True
+        with contextlib.suppress(redis.exceptions.RedisError):
             self.set_shutdown_requested_date()
-            logger.info("Worker %s: stopping after %d jobs in flight; signal again to stop "
-                        "at once", self.name, self.running)
-        else:
-            raise StopRequested()
+        logger.info("Worker %s: stopping after %d jobs in flight; signal again to stop at "
+                    "once", self.name, self.running)
 
     def request_force_stop(self, signum: int, frame: Any) -> None:
         try:
@@ -240,9 +280,11 @@ class WarmWorker(SimpleWorker):
             raise
 
     def teardown(self) -> None:
-        if not self._cold_shutdown:
-            with self._slots:
-                threads = list(self._threads.values())
-            for thread in threads:
-                thread.join()
-        super().teardown()
+        try:
+            if not self._cold_shutdown:
+                with self._slots:
+                    threads = list(self._threads.values())
+                for thread in threads:
+                    thread.join()  # a second signal raises SystemExit here: still register
+        finally:
+            super().teardown()  # death, at once: the API answers this worker's requests
