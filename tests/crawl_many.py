@@ -1,7 +1,8 @@
 """``python -m tests.crawl_many``: run many single-page crawls at once in one warm crawler.
 
-Each line read from stdin is a URL; its crawl (the ``page`` spider, as ``worker.jobs.scrape``
-runs it) starts at once in a thread of its own, and when it ends one JSON line says so:
+Each line read from stdin is a URL, optionally followed by a time budget in seconds
+(``URL 1.5``); its crawl (the ``page`` spider, as ``worker.jobs.scrape`` runs it) starts at
+once in a thread of its own, and when it ends one JSON line says so:
 ``{"url": ..., "status": ..., "error": ...}``, in the order the crawls end. At the end of stdin
 it waits for every crawl, then exits. The tests of the per-host cap (test_host_concurrency)
 drive it, so that they control when each crawl starts and see the order they end in.
@@ -20,9 +21,9 @@ from crawler.runner import WarmCrawler
 _print_lock = threading.Lock()
 
 
-def _crawl(crawler: WarmCrawler, url: str) -> None:
+def _crawl(crawler: WarmCrawler, url: str, timeout: float | None) -> None:
     try:
-        items = crawler.crawl("page", url=url)
+        items = crawler.crawl("page", url=url, timeout=timeout)
         item = ItemAdapter(items[0]).asdict() if items else {"status": "no result"}
         line = {"url": url, "status": item.get("status"), "error": item.get("error")}
     except Exception as exc:  # report it: the test asserts on every crawl
@@ -36,9 +37,10 @@ def main() -> None:
     crawler.start()
     threads = []
     for raw in sys.stdin:
-        url = raw.strip()
+        url, _, budget = raw.strip().partition(" ")
         if url:
-            thread = threading.Thread(target=_crawl, args=(crawler, url))
+            timeout = float(budget) if budget else None
+            thread = threading.Thread(target=_crawl, args=(crawler, url, timeout))
             thread.start()
             threads.append(thread)
     for thread in threads:

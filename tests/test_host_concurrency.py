@@ -117,6 +117,20 @@ def test_a_full_host_does_not_hold_up_jobs_to_another(hosts, crawls):
     assert a.open_peak[tag] == CAP
 
 
+def test_a_job_given_up_on_while_it_waits_for_a_slot_never_fetches_its_page(hosts, crawls):
+    a, _ = hosts
+    busy, late = uuid.uuid4().hex, uuid.uuid4().hex
+    crawls.start(*[f"{base(a)}/slow/{busy}?ms=2500"] * CAP)
+    wait_until(lambda: a.open_now[busy] >= CAP, f"{CAP} open requests to host A")
+    crawls.start(f"{base(a)}/slow/{late} 0.5")  # waits for a slot, given up on after 0.5 s
+    results = crawls.results()
+    assert [r["status"] for r in results[:1]] == ["raised"], results  # the late one, first
+    assert "CrawlTimeout" in results[0]["error"]
+    assert [r["status"] for r in results[1:]] == ["succeeded"] * CAP
+    # Slots came free after it was given up on: its page was still never asked for.
+    assert a.requests[f"/slow/{late}"] == 0
+
+
 # --- the slots themselves ----------------------------------------------------------------------
 
 

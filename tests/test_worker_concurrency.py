@@ -14,6 +14,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 from redis import Redis
 from rq import Worker
+from rq.command import send_stop_job_command
 from rq.registry import StartedJobRegistry
 from rq.timeouts import JobTimeoutException
 
@@ -24,7 +25,8 @@ from worker import jobs, queues
 from worker.timeouts import ThreadDeathPenalty
 
 #: Redis databases of this module's own workers (each test flushes and owns one).
-DB_OFFSETS = {"inflight": 11, "timeout": 12, "kill": 13, "shutdown": 14, "reserve": 15}
+DB_OFFSETS = {"inflight": 11, "timeout": 12, "kill": 13, "shutdown": 14, "reserve": 15,
+              "idle-stop": 3, "stop-job": 4, "give-up": 6}
 #: The slow page's delay, in ms: long enough for every job to be open at once.
 SLOW_MS = 2500
 
@@ -185,3 +187,46 @@ def test_background_jobs_leave_the_reserved_slots_to_interactive_ones(own_pool, 
         job.refresh()
     first_crawls_done = min(job.ended_at for job in crawls)
     assert all(job.started_at < first_crawls_done for job in pages)
+    # Taken from the interactive queue alone (one queue: RQ's LMOVE through its intermediate
+    # list), yet not left there for RQ's cleanup to fail as "stuck".
+    assert connection.llen(interactive.intermediate_queue_key) == 0
+
+
+def test_a_stop_request_to_an_idle_worker_loses_no_job(own_pool, site):
+    connection, proc, _ = own_pool("idle-stop")
+    queue = queues.queue(queues.INTERACTIVE, connection)
+    proc.terminate()  # while it waits on the queue: the job below races the stop
+    job = queue.enqueue(jobs.scrape, f"{site}/article")
+    assert proc.wait(timeout=30) == 0
+    status = job.get_status(refresh=True)
+    # Either taken and finished before the worker stopped, or still waiting in the queue.
+    assert status == "finished" or (status == "queued" and job.id in queue.job_ids), status
+
+
+def test_rqs_stop_job_command_stops_that_job_alone(own_pool, site):
+    env = {"CRAWLER_DOWNLOAD_TIMEOUT": "20", "CRAWLER_CRAWL_TIMEOUT": "25"}
+    connection, proc, _ = own_pool("stop-job", env)
+    queue = queues.queue(queues.INTERACTIVE, connection)
+    tag = uuid.uuid4().hex
+    neighbours = [queue.enqueue(jobs.scrape, f"{site}/slow/{tag}?ms=3000&n={n}")
+                  for n in range(2)]
+    dripping = queue.enqueue(jobs.scrape, f"{site}/drip")
+    _wait_until(lambda: dripping.get_status(refresh=True) == "started")
+    send_stop_job_command(connection, dripping.id, serializer=queues.SERIALIZER)
+    stopped = dripping.latest_result(timeout=30)
+    assert stopped.type == stopped.Type.FAILED and "JobStopped" in stopped.exc_string
+    assert dripping.get_status(refresh=True) == "stopped"
+    assert [r.return_value["status"] for r in _results(neighbours)] == ["succeeded"] * 2
+    assert proc.poll() is None
+
+
+def test_a_job_the_api_gave_up_on_is_stopped_on_its_worker(own_pool, database_url, site):
+    env = {"CRAWLER_DOWNLOAD_TIMEOUT": "50", "CRAWLER_CRAWL_TIMEOUT": "55"}
+    connection, _, url = own_pool("give-up", env)
+    app = create_app(make_config(database_url, url, job_wait_seconds=2))
+    customer = new_customer(app, credits=5)
+    answer = customer.post("/scrape", {"url": f"{site}/drip"})
+    assert answer.status_code == 504 and customer.balance() == 5
+    job = queues.queue(queues.INTERACTIVE, connection).fetch_job(answer.get_json()["request_id"])
+    _wait_until(lambda: job.get_status(refresh=True) == "stopped")  # not crawling on for nobody
+    assert StartedJobRegistry(queues.INTERACTIVE, connection=connection).count == 0
