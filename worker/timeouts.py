@@ -17,7 +17,10 @@ wait on the crawl in short slices (:meth:`crawler.runner.WarmCrawler.crawl`) for
 from __future__ import annotations
 
 import ctypes
+import heapq
+import itertools
 import threading
+import time
 from typing import Any
 
 from rq.timeouts import BaseDeathPenalty, BaseTimeoutException
@@ -56,7 +59,6 @@ class ThreadDeathPenalty(BaseDeathPenalty):
         self._thread_id = threading.get_ident()
         self._lock = threading.Lock()
         self._armed = False
-        self._timer: threading.Timer | None = None
 
     @classmethod
     def stop(cls, job_id: str) -> bool:
@@ -71,9 +73,7 @@ class ThreadDeathPenalty(BaseDeathPenalty):
             with self._active_lock:
                 self._active[self._job_id] = self
         if self._timeout > 0:
-            self._timer = threading.Timer(self._timeout, self._strike, (self._exception,))
-            self._timer.daemon = True
-            self._timer.start()
+            _watchdog.add(time.monotonic() + self._timeout, self)
 
     def _strike(self, exception: type[BaseException]) -> bool:
         with self._lock:
@@ -91,6 +91,42 @@ class ThreadDeathPenalty(BaseDeathPenalty):
             with self._active_lock:
                 if self._active.get(self._job_id) is self:
                     del self._active[self._job_id]
-        if self._timer is not None:
-            self._timer.cancel()
-            self._timer = None
+        # Its watchdog entry stays until due, then finds it disarmed: no removal to pay for.
+
+
+class _Watchdog:
+    """One thread for the timeouts of every job of the process (a thread per job's timer was
+    a thread created and woken for every job: measurable at hundreds of jobs a second)."""
+
+    def __init__(self) -> None:
+        self._due = threading.Condition()
+        self._heap: list[tuple[float, int, ThreadDeathPenalty]] = []
+        self._order = itertools.count()
+        self._thread: threading.Thread | None = None
+
+    def add(self, when: float, penalty: ThreadDeathPenalty) -> None:
+        with self._due:
+            heapq.heappush(self._heap, (when, next(self._order), penalty))
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._run, name="job-timeouts",
+                                                daemon=True)
+                self._thread.start()
+            elif self._heap[0][2] is penalty:
+                self._due.notify()  # due before whatever the thread waits for
+
+    def _run(self) -> None:
+        with self._due:
+            while True:
+                if not self._heap:
+                    self._due.wait()
+                    continue
+                when = self._heap[0][0]
+                wait = when - time.monotonic()
+                if wait > 0:
+                    self._due.wait(wait)
+                    continue
+                _, _, penalty = heapq.heappop(self._heap)
+                penalty._strike(penalty._exception)  # nothing if it left its block
+
+
+_watchdog = _Watchdog()

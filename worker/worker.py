@@ -36,6 +36,7 @@ import logging
 import threading
 import time
 from collections.abc import Iterable
+from queue import SimpleQueue
 from typing import Any
 
 import redis.exceptions
@@ -82,7 +83,11 @@ class WarmWorker(SimpleWorker):
         self.background_limit = max(1, concurrency - interactive_reserve)
         self.background_queues = frozenset(background_queues)
         self._slots = threading.Condition()
-        self._threads: dict[int, threading.Thread] = {}
+        #: Jobs in flight, and the threads that run them (started as needed, kept: a thread
+        #: per job was a thread created for every job).
+        self._busy = 0
+        self._pool: list[threading.Thread] = []
+        self._work: SimpleQueue[tuple[Job, Queue, Any, bool]] = SimpleQueue()
         self._background_running = 0
         self._cold_shutdown = False
         #: Jobs asked to stop (RQ's stop-job command), until their failure is recorded.
@@ -105,7 +110,7 @@ class WarmWorker(SimpleWorker):
     def running(self) -> int:
         """Jobs in flight in this process."""
         with self._slots:
-            return len(self._threads)
+            return self._busy
 
     def _open_queues(self) -> list[Queue]:
         """The queues a job may be taken from now: all, but background ones only while they
@@ -117,14 +122,23 @@ class WarmWorker(SimpleWorker):
 
     def _wait_for_slot(self, seconds: float) -> bool:
         with self._slots:
-            return self._slots.wait_for(lambda: len(self._threads) < self.concurrency, seconds)
+            return self._slots.wait_for(lambda: self._busy < self.concurrency, seconds)
 
     # -- the main thread: dequeue ----------------------------------------------------------
 
     def _beat(self) -> None:
         if time.monotonic() - self._last_beat >= HEARTBEAT_EVERY:
-            self.heartbeat()
+            super().heartbeat()
             self._last_beat = time.monotonic()
+
+    def heartbeat(self, timeout: int | None = None, pipeline: Any = None) -> None:
+        """RQ's heartbeat, except the one its work loop sends after handing over each job:
+        three Redis round trips per job for a key that lives minutes. The dequeue loop beats
+        every :data:`HEARTBEAT_EVERY` seconds instead."""
+        if timeout is None and pipeline is None:
+            self._beat()
+        else:
+            super().heartbeat(timeout, pipeline)
 
     def dequeue_job_and_maintain_ttl(
         self, timeout: int | None, max_idle_time: int | None = None,
@@ -210,27 +224,31 @@ class WarmWorker(SimpleWorker):
         background = queue.name in self.background_queues
         with self._slots:
             execution = self.prepare_execution(job)  # started registry, state busy
-            thread = threading.Thread(target=self._run,
-                                      args=(job, queue, execution, background),
-                                      name=f"job-{job.id}", daemon=True)
-            thread.start()
-            assert thread.ident is not None
-            self._threads[thread.ident] = thread
+            self._busy += 1
             self._background_running += background
+            if len(self._pool) < self._busy:
+                thread = threading.Thread(target=self._serve, name=f"job-{len(self._pool)}",
+                                          daemon=True)
+                thread.start()
+                self._pool.append(thread)
+        self._work.put((job, queue, execution, background))
 
-    def _run(self, job: Job, queue: Queue, execution: Any, background: bool) -> None:
-        try:
-            self.perform_job(job, queue, execution)
-        except BaseException:  # RQ handles the job's own failures; this is RQ failing
-            logger.exception("Worker %s: could not finish job %s", self.name, job.id)
-        finally:
-            with self._slots:
-                self._threads.pop(threading.get_ident(), None)
-                self._background_running -= background
-                self._slots.notify_all()
-                if not self._threads and not self._stop_requested:
-                    with contextlib.suppress(redis.exceptions.RedisError):
-                        self.set_state(WorkerStatus.IDLE)
+    def _serve(self) -> None:
+        """A job thread: runs the jobs handed to it, one at a time, for the process's life."""
+        while True:
+            job, queue, execution, background = self._work.get()
+            try:
+                self.perform_job(job, queue, execution)
+            except BaseException:  # RQ handles the job's own failures; this is RQ failing
+                logger.exception("Worker %s: could not finish job %s", self.name, job.id)
+            finally:
+                with self._slots:
+                    self._busy -= 1
+                    self._background_running -= background
+                    self._slots.notify_all()
+                    if not self._busy and not self._stop_requested:
+                        with contextlib.suppress(redis.exceptions.RedisError):
+                            self.set_state(WorkerStatus.IDLE)
 
     # -- stopping one job (``rq`` stop-job command) ----------------------------------------
 
@@ -282,9 +300,7 @@ class WarmWorker(SimpleWorker):
     def teardown(self) -> None:
         try:
             if not self._cold_shutdown:
-                with self._slots:
-                    threads = list(self._threads.values())
-                for thread in threads:
-                    thread.join()  # a second signal raises SystemExit here: still register
+                with self._slots:  # a second signal raises SystemExit here: still register
+                    self._slots.wait_for(lambda: not self._busy)
         finally:
             super().teardown()  # death, at once: the API answers this worker's requests
