@@ -3,8 +3,10 @@
 Issue 10: ten slow requests of one account took every worker slot, and another account's
 request waited 58 s behind them. Each single-page request now takes one of its account's
 ``max_concurrent_requests`` slots (a plan field) before its job is enqueued, and gives it back
-when the job's answer is in; a request over the cap waits for a slot within its own deadline,
-while other accounts' requests go straight to the workers.
+when the job's answer is in. A request over the cap is refused at once, 429 ``rate_limited``
+with ``Retry-After: 1``: it never waits for a slot, because a waiting request holds one of the
+API's few threads (``API_PROCESSES`` x ``API_THREADS``), and one account's burst of waiters
+would then block every other account's requests at the API instead of at the workers.
 
 The slots of an account are a Redis sorted set (``webdata:inflight:<account id>``) shared by
 every API process and host: member = the request id, score = the slot's lease expiry in
@@ -18,8 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from datetime import timedelta
 
 from redis import Redis
@@ -30,11 +31,9 @@ from api.errors import ApiError
 logger = logging.getLogger(__name__)
 
 KEY_PREFIX = "webdata:inflight:"
-#: First and longest pause (seconds) between two tries of a full account: short at first, as
-#: a page often ends within milliseconds of another; then at most 10 tries a second each.
-FIRST_PAUSE, LONGEST_PAUSE = 0.01, 0.1
-#: Growth of the pause after each failed try.
-PAUSE_GROWTH = 1.5
+#: ``Retry-After`` (seconds) of a request refused over the cap: single pages often end within
+#: a second, and the client, not an API thread, is the one to wait.
+RETRY_AFTER = 1
 
 #: KEYS[1] the account's set; ARGV: member, cap, lease (ms). 1 if the member holds a slot now
 #: (taken, or held already: a retry of the same request takes no second one), else 0. The key
@@ -65,8 +64,8 @@ def key(account_id: str) -> str:
 def try_acquire(redis: Redis, account_id: str, member: str, cap: int, lease: timedelta) -> bool:
     """Take one of the account's ``cap`` slots for ``member`` for ``lease``, if one is free.
 
-    A cap below 1 counts as 1: the database refuses such a plan, and 0 would only make every
-    request wait out its deadline. Raises RedisError.
+    A cap below 1 counts as 1: the database refuses such a plan, and 0 would refuse every
+    request. Raises RedisError.
     """
     script = redis.register_script(ACQUIRE)  # EVALSHA, loading the script when Redis lacks it
     lease_ms = max(1, int(lease.total_seconds() * 1000))
@@ -87,34 +86,36 @@ def unavailable() -> ApiError:
     return ApiError("unavailable", "The job queue is unreachable; try again shortly.")
 
 
+def over_cap(cap: int, headers: Mapping[str, str]) -> ApiError:
+    """The refusal of a request over its account's cap: 429 ``rate_limited`` (the contract's
+    code for an account over its request rate), ``Retry-After: 1`` besides ``headers``."""
+    return ApiError(
+        "rate_limited", f"This account already has {max(1, cap)} requests in flight (its "
+        "plan's max_concurrent_requests); retry when one has finished.",
+        headers={**headers, "Retry-After": str(RETRY_AFTER)})
+
+
 @contextlib.contextmanager
 def slot(
-    redis: Redis, account_id: str, member: str, cap: int, *, lease: timedelta, deadline: float,
-    unreachable: bool = False,
+    redis: Redis, account_id: str, member: str, cap: int, *, lease: timedelta,
+    headers: Mapping[str, str] | None = None, unreachable: bool = False,
 ) -> Iterator[None]:
-    """Hold one of the account's slots for the ``with`` block, waiting for one until
-    ``deadline`` (a ``time.monotonic()`` value).
+    """Hold one of the account's slots for the ``with`` block, given back when it ends.
 
-    Raises ApiError 504 ``timeout`` when every slot stayed taken until the deadline (nothing
-    is charged: the caller releases the reservation), 503 ``unavailable`` when Redis fails,
-    at once when ``unreachable`` (the rate limiter just waited for Redis in vain).
+    Raises ApiError 429 ``rate_limited`` at once when every slot is taken (with ``headers``,
+    the rate limiter's ``RateLimit-*`` of this request, and ``Retry-After: 1``; nothing is
+    charged: the caller releases the reservation), 503 ``unavailable`` when Redis fails, at
+    once when ``unreachable`` (the rate limiter just waited for Redis in vain).
     """
     if unreachable:
         raise unavailable()
-    pause = FIRST_PAUSE
     try:
-        while not try_acquire(redis, account_id, member, cap, lease):
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                raise ApiError(
-                    "timeout", f"This account already has {max(1, cap)} requests in flight (its "
-                    "plan's max_concurrent_requests) and none finished in time; nothing was "
-                    "charged. Send fewer requests at once.")
-            time.sleep(min(pause, remaining))
-            pause = min(pause * PAUSE_GROWTH, LONGEST_PAUSE)
+        taken = try_acquire(redis, account_id, member, cap, lease)
     except RedisError as exc:
         logger.error("Redis unavailable: %s", exc)
         raise unavailable() from None
+    if not taken:
+        raise over_cap(cap, headers or {})
     try:
         yield
     finally:

@@ -64,14 +64,14 @@ ERRORS: dict[int, str] = {
     415: "unsupported_content: the target is not HTML.",
     422: "validation_error: a field is missing, of the wrong type or out of range "
          "(`errors` says which).",
-    429: "rate_limited: over the plan's requests per minute; retry after `Retry-After` "
-         "seconds.",
+    429: "rate_limited: over the plan's requests per minute, or the account already has its "
+         "plan's `max_concurrent_requests` single-page requests in flight; nothing was "
+         "charged; retry after `Retry-After` seconds.",
     502: "fetch_failed, target_http_error or page_too_large: the target could not be read "
          "(`details` holds the URL and the target's status).",
     503: "unavailable: Redis, the database or the workers cannot be reached; nothing was "
          "charged.",
-    504: "timeout: the target or the worker did not answer in time, or the account kept its "
-         "plan's max_concurrent_requests in flight until the deadline; nothing was charged.",
+    504: "timeout: the target or the worker did not answer in time; nothing was charged.",
 }
 
 #: The errors of every operation that needs a key; POST adds 400 and 422.

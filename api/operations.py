@@ -178,15 +178,16 @@ def run_page_operation(
                      url=url, cost=cost) from None
 
     def work() -> dict[str, Any]:
-        # Credits are reserved already (a burst over the balance gets its 402s at once); the
-        # account's slot wait is part of the one job wait, never on top of it.
-        deadline = time.monotonic() + current_app.config["WEBDATA"].job_wait_seconds
+        # Credits are reserved already (a burst over the balance gets its 402s, not 429s); a
+        # request over the account's cap is refused at once (429), its reservation released.
         principal = g.principal
         with inflight.slot(redis(), principal.account_id, g.request_id,
                            principal.max_concurrent_requests, lease=request_lifetime(),
-                           deadline=deadline, unreachable=bool(g.get("redis_unreachable"))):
+                           headers=g.get("rate_limit_headers", {}),
+                           unreachable=bool(g.get("redis_unreachable"))):
             result = run_interactive(redis(), job, url, job_id=g.request_id,
-                                     wait=max(0.0, deadline - time.monotonic()), **options)
+                                     wait=current_app.config["WEBDATA"].job_wait_seconds,
+                                     **options)
         if result["status"] != PageStatus.SUCCEEDED:
             raise ApiError.from_result(result["error"] or {})
         fields = {name: result[name] for name in COMMON_FIELDS} if common_fields else {}

@@ -1,8 +1,8 @@
 """Fairness between accounts (issue 10): a plan's ``max_concurrent_requests`` caps the
 single-page jobs one account has on the workers, so other accounts are served at once.
 
-The test workers are 2 processes running one job each: an account with a cap of 1 leaves the
-other one free for everyone else.
+A request over the cap is refused at once (429 ``rate_limited``, ``Retry-After: 1``, nothing
+charged): it never waits in an API thread, which would hold back every other account's requests.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from __future__ import annotations
 import threading
 import time
 import uuid
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
 
 import pytest
@@ -24,7 +24,7 @@ from api import create_app, inflight
 from api.errors import ApiError
 from storage import accounts
 from storage.db import MIGRATIONS, Database, migrate
-from storage.models import Account, Plan
+from storage.models import Account, Activity, Plan
 from tests.books import assert_books
 from tests.conftest import make_config, new_customer
 
@@ -56,32 +56,79 @@ def _redis(app) -> Redis:
 # --- through the API, with the workers ---------------------------------------------------------
 
 
-def test_an_account_at_its_cap_waits_its_turn_while_another_account_is_served_at_once(
+def _history_row(app, request_id: str) -> tuple[str, int, str | None]:
+    """(status, credits, error) of a request's one line of history."""
+    with app.extensions["webdata.db"].session() as session:
+        [row] = session.scalars(sa.select(Activity).where(Activity.request_id == request_id))
+        return row.status, row.credits, row.error
+
+
+def assert_refused_over_cap(app, answer) -> None:
+    """A 429 ``rate_limited`` of the cap: Retry-After 1, the rate limiter's headers, no
+    credits, and a line of history saying so with 0 credits."""
+    body = answer.get_json()
+    assert (answer.status_code, body["error"]) == (429, "rate_limited"), body
+    assert "requests in flight" in body["message"], body["message"]
+    assert "max_concurrent_requests" in body["message"], body["message"]
+    assert answer.headers["Retry-After"] == "1"
+    assert answer.headers["RateLimit-Limit"] == "6000"  # the plan's rate, as for any request
+    for name in ("RateLimit-Remaining", "RateLimit-Reset"):
+        assert int(answer.headers[name]) >= 0, name
+    assert "X-Credits-Used" not in answer.headers
+    assert _history_row(app, body["request_id"]) == ("failed", 0, "rate_limited")
+
+
+def test_an_account_at_its_cap_is_refused_at_once_while_another_account_is_served(
         app, site, site_server):
-    a = new_customer(app, credits=10, plan=capped_plan(app, 1))
-    b = new_customer(app, credits=5)
-    tag = f"fair-{uuid.uuid4().hex[:8]}"
-    slow = f"{site}/slow/{tag}?ms=1500"  # B has 1.5 s to be served, on a busy machine too
-
-    def scrape_a(_):
-        return a.post("/scrape", {"url": slow}, client=app.test_client())
-
-    with ThreadPoolExecutor(max_workers=3) as pool:
-        futures: list[Future] = [pool.submit(scrape_a, i) for i in range(3)]
-        wait_for(lambda: site_server.open_now[tag] >= 1, "A's first page to be fetched")
+    a = new_customer(app, credits=5, plan=capped_plan(app, 1))
+    broke = new_customer(app, credits=0, plan=capped_plan(app, 1))
+    b = new_customer(app, credits=5, plan=capped_plan(app, 1))
+    refused = f"refused-{uuid.uuid4().hex[:8]}"
+    # A's (and the broke account's) one slot is held by another of its requests all along.
+    for holder in (a, broke):
+        assert inflight.try_acquire(_redis(app), holder.account_id, "req_other", 1,
+                                    timedelta(minutes=1))
+    try:
+        over = a.post("/scrape", {"url": f"{site}/slow/{refused}?ms=10"})
         answer_b = b.post("/scrape", {"url": f"{site}/article"})
-        pending_a = sum(1 for future in futures if not future.done())
-        answers_a = [future.result(timeout=PATIENCE) for future in futures]
+        # Credits are reserved before the slot is taken: over its balance, a 402 still.
+        poor = broke.post("/scrape", {"url": f"{site}/article"})
+        assert inflight.held(_redis(app), a.account_id) == 1  # the holder's slot only
+    finally:
+        for holder in (a, broke):
+            inflight.release(_redis(app), holder.account_id, "req_other")
+    assert_refused_over_cap(app, over)
     assert answer_b.status_code == 200, answer_b.get_json()
-    # Without the cap, A's 3 jobs take both workers and B's queues behind the third: it ends
-    # after two of them. With it, B takes the free worker while A's second and third wait.
-    assert pending_a >= 2, pending_a
-    assert [r.status_code for r in answers_a] == [200] * 3, [r.get_json() for r in answers_a]
-    assert site_server.open_peak[tag] == 1  # never two of A's pages fetched at once
-    assert (a.balance(), b.balance()) == (7, 4)
-    for customer in (a, b):
+    assert (poor.status_code, poor.get_json()["error"]) == (402, "insufficient_credits")
+    assert site_server.requests[f"/slow/{refused}"] == 0  # no job ran for the refusal
+    # Once the slot is free, the same request is served.
+    again = a.post("/scrape", {"url": f"{site}/slow/{refused}?ms=10"})
+    assert again.status_code == 200, again.get_json()
+    assert site_server.requests[f"/slow/{refused}"] == 1
+    assert (a.balance(), b.balance(), broke.balance()) == (4, 4, 0)
+    for customer in (a, b, broke):
         assert_books(app.extensions["webdata.db"], customer.account_id)
-    assert inflight.held(_redis(app), a.account_id) == 0
+        assert inflight.held(_redis(app), customer.account_id) == 0
+
+
+def test_a_request_in_flight_holds_the_slot_until_its_answer_is_in(app, site, site_server):
+    a = new_customer(app, credits=5, plan=capped_plan(app, 1))
+    tag, refused, after = (f"{name}-{uuid.uuid4().hex[:8]}"
+                           for name in ("first", "refused", "after"))
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        first = pool.submit(a.post, "/scrape", {"url": f"{site}/slow/{tag}?ms=2000"},
+                            client=app.test_client())
+        wait_for(lambda: site_server.open_now[tag] >= 1, "A's first page to be fetched")
+        over = a.post("/scrape", {"url": f"{site}/slow/{refused}?ms=10"})
+        answer = first.result(timeout=PATIENCE)
+    assert answer.status_code == 200, answer.get_json()
+    assert_refused_over_cap(app, over)
+    assert site_server.requests[f"/slow/{refused}"] == 0
+    assert inflight.held(_redis(app), a.account_id) == 0  # given back with the answer
+    assert a.post("/scrape", {"url": f"{site}/slow/{after}?ms=10"}).status_code == 200
+    assert site_server.open_peak[tag] == 1
+    assert a.balance() == 3
+    assert_books(app.extensions["webdata.db"], a.account_id)
 
 
 def test_a_failed_request_gives_its_slot_back(app, site, site_server):
@@ -92,26 +139,6 @@ def test_a_failed_request_gives_its_slot_back(app, site, site_server):
     tag = f"after-{uuid.uuid4().hex[:8]}"
     assert a.post("/scrape", {"url": f"{site}/slow/{tag}?ms=10"}).status_code == 200
     assert a.balance() == 4
-    assert_books(app.extensions["webdata.db"], a.account_id)
-
-
-def test_a_request_that_never_gets_a_slot_is_a_504_and_charged_nothing(sqlite_url, redis_url,
-                                                                       site):
-    # No worker is needed: the request waits for its slot before any job is enqueued.
-    app = create_app(make_config(sqlite_url, redis_url, job_wait_seconds=1))
-    a = new_customer(app, credits=3, plan=capped_plan(app, 1))
-    assert inflight.try_acquire(_redis(app), a.account_id, "req_other", 1, timedelta(minutes=1))
-    try:
-        answer = a.post("/scrape", {"url": f"{site}/article"})
-    finally:
-        inflight.release(_redis(app), a.account_id, "req_other")
-    body = answer.get_json()
-    assert (answer.status_code, body["error"]) == (504, "timeout"), body
-    assert "nothing was charged" in body["message"]
-    assert a.balance() == 3
-    assert inflight.held(_redis(app), a.account_id) == 0
-    [row] = [r for r in a.activity() if r["operation"] == "scrape"]
-    assert (row["status"], row["credits"]) == ("failed", 0)
     assert_books(app.extensions["webdata.db"], a.account_id)
 
 
@@ -163,23 +190,22 @@ def test_the_cap_holds_under_concurrent_takers(redis_url):
     redis.delete(inflight.key(account))
 
 
-def test_a_waiting_request_gets_the_slot_when_it_is_given_back(redis_url):
+def test_a_full_account_is_refused_at_once_and_served_once_a_slot_is_given_back(redis_url):
     redis = Redis.from_url(redis_url)
     account = f"acct_{uuid.uuid4().hex[:12]}"
     assert inflight.try_acquire(redis, account, "req_first", 1, timedelta(minutes=1))
-    entered = threading.Event()
-
-    def second() -> None:
-        with inflight.slot(redis, account, "req_second", 1, lease=timedelta(minutes=1),
-                           deadline=time.monotonic() + PATIENCE):
-            entered.set()
-
-    waiter = threading.Thread(target=second)
-    waiter.start()
-    assert not entered.wait(0.3)  # still full: it waits
+    rate = {"RateLimit-Limit": "60", "RateLimit-Remaining": "59", "RateLimit-Reset": "1"}
+    with pytest.raises(ApiError) as caught, inflight.slot(
+            redis, account, "req_second", 1, lease=timedelta(minutes=1), headers=rate):
+        pytest.fail("entered a full account")
+    refusal = caught.value
+    assert (refusal.status, refusal.error) == (429, "rate_limited")
+    assert refusal.headers == {**rate, "Retry-After": "1"}
+    assert "1 requests in flight" in refusal.message
+    assert redis.zrange(inflight.key(account), 0, -1) == [b"req_first"]  # nothing taken
     inflight.release(redis, account, "req_first")
-    assert entered.wait(PATIENCE)
-    waiter.join(PATIENCE)
+    with inflight.slot(redis, account, "req_second", 1, lease=timedelta(minutes=1)):
+        assert redis.zrange(inflight.key(account), 0, -1) == [b"req_second"]
     assert inflight.held(redis, account) == 0  # and gave it back on leaving
 
 
@@ -187,8 +213,7 @@ def test_the_slot_is_given_back_when_the_block_raises(redis_url):
     redis = Redis.from_url(redis_url)
     account = f"acct_{uuid.uuid4().hex[:12]}"
     with pytest.raises(ApiError), inflight.slot(redis, account, "req_x", 1,
-                                                lease=timedelta(minutes=1),
-                                                deadline=time.monotonic() + 1):
+                                                lease=timedelta(minutes=1)):
         assert inflight.held(redis, account) == 1
         raise ApiError("target_http_error", "404")
     assert inflight.held(redis, account) == 0
@@ -197,8 +222,7 @@ def test_the_slot_is_given_back_when_the_block_raises(redis_url):
 def test_redis_trouble_is_a_503():
     redis = Redis.from_url("redis://127.0.0.1:1/0", socket_connect_timeout=0.5)
     with pytest.raises(ApiError) as caught, inflight.slot(
-            redis, "acct_x", "req_x", 1, lease=timedelta(seconds=5),
-            deadline=time.monotonic() + 1):
+            redis, "acct_x", "req_x", 1, lease=timedelta(seconds=5)):
         pytest.fail("entered without Redis")
     assert (caught.value.status, caught.value.error) == (503, "unavailable")
 
