@@ -41,6 +41,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from api.serve import free_port, start_redis  # noqa: E402
+from crawler.config import Config  # noqa: E402
 from crawler.extract.fetched import FetchedPage  # noqa: E402
 from crawler.extract.page import extract_page  # noqa: E402
 
@@ -239,9 +240,10 @@ def run(args: argparse.Namespace, tmp: Path, procs: list[subprocess.Popen]) -> d
     for _ in range(args.workers):
         start([py, "-m", "worker", "interactive"], env, procs)
     worker_pids = [proc.pid for proc in procs[-args.workers:]]
+    defaults = Config()  # make run's processes and threads, so the figures are make run's
     start([py, "-m", "gunicorn", "--bind", f"127.0.0.1:{api_port}", "--worker-class", "gthread",
-           "--workers", "2", "--threads", "16", "--timeout", "120", "--access-logfile", "-",
-           "api:create_app()"], env, procs)
+           "--workers", str(defaults.api_processes), "--threads", str(defaults.api_threads),
+           "--timeout", "120", "--access-logfile", "-", "api:create_app()"], env, procs)
 
     from rq import Worker
     from rq.registry import StartedJobRegistry

@@ -105,8 +105,10 @@ class Config:
         "a whole number of processes, at least 1", 1), 2)
     """Gunicorn worker processes of the API under ``make run``."""
     api_threads: int = var("API_THREADS", integer("a whole number of threads, at least 1", 1),
-                           16)
-    """Threads per gunicorn process (each waits on one job at a time)."""
+                           32)
+    """Threads per gunicorn process. Each waits on one job at a time, so 2 processes x 32 = 64
+    threads match the 64 slots of the default 2 workers x ``WORKER_CONCURRENCY`` 32: the API
+    can keep every worker slot busy."""
 
     # Logging (every process).
     log_level: str = var("LOG_LEVEL", LEVEL, "INFO")
