@@ -33,6 +33,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from api.serve import free_port, start_redis  # noqa: E402
+from crawler.config import Config  # noqa: E402
 from tests.fakes.search_providers import KEYS  # noqa: E402
 
 SEARCH = "/api/service/v1/search"
@@ -70,9 +71,10 @@ def run_provider(name: str, args: argparse.Namespace, tmp: Path, redis_url: str,
     py = sys.executable
     own: list[subprocess.Popen] = []
     start([py, "-m", "tests.fakes.search_providers", name, str(fake_port)], env, own)
+    defaults = Config()  # make run's processes and threads, so the figures are make run's
     start([py, "-m", "gunicorn", "--bind", f"127.0.0.1:{api_port}", "--worker-class", "gthread",
-           "--workers", "2", "--threads", "16", "--timeout", "120", "--access-logfile", "-",
-           "api:create_app()"], env, own)
+           "--workers", str(defaults.api_processes), "--threads", str(defaults.api_threads),
+           "--timeout", "120", "--access-logfile", "-", "api:create_app()"], env, own)
     procs.extend(own)
     direct = client(fake_port, "GET", path, headers=headers)
     api = client(api_port, "POST", SEARCH, json.dumps(QUERY),
