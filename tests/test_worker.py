@@ -88,5 +88,7 @@ def test_a_worker_takes_the_sweep_before_waiting_interactive_work(redis_url):
     interactive.refresh()
     sweep.refresh()
     assert sweep.is_finished and interactive.is_finished
-    # Taken first (the worker runs both at once: the sweep need not end first).
-    assert sweep.started_at <= interactive.started_at
+    # Taken first: its execution was created first, by the one thread that takes jobs (the
+    # worker then runs both at once: the sweep need not end first).
+    assert sweep.latest_result().execution_started_at <= \
+        interactive.latest_result().execution_started_at
