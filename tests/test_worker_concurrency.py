@@ -82,15 +82,22 @@ def test_one_worker_process_keeps_many_requests_in_flight(own_pool, site, site_s
     assert {job.worker_name for job in enqueued} == {worker.name}
 
 
-def test_a_job_over_its_timeout_is_stopped_alone(own_pool, site):
+def _neighbours_and_a_drip(own_pool, name: str, site: str, count: int, ms: int,
+                           **drip_options):
+    """A worker running ``count`` slow pages (``ms``) and one that never ends on its own:
+    /drip sends a byte a second for a minute. (worker process, neighbours, dripping job)"""
     env = {"CRAWLER_DOWNLOAD_TIMEOUT": "20", "CRAWLER_CRAWL_TIMEOUT": "25"}
-    connection, proc, _ = own_pool("timeout", env)
+    connection, proc, _ = own_pool(name, env)
     queue = queues.queue(queues.INTERACTIVE, connection)
     tag = uuid.uuid4().hex
-    neighbours = [queue.enqueue(jobs.scrape, f"{site}/slow/{tag}?ms=5000&n={n}")
-                  for n in range(3)]
-    # /drip sends a byte a second for a minute: only its job timeout ends it.
-    dripping = queue.enqueue(jobs.scrape, f"{site}/drip", job_timeout=1)
+    neighbours = [queue.enqueue(jobs.scrape, f"{site}/slow/{tag}?ms={ms}&n={n}")
+                  for n in range(count)]
+    return proc, neighbours, queue.enqueue(jobs.scrape, f"{site}/drip", **drip_options)
+
+
+def test_a_job_over_its_timeout_is_stopped_alone(own_pool, site):
+    proc, neighbours, dripping = _neighbours_and_a_drip(own_pool, "timeout", site, 3, 5000,
+                                                        job_timeout=1)
     stopped = dripping.latest_result(timeout=30)
     assert stopped.type == stopped.Type.FAILED
     assert "JobTimeoutException" in stopped.exc_string
@@ -195,6 +202,8 @@ def test_background_jobs_leave_the_reserved_slots_to_interactive_ones(own_pool, 
 def test_a_stop_request_to_an_idle_worker_loses_no_job(own_pool, site):
     connection, proc, _ = own_pool("idle-stop")
     queue = queues.queue(queues.INTERACTIVE, connection)
+    (worker,) = Worker.all(connection=connection)
+    _wait_until(lambda: worker.refresh() or worker.get_state() == "idle")  # handlers are set
     proc.terminate()  # while it waits on the queue: the job below races the stop
     job = queue.enqueue(jobs.scrape, f"{site}/article")
     assert proc.wait(timeout=30) == 0
@@ -204,15 +213,9 @@ def test_a_stop_request_to_an_idle_worker_loses_no_job(own_pool, site):
 
 
 def test_rqs_stop_job_command_stops_that_job_alone(own_pool, site):
-    env = {"CRAWLER_DOWNLOAD_TIMEOUT": "20", "CRAWLER_CRAWL_TIMEOUT": "25"}
-    connection, proc, _ = own_pool("stop-job", env)
-    queue = queues.queue(queues.INTERACTIVE, connection)
-    tag = uuid.uuid4().hex
-    neighbours = [queue.enqueue(jobs.scrape, f"{site}/slow/{tag}?ms=3000&n={n}")
-                  for n in range(2)]
-    dripping = queue.enqueue(jobs.scrape, f"{site}/drip")
+    proc, neighbours, dripping = _neighbours_and_a_drip(own_pool, "stop-job", site, 2, 3000)
     _wait_until(lambda: dripping.get_status(refresh=True) == "started")
-    send_stop_job_command(connection, dripping.id, serializer=queues.SERIALIZER)
+    send_stop_job_command(dripping.connection, dripping.id, serializer=queues.SERIALIZER)
     stopped = dripping.latest_result(timeout=30)
     assert stopped.type == stopped.Type.FAILED and "JobStopped" in stopped.exc_string
     assert dripping.get_status(refresh=True) == "stopped"

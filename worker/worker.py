@@ -159,6 +159,8 @@ class WarmWorker(SimpleWorker):
                     time.monotonic() - idle_since > max_idle_time:
                 return None
             try:
+                if self._state != WorkerStatus.IDLE and not self.running:
+                    self.set_state(WorkerStatus.IDLE)
                 self._beat()
                 if self.should_run_maintenance_tasks:
                     self.run_maintenance_tasks()
