@@ -205,7 +205,7 @@ class Config:
         "a whole number of jobs, 0 or more", 0), 8)
     """Slots of each worker process that background jobs (collections) may not take, so a
     single-page request never waits behind a long crawl. Background jobs always get at least
-    one slot."""
+    one slot, and all of them on a worker that takes only background queues."""
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Config:

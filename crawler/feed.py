@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any
 from scrapy import Request, Spider, signals
 from scrapy.exceptions import DontCloseSpider
 from scrapy.utils.defer import deferred_from_coro
+from twisted.python.failure import Failure
 
 from crawler.signals import JOB_CLOSED, JOB_KEY, crawl_abandoned
 from crawler.spiders.base import SinglePageSpider
@@ -103,15 +104,24 @@ class Feed:
         self._ensure_crawler()
 
     def _ensure_crawler(self) -> Crawler:
-        """The running crawler; a new one if there is none or it stopped (it should not)."""
-        if self._crawler is None or not self._crawler.crawling:
+        """The crawler; a new one if there is none or it ended (it should not: it is kept
+        open). Not ``crawler.crawling``: that turns true only once its start has run, a
+        reactor turn later, and a second job in the same turn would start a second crawler."""
+        if self._crawler is None:
             crawler = self._runner.create_crawler(FeedSpider)
             crawler.signals.connect(self._opened, signal=signals.spider_opened)
             crawler.signals.connect(self._dropped, signal=signals.request_dropped)
             self._crawler = crawler
-            self._runner.crawl(crawler).addErrback(
-                lambda failure: logger.error("The feed crawler failed: %s", failure.value))
+            self._runner.crawl(crawler).addBoth(self._ended, crawler)
         return self._crawler
+
+    def _ended(self, result: Any, crawler: Crawler) -> None:
+        if isinstance(result, Failure):
+            logger.error("The feed crawler failed: %s", result.value)
+        else:
+            logger.warning("The feed crawler closed; the next job opens another")
+        if self._crawler is crawler:
+            self._crawler = None
 
     def _opened(self, spider: Spider) -> None:
         waiting, self._waiting = self._waiting, []

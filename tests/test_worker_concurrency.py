@@ -23,6 +23,7 @@ from tests.books import assert_books_balance
 from tests.conftest import WORKER_ENV, _redis_db, _start_workers, _stop, make_config, new_customer
 from worker import jobs, queues
 from worker.timeouts import ThreadDeathPenalty
+from worker.worker import WarmWorker
 
 #: Redis databases of this module's own workers (each test flushes and owns one).
 DB_OFFSETS = {"inflight": 11, "timeout": 12, "kill": 13, "shutdown": 14, "reserve": 15,
@@ -233,3 +234,14 @@ def test_a_job_the_api_gave_up_on_is_stopped_on_its_worker(own_pool, database_ur
     job = queues.queue(queues.INTERACTIVE, connection).fetch_job(answer.get_json()["request_id"])
     _wait_until(lambda: job.get_status(refresh=True) == "stopped")  # not crawling on for nobody
     assert StartedJobRegistry(queues.INTERACTIVE, connection=connection).count == 0
+
+
+def test_the_reserve_applies_only_to_a_worker_that_takes_interactive_work(redis_url):
+    connection = Redis.from_url(redis_url)
+
+    def limit(*names: str) -> int:
+        return WarmWorker(list(names), connection=connection, concurrency=4,
+                          interactive_reserve=3).background_limit
+
+    assert limit("interactive", "collections") == 1
+    assert limit("collections") == 4

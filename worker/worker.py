@@ -78,10 +78,12 @@ class WarmWorker(SimpleWorker):
             if interactive_reserve is None:
                 interactive_reserve = config.worker_interactive_reserve
         self.concurrency = concurrency
-        #: Most slots the background queues may hold at once (at least one, or they would
-        #: never run on a small worker).
-        self.background_limit = max(1, concurrency - interactive_reserve)
         self.background_queues = frozenset(background_queues)
+        #: Most slots the background queues may hold at once: all but the reserve, on a
+        #: worker that also takes interactive work (and always at least one).
+        only_background = all(queue.name in self.background_queues for queue in self.queues)
+        self.background_limit = (concurrency if only_background
+                                 else max(1, concurrency - interactive_reserve))
         self._slots = threading.Condition()
         #: Jobs in flight, and the threads that run them (started as needed, kept: a thread
         #: per job was a thread created for every job).
@@ -191,6 +193,7 @@ class WarmWorker(SimpleWorker):
                     # queues closed this one popped from one of several: remove it here, or
                     # RQ's cleanup would later fail the finished job as "stuck".
                     self.connection.lrem(queue.intermediate_queue_key, 1, job.id)
+                self.reorder_queues(reference_queue=queue)  # --dequeue-strategy, as RQ does
                 job.redis_server_version = self.get_redis_server_version()
                 logger.info("Worker %s: %s: %s", self.name, queue.name, job.id)
                 return result
