@@ -105,10 +105,12 @@ class Config:
         "a whole number of processes, at least 1", 1), 2)
     """Gunicorn worker processes of the API under ``make run``."""
     api_threads: int = var("API_THREADS", integer("a whole number of threads, at least 1", 1),
-                           32)
-    """Threads per gunicorn process. Each waits on one job at a time, so 2 processes x 32 = 64
-    threads match the 64 slots of the default 2 workers x ``WORKER_CONCURRENCY`` 32: the API
-    can keep every worker slot busy."""
+                           64)
+    """Threads per gunicorn process; each request waits on its job in one. gunicorn hands a
+    connection to a process before a thread is free, and one account may hold up to its
+    plan's cap in flight (48 at most), so each process has as many threads as the default
+    2 workers x ``WORKER_CONCURRENCY`` 32 have slots: an account filling its cap on one
+    process still leaves threads for everyone else's requests."""
 
     # Logging (every process).
     log_level: str = var("LOG_LEVEL", LEVEL, "INFO")
