@@ -162,7 +162,7 @@ class WarmWorker(SimpleWorker):
                 return None
             try:
                 if self._state != WorkerStatus.IDLE and not self.running:
-                    self.set_state(WorkerStatus.IDLE)
+                    self.set_state(WorkerStatus.IDLE)  # within a slice of the last job's end
                 self._beat()
                 if self.should_run_maintenance_tasks:
                     self.run_maintenance_tasks()
@@ -247,13 +247,10 @@ class WarmWorker(SimpleWorker):
             except BaseException:  # RQ handles the job's own failures; this is RQ failing
                 logger.exception("Worker %s: could not finish job %s", self.name, job.id)
             finally:
-                with self._slots:
+                with self._slots:  # "idle" is shown by the dequeue loop, not a write per job
                     self._busy -= 1
                     self._background_running -= background
                     self._slots.notify_all()
-                    if not self._busy and not self._stop_requested:
-                        with contextlib.suppress(redis.exceptions.RedisError):
-                            self.set_state(WorkerStatus.IDLE)
 
     # -- stopping one job (``rq`` stop-job command) ----------------------------------------
 
