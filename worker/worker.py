@@ -3,10 +3,10 @@
 ``rq worker`` forks a work horse per job, and a fresh Scrapy process per page costs ~700 ms
 (DESIGN.md). :class:`WarmWorker` forks nothing: the reactor starts once, in a background thread,
 before the first job, and every job's spider runs in it (fed to one long-lived crawler,
-:mod:`crawler.feed`). A page job spends nearly all its time
-waiting on the network, so one process runs up to ``WORKER_CONCURRENCY`` jobs at once, each in
-a thread of its own that blocks on its crawl while the reactor does the I/O of all of them
-(``bench/README.md`` measures the choice against one job at a time).
+:mod:`crawler.feed`). A page job spends nearly all its time waiting on the network, so one
+process runs up to ``WORKER_CONCURRENCY`` jobs at once, each in a job thread (kept and reused)
+that blocks on its crawl while the reactor does the I/O of all of them (``bench/README.md``
+measures the choice against one job at a time).
 
 Each job is still an ordinary RQ job, run by RQ's own :meth:`perform_job`: RQ 3.x records one
 *execution* per running job (``StartedJobRegistry``, the worker's execution index) and a worker
@@ -221,7 +221,7 @@ class WarmWorker(SimpleWorker):
                    if queue.name in self.background_queues)
 
     def execute_job(self, job: Job, queue: Queue) -> None:
-        """Register the job's execution, then run it in a thread of its own (a slot).
+        """Register the job's execution, then hand it to a job thread (it takes a slot).
 
         Under the slots' lock, so that a job ending meanwhile in another thread cannot mark
         the worker idle between this job's registration and its thread's start.
