@@ -245,3 +245,12 @@ def test_the_reserve_applies_only_to_a_worker_that_takes_interactive_work(redis_
 
     assert limit("interactive", "collections") == 1
     assert limit("collections") == 4
+
+
+def test_finished_jobs_with_long_timeouts_do_not_pile_up_in_the_watchdog():
+    from worker.timeouts import _watchdog
+
+    for _ in range(1000):
+        with ThreadDeathPenalty(3600, JobTimeoutException):
+            pass
+    assert len(_watchdog._heap) <= 64 + 1  # none armed: at most the slack before a rebuild

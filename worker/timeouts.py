@@ -91,7 +91,8 @@ class ThreadDeathPenalty(BaseDeathPenalty):
             with self._active_lock:
                 if self._active.get(self._job_id) is self:
                     del self._active[self._job_id]
-        # Its watchdog entry stays until due, then finds it disarmed: no removal to pay for.
+        if self._timeout > 0:
+            _watchdog.done()
 
 
 class _Watchdog:
@@ -103,9 +104,13 @@ class _Watchdog:
         self._heap: list[tuple[float, int, ThreadDeathPenalty]] = []
         self._order = itertools.count()
         self._thread: threading.Thread | None = None
+        #: Entries of penalties still inside their block; the heap also holds finished ones,
+        #: left to be dropped when due (cheap) or by :meth:`done`'s compaction (long timeouts).
+        self._armed = 0
 
     def add(self, when: float, penalty: ThreadDeathPenalty) -> None:
         with self._due:
+            self._armed += 1
             heapq.heappush(self._heap, (when, next(self._order), penalty))
             if self._thread is None:
                 self._thread = threading.Thread(target=self._run, name="job-timeouts",
@@ -127,6 +132,16 @@ class _Watchdog:
                     continue
                 _, _, penalty = heapq.heappop(self._heap)
                 penalty._strike(penalty._exception)  # nothing if it left its block
+
+    def done(self) -> None:
+        """A penalty left its block. Its entry stays until due, unless finished entries
+        outnumber the armed ones: then the heap is rebuilt without them, so jobs with hour-long
+        timeouts finishing in seconds cannot pile up entries (and penalties) for an hour."""
+        with self._due:
+            self._armed -= 1
+            if len(self._heap) > 2 * self._armed + 64:
+                self._heap = [entry for entry in self._heap if entry[2]._armed]
+                heapq.heapify(self._heap)
 
 
 _watchdog = _Watchdog()
