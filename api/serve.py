@@ -30,8 +30,8 @@ logger = logging.getLogger(__name__)
 
 DEMO_ACCOUNT = "demo"
 DEMO_CREDITS = 1000
-#: The operator's own try-out account: the top plan (6,000 requests a minute, 48 in flight),
-#: so the demo key can use every worker slot of a default ``make run`` (2 x 32) and run
+#: The operator's own try-out account: the top plan (6,000 requests a minute, 48 in flight:
+#: three quarters of a default ``make run``'s 2 x 32 worker slots), so the demo key can run
 #: ../shared/tools/quality.py or bench-like loads without answering 429.
 DEMO_PLAN = "enterprise"
 

@@ -19,12 +19,15 @@ from __future__ import annotations
 import ctypes
 import heapq
 import itertools
+import logging
 import threading
 import time
 from typing import Any
 
 from rq.timeouts import BaseDeathPenalty, BaseTimeoutException
 from rq.timeouts import JobTimeoutException as RQJobTimeoutException
+
+logger = logging.getLogger(__name__)
 
 
 class JobTimeoutException(RQJobTimeoutException):
@@ -80,6 +83,7 @@ class ThreadDeathPenalty(BaseDeathPenalty):
             if not self._armed:
                 return False  # the job left its block already
             self._armed = False
+            self._forget()  # here too: the exception may land before cancel's own removal
             ctypes.pythonapi.PyThreadState_SetAsyncExc(
                 ctypes.c_ulong(self._thread_id), ctypes.py_object(exception))
             return True
@@ -87,12 +91,19 @@ class ThreadDeathPenalty(BaseDeathPenalty):
     def cancel_death_penalty(self) -> None:
         with self._lock:
             self._armed = False
+        self._forget()
+        if self._timeout > 0:
+            _watchdog.done()
+
+    def _forget(self) -> None:
         if self._job_id is not None:
             with self._active_lock:
                 if self._active.get(self._job_id) is self:
                     del self._active[self._job_id]
-        if self._timeout > 0:
-            _watchdog.done()
+
+
+#: Longest single wait of the watchdog, in seconds (``Condition.wait`` refuses huge ones).
+LONGEST_WAIT = 3600.0
 
 
 class _Watchdog:
@@ -128,10 +139,13 @@ class _Watchdog:
                 when = self._heap[0][0]
                 wait = when - time.monotonic()
                 if wait > 0:
-                    self._due.wait(wait)
+                    self._due.wait(min(wait, LONGEST_WAIT))  # a year-long timeout: no overflow
                     continue
                 _, _, penalty = heapq.heappop(self._heap)
-                penalty._strike(penalty._exception)  # nothing if it left its block
+                try:
+                    penalty._strike(penalty._exception)  # nothing if it left its block
+                except Exception:  # this thread times every job: it must not die of one
+                    logger.exception("Could not stop job %s at its timeout", penalty._job_id)
 
     def done(self) -> None:
         """A penalty left its block. Its entry stays until due, unless finished entries

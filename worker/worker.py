@@ -19,7 +19,9 @@ with any RQ worker. What changes per job:
   (maintenance, interactive, collections), and background queues (``collections``) may hold
   at most ``WORKER_CONCURRENCY - WORKER_INTERACTIVE_RESERVE`` slots, so single-page requests
   always find a slot that a long crawl cannot take;
-- RQ's stop-job command stops that one job (the API sends it for a request it gave up on);
+- RQ's stop-job command stops that one job (the API sends it for a request it gave up on): it
+  ends STOPPED, its result says ``JobStopped``, and RQ runs its failure callback (not
+  ``on_stopped``, which RQ runs only for a killed work horse);
 - a warm shutdown (SIGTERM) stops dequeuing and waits for the jobs in flight; a cold one (a
   second signal) exits at once, leaving them to the API's abandoned-job detection.
 
@@ -155,10 +157,10 @@ class WarmWorker(SimpleWorker):
         self.procline("Listening on " + ",".join(self.queue_names()))
         idle_since = time.monotonic()
         backoff = 1.0
-        self._last_beat = 0.0  # beat at once: a job may just have been handed to a thread
         while not self._stop_requested:
-            if max_idle_time is not None and self.running == 0 and \
-                    time.monotonic() - idle_since > max_idle_time:
+            if self.running:
+                idle_since = time.monotonic()  # idle only once the last job has ended
+            elif max_idle_time is not None and time.monotonic() - idle_since > max_idle_time:
                 return None
             try:
                 if self._state != WorkerStatus.IDLE and not self.running:
@@ -250,32 +252,46 @@ class WarmWorker(SimpleWorker):
                 with self._slots:  # "idle" is shown by the dequeue loop, not a write per job
                     self._busy -= 1
                     self._background_running -= background
+                    self._stopping.discard(job.id)  # a stop that came as the job returned
                     self._slots.notify_all()
 
     # -- stopping one job (``rq`` stop-job command) ----------------------------------------
 
     def handle_payload(self, message: Any) -> None:
-        """RQ's command channel; ``stop-job`` stops that job among the many in flight (RQ's
-        own handler compares the job with one "current" job and kills a work horse)."""
+        """RQ's command channel; ``stop-job`` and ``stop-execution`` stop that job among the
+        many in flight (RQ's own handlers compare the job with one "current" job, or kill a
+        work horse, which this worker has not)."""
         payload = parse_payload(message)
-        if payload.get("command") == "stop-job":
-            job_id = payload.get("job_id") or ""
-            if ThreadDeathPenalty.stop(job_id):
-                with self._slots:
-                    self._stopping.add(job_id)
-                logger.info("Worker %s: stopping job %s on request", self.name, job_id)
-            else:
-                logger.info("Worker %s: not running job %s, stop ignored", self.name, job_id)
+        if payload.get("command") not in ("stop-job", "stop-execution"):
+            super().handle_payload(message)
             return
-        super().handle_payload(message)
+        job_id = payload.get("job_id") or ""
+        with self._slots:  # recorded first: the job's failure handling looks for it
+            self._stopping.add(job_id)
+        if ThreadDeathPenalty.stop(job_id):
+            logger.info("Worker %s: stopping job %s on request", self.name, job_id)
+            return
+        with self._slots:
+            self._stopping.discard(job_id)
+        logger.info("Worker %s: not running job %s, stop ignored", self.name, job_id)
+
+    #: RQ's "this failure is a stop" mark, one per thread: RQ keeps one for the whole worker.
+    _stopped_job_id = property(
+        lambda self: getattr(self._thread_state(), "stopped_job_id", None),
+        lambda self, value: setattr(self._thread_state(), "stopped_job_id", value))
+
+    def _thread_state(self) -> threading.local:
+        return self.__dict__.setdefault("_per_thread", threading.local())
 
     def handle_job_failure(self, job: Job, queue: Queue, *args: Any, **kwargs: Any) -> None:
-        """RQ's, with "stopped on request" decided per job (RQ keeps one job id for it)."""
-        with self._slots:  # one failure at a time may use RQ's one ``_stopped_job_id``
-            if job.id in self._stopping:
-                self._stopping.discard(job.id)
-                self._stopped_job_id = job.id
-            super().handle_job_failure(job, queue, *args, **kwargs)
+        """RQ's, with "stopped on request" decided per job: the job ends STOPPED (its result
+        says ``JobStopped``; RQ runs its failure callback, as for any job that raised)."""
+        with self._slots:
+            stopped = job.id in self._stopping
+            self._stopping.discard(job.id)
+        if stopped:
+            self._stopped_job_id = job.id  # this thread's mark, read and cleared by RQ
+        super().handle_job_failure(job, queue, *args, **kwargs)
 
     # -- shutdown ----------------------------------------------------------------------
 
