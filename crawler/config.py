@@ -193,7 +193,7 @@ class Config:
         "a whole number of requests, at least 1", 1), 16)
     """Requests (hence connections) one worker process has open at once to one host:port,
     across all the jobs it runs; more wait for a free one (Scrapy's own per-domain limit is
-    per crawl, and every job is its own crawl)."""
+    per crawler, and the worker's one crawler holds every job). robots.txt does not wait."""
 
     # The workers.
     interactive_job_timeout: int = var("INTERACTIVE_JOB_TIMEOUT", integer(
