@@ -17,6 +17,7 @@ import itertools
 import logging
 import threading
 import time
+from collections.abc import Callable
 from typing import Any
 
 from scrapy import Spider, signals
@@ -122,14 +123,8 @@ class WarmCrawler:
         job_id = next(self._job_ids)
         done: concurrent.futures.Future[list[Any]] = concurrent.futures.Future()
         reactor.callFromThread(self._feed.submit, job_id, spidercls, spider_kwargs, done)
-        try:
-            return _wait(done, timeout)
-        except concurrent.futures.TimeoutError:
-            reactor.callFromThread(self._feed.abandon, job_id)
-            raise CrawlTimeout(f"The crawl did not finish within {timeout:g} s.") from None
-        except BaseException:
-            reactor.callFromThread(self._feed.abandon, job_id)
-            raise
+        return _wait(done, timeout,
+                     give_up=lambda: reactor.callFromThread(self._feed.abandon, job_id))
 
     def _alone(self, spider: type[Spider], timeout: float,
                spider_kwargs: dict[str, Any]) -> list[Any]:
@@ -160,14 +155,7 @@ class WarmCrawler:
             )
 
         reactor.callFromThread(launch)
-        try:
-            return _wait(done, timeout)
-        except concurrent.futures.TimeoutError:
-            self._stop_crawl(started, done)
-            raise CrawlTimeout(f"The crawl did not finish within {timeout:g} s.") from None
-        except BaseException:
-            self._stop_crawl(started, done)
-            raise
+        return _wait(done, timeout, give_up=lambda: self._stop_crawl(started, done))
 
     def _stop_crawl(
         self,
@@ -196,8 +184,10 @@ def _abandon(crawler: Crawler) -> None:
     crawler.stop()
 
 
-def _wait(done: concurrent.futures.Future[list[Any]], timeout: float) -> list[Any]:
-    """``done.result(timeout)``, waited for in short slices.
+def _wait(done: concurrent.futures.Future[list[Any]], timeout: float,
+          give_up: Callable[[], None]) -> list[Any]:
+    """The crawl's items, waited for; :class:`CrawlTimeout` after ``timeout`` seconds. On the
+    timeout, or any interruption of the caller (an RQ job timeout), ``give_up()`` first.
 
     A worker running many jobs stops one that overruns its RQ timeout by raising an exception
     in that job's thread (:mod:`worker.timeouts`); Python delivers it only between bytecodes,
@@ -205,14 +195,17 @@ def _wait(done: concurrent.futures.Future[list[Any]], timeout: float) -> list[An
     :data:`WAIT_SLICE` seconds.
     """
     deadline = time.monotonic() + timeout
-    while True:
-        remaining = deadline - time.monotonic()
-        if remaining <= 0:
-            raise concurrent.futures.TimeoutError
-        try:
-            return done.result(timeout=min(WAIT_SLICE, remaining))
-        except concurrent.futures.TimeoutError:
-            continue
+    try:
+        while (remaining := deadline - time.monotonic()) > 0:
+            try:
+                return done.result(timeout=min(WAIT_SLICE, remaining))
+            except concurrent.futures.TimeoutError:
+                continue
+    except BaseException:
+        give_up()
+        raise
+    give_up()
+    raise CrawlTimeout(f"The crawl did not finish within {timeout:g} s.")
 
 
 _shared: WarmCrawler | None = None
