@@ -90,7 +90,7 @@ class WarmWorker(SimpleWorker):
         #: Jobs in flight, and the threads that run them (started as needed, kept: a thread
         #: per job was a thread created for every job).
         self._busy = 0
-        self._pool: list[threading.Thread] = []
+        self._job_threads = 0
         self._work: SimpleQueue[tuple[Job, Queue, Any, bool]] = SimpleQueue()
         self._background_running = 0
         self._cold_shutdown = False
@@ -233,11 +233,10 @@ class WarmWorker(SimpleWorker):
             execution = self.prepare_execution(job)  # started registry, state busy
             self._busy += 1
             self._background_running += background
-            if len(self._pool) < self._busy:
-                thread = threading.Thread(target=self._serve, name=f"job-{len(self._pool)}",
-                                          daemon=True)
-                thread.start()
-                self._pool.append(thread)
+            if self._job_threads < self._busy:
+                threading.Thread(target=self._serve, name=f"job-{self._job_threads}",
+                                 daemon=True).start()
+                self._job_threads += 1
         self._work.put((job, queue, execution, background))
 
     def _serve(self) -> None:
