@@ -15,7 +15,6 @@ import json
 import os
 import subprocess
 import sys
-import time
 import uuid
 from collections.abc import Iterator
 from urllib.parse import urlsplit
@@ -25,6 +24,7 @@ import pytest
 from crawler.host_slots import HostSlots, host_key
 from tests.conftest import ROOT, WORKER_ENV
 from tests.site.server import Server, serve
+from tests.waits import wait_until
 
 CAP = 3
 HOST_A, HOST_B = "127.0.0.2", "127.0.0.3"
@@ -82,13 +82,6 @@ def crawls() -> Iterator[Crawls]:
     runner = Crawls()
     yield runner
     runner.kill()
-
-
-def wait_until(predicate, what: str, timeout: float = 30) -> None:
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        assert time.monotonic() < deadline, f"gave up waiting for {what}"
-        time.sleep(0.02)
 
 
 def test_many_jobs_to_one_host_share_the_cap(hosts, crawls):

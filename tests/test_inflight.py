@@ -8,7 +8,6 @@ charged): it never waits in an API thread, which would hold back every other acc
 from __future__ import annotations
 
 import threading
-import time
 import uuid
 from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
@@ -27,6 +26,7 @@ from storage.db import MIGRATIONS, Database, migrate
 from storage.models import Account, Activity, Plan
 from tests.books import assert_books
 from tests.conftest import make_config, new_customer
+from tests.waits import wait_until
 
 #: Longest bounded wait of these tests, in seconds (never an assertion on time).
 PATIENCE = 20
@@ -40,13 +40,6 @@ def capped_plan(app, cap: int) -> str:
                          max_crawl_pages=10, max_running_collections=1,
                          max_concurrent_requests=cap))
     return name
-
-
-def wait_for(predicate, what: str) -> None:
-    deadline = time.monotonic() + PATIENCE
-    while not predicate():
-        assert time.monotonic() < deadline, f"gave up waiting for {what}"
-        time.sleep(0.01)
 
 
 def _redis(app) -> Redis:
@@ -118,7 +111,8 @@ def test_a_request_in_flight_holds_the_slot_until_its_answer_is_in(app, site, si
     with ThreadPoolExecutor(max_workers=1) as pool:
         first = pool.submit(a.post, "/scrape", {"url": f"{site}/slow/{tag}?ms=2000"},
                             client=app.test_client())
-        wait_for(lambda: site_server.open_now[tag] >= 1, "A's first page to be fetched")
+        wait_until(lambda: site_server.open_now[tag] >= 1, "A's first page to be fetched",
+                   PATIENCE)
         over = a.post("/scrape", {"url": f"{site}/slow/{refused}?ms=10"})
         answer = first.result(timeout=PATIENCE)
     assert answer.status_code == 200, answer.get_json()
@@ -166,8 +160,8 @@ def test_a_slot_held_past_its_lease_is_taken_over(redis_url):
     # The same request asking again holds its slot still; it takes no second one.
     assert inflight.try_acquire(redis, account, "req_killed", 1, timedelta(milliseconds=200))
     assert inflight.held(redis, account) == 1
-    wait_for(lambda: inflight.try_acquire(redis, account, "req_next", 1, timedelta(minutes=1)),
-             "the expired lease to be taken over")
+    wait_until(lambda: inflight.try_acquire(redis, account, "req_next", 1, timedelta(minutes=1)),
+               "the expired lease to be taken over", PATIENCE)
     assert redis.zrange(inflight.key(account), 0, -1) == [b"req_next"]
     assert 0 < redis.pttl(inflight.key(account)) <= 60_000  # no key outlives its leases
     inflight.release(redis, account, "req_next")

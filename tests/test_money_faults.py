@@ -36,7 +36,8 @@ from storage.db import Database, migrate
 from storage.models import Activity, utcnow
 from tests.books import assert_books, open_reservations
 from tests.conftest import make_config, new_customer
-from tests.test_serve import PATIENCE, Run, wait_until
+from tests.test_serve import PATIENCE, Run
+from tests.waits import wait_until
 
 #: Every POST operation and the string fields of its body.
 STRING_FIELDS = [
@@ -151,7 +152,7 @@ def slow_request(customer, site: str) -> tuple[threading.Thread, dict]:
     thread = threading.Thread(target=lambda: answer.update(
         response=customer.post("/scrape", {"url": f"{site}/drip"})))
     thread.start()
-    wait_until(lambda: customer.balance() == 9, "the reservation")
+    wait_until(lambda: customer.balance() == 9, "the reservation", PATIENCE)
     return thread, answer
 
 
@@ -163,7 +164,7 @@ def test_a_settle_that_fails_on_a_locked_database_is_retried(locked_app, site, c
     locker = lock(db.url)
     try:  # held until the settle has failed once
         wait_until(lambda: any("retrying" in r.getMessage() for r in caplog.records),
-                   "a failed settle")
+                   "a failed settle", PATIENCE)
     finally:
         unlock(locker)
     thread.join(PATIENCE)
@@ -248,7 +249,7 @@ def test_a_release_racing_another_close_is_settled_already(database_url):
         if database_url.startswith("postgresql"):  # hold on until the racer waits on our row
             wait_until(lambda: db.engine.connect().execute(text(
                 "SELECT count(*) FROM pg_locks WHERE NOT granted")).scalar() > 0,
-                "the racing release to wait on the unique key")
+                "the racing release to wait on the unique key", PATIENCE)
     racer.join(timeout=30)
     assert outcome == [10], outcome
     assert_books(db, customer.account_id)
@@ -347,7 +348,7 @@ def test_requests_of_a_killed_api_worker_are_released_by_the_sweeper_of_make_run
         threads = [threading.Thread(target=scrape) for _ in range(2)]
         for thread in threads:
             thread.start()
-        wait_until(lambda: ledger.balance_of(db, account_id) == 8, "two reservations")
+        wait_until(lambda: ledger.balance_of(db, account_id) == 8, "two reservations", PATIENCE)
         [master] = [p for p in children if "gunicorn" in p.cmdline()
                     and p.ppid() == serve.proc.pid]
         for worker in master.children():  # the process serving both requests, mid-wait
@@ -358,7 +359,8 @@ def test_requests_of_a_killed_api_worker_are_released_by_the_sweeper_of_make_run
         assert len(open_reservations(db, account_id)) == 2  # nobody left to settle them
 
         # The cron scheduler enqueues a sweep every second; one runs past the deadline.
-        wait_until(lambda: not open_reservations(db, account_id), "the sweeper", serve.proc)
+        wait_until(lambda: not open_reservations(db, account_id), "the sweeper", PATIENCE,
+                   proc=serve.proc)
         assert_books(db, account_id)
         assert ledger.balance_of(db, account_id) == 10
         with db.session() as session:

@@ -20,7 +20,6 @@ import socket
 import subprocess
 import sys
 import threading
-import time
 from pathlib import Path
 
 import psutil
@@ -33,6 +32,7 @@ from rq.registry import StartedJobRegistry
 from api.serve import free_port
 from crawler.config import variables
 from tests.conftest import ALLOWED, ROOT
+from tests.waits import wait_until
 
 #: Full ``make run`` cycles, and cycles of the light tree (the issue asks for ten in a row).
 FULL_RUNS = 2
@@ -48,16 +48,6 @@ def serve_env(var_dir: Path, port: int) -> dict[str, str]:
     return {**env, "VAR_DIR": str(var_dir), "PORT": str(port), "WORKERS": "2",
             "API_PROCESSES": "1", "API_THREADS": "4", "CRAWLER_ALLOWED_NETWORKS": ALLOWED,
             "CRAWLER_DOWNLOAD_TIMEOUT": "1", "LOG_LEVEL": "INFO"}
-
-
-def wait_until(predicate, what: str, proc: subprocess.Popen | None = None) -> None:
-    deadline = time.monotonic() + PATIENCE
-    while not predicate():
-        if proc is not None and proc.poll() is not None:
-            raise AssertionError(f"serve exited ({proc.returncode}) while waiting for {what}")
-        if time.monotonic() > deadline:
-            raise AssertionError(f"gave up waiting for {what}")
-        time.sleep(0.1)
 
 
 def healthy(url: str) -> bool:
@@ -106,12 +96,13 @@ class Run:
 
     def started(self, count: int, health: str = "/healthz") -> list[psutil.Process]:
         """Every process serve started (children and theirs), once all ``count`` are up."""
-        wait_until(lambda: healthy(self.base + health), health, self.proc)
+        wait_until(lambda: healthy(self.base + health), health, PATIENCE, proc=self.proc)
         redis = self.redis()
-        wait_until(lambda: Worker.count(connection=redis) == 2, "two workers", self.proc)
+        wait_until(lambda: Worker.count(connection=redis) == 2, "two workers", PATIENCE,
+                   proc=self.proc)
         parent = psutil.Process(self.proc.pid)
         wait_until(lambda: len(parent.children(recursive=True)) == count,
-                   f"{count} processes", self.proc)
+                   f"{count} processes", PATIENCE, proc=self.proc)
         self.children = parent.children(recursive=True)
         return self.children
 
@@ -201,7 +192,7 @@ def test_ctrl_c_stops_make_run_in_order_and_frees_the_port(var_dir, tmp_path, si
             f"{serve.base}/api/service/v1/scrape", headers=headers,
             json={"url": f"{site}/drip"}, timeout=PATIENCE))
         registry = StartedJobRegistry("interactive", connection=serve.redis())
-        wait_until(lambda: registry.count > 0, "the slow job to start", serve.proc)
+        wait_until(lambda: registry.count > 0, "the slow job to start", PATIENCE, proc=serve.proc)
         serve.stop_while(thread)
     finally:
         serve.kill()
@@ -224,10 +215,11 @@ def test_ctrl_c_stops_the_tree_in_order_ten_times(tmp_path, run):
             lambda: requests.get(f"{serve.base}/job", timeout=PATIENCE))
         redis = serve.redis()
         registry = StartedJobRegistry("default", connection=redis)
-        wait_until(lambda: registry.count > 0, "the request's job to start", serve.proc)
+        wait_until(lambda: registry.count > 0, "the request's job to start", PATIENCE,
+                   proc=serve.proc)
         # And a job of its own on the other worker, which must finish, not be cut short.
         Queue("default", connection=redis).enqueue("time.sleep", 2)
-        wait_until(lambda: registry.count > 1, "the second job to start", serve.proc)
+        wait_until(lambda: registry.count > 1, "the second job to start", PATIENCE, proc=serve.proc)
         serve.stop_while(thread)
     finally:
         serve.kill()
@@ -246,7 +238,7 @@ def test_children_die_with_a_killed_supervisor(var_dir, tmp_path):
         os.killpg(serve.proc.pid, signal.SIGKILL)
         serve.proc.wait()
         wait_until(lambda: not any(p.is_running() and p.status() != psutil.STATUS_ZOMBIE
-                                   for p in children), "every child to die")
+                                   for p in children), "every child to die", PATIENCE)
         assert port_is_free(serve.port)
     finally:
         serve.kill()

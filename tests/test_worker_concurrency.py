@@ -21,6 +21,7 @@ from rq.timeouts import JobTimeoutException
 from api import create_app
 from tests.books import assert_books_balance
 from tests.conftest import WORKER_ENV, _redis_db, _start_workers, _stop, make_config, new_customer
+from tests.waits import wait_until
 from worker import jobs, queues
 from worker.timeouts import ThreadDeathPenalty
 from worker.worker import WarmWorker
@@ -55,14 +56,6 @@ def _results(jobs_: list, timeout: float = 60) -> list:
     return [job.latest_result(timeout=int(timeout)) for job in jobs_]
 
 
-def _wait_until(predicate, seconds: float = 30) -> None:
-    deadline = time.monotonic() + seconds
-    while not predicate():
-        if time.monotonic() > deadline:
-            pytest.fail("condition not reached in time")
-        time.sleep(0.05)
-
-
 def test_one_worker_process_keeps_many_requests_in_flight(own_pool, site, site_server):
     connection, _, _ = own_pool("inflight")
     tag = uuid.uuid4().hex
@@ -71,7 +64,7 @@ def test_one_worker_process_keeps_many_requests_in_flight(own_pool, site, site_s
                 for n in range(24)]
     registry = StartedJobRegistry(queues.INTERACTIVE, connection=connection)
     # RQ sees them all running at once: registry and the worker's executions.
-    _wait_until(lambda: registry.count >= 16)
+    wait_until(lambda: registry.count >= 16, "16 jobs started")
     (worker,) = Worker.all(connection=connection)
     assert worker.current_execution_count >= 16
     pages = [result.return_value for result in _results(enqueued)]
@@ -146,7 +139,7 @@ def test_a_killed_worker_releases_every_request_it_held(own_pool, database_url, 
     count = 6
 
     def kill_when_all_started() -> None:
-        _wait_until(lambda: registry.count >= count)
+        wait_until(lambda: registry.count >= count, f"{count} jobs started")
         os.kill(proc.pid, signal.SIGKILL)
 
     killer = threading.Thread(target=kill_when_all_started, daemon=True)
@@ -167,7 +160,7 @@ def test_a_warm_shutdown_finishes_the_jobs_in_flight(own_pool, site):
     enqueued = [queue.enqueue(jobs.scrape, f"{site}/slow/{tag}?ms={SLOW_MS}&n={n}")
                 for n in range(4)]
     registry = StartedJobRegistry(queues.INTERACTIVE, connection=connection)
-    _wait_until(lambda: registry.count == 4)
+    wait_until(lambda: registry.count == 4, "4 jobs started")
     proc.terminate()
     later = queue.enqueue(jobs.scrape, f"{site}/article")
     assert proc.wait(timeout=30) == 0
@@ -185,7 +178,7 @@ def test_background_jobs_leave_the_reserved_slots_to_interactive_ones(own_pool, 
     crawls = [background.enqueue(jobs.scrape, f"{site}/slow/{crawl}?ms=1500&n={n}")
               for n in range(6)]
     registry = StartedJobRegistry(queues.COLLECTIONS, connection=connection)
-    _wait_until(lambda: registry.count >= 2)
+    wait_until(lambda: registry.count >= 2, "2 crawls started")
     pages = [interactive.enqueue(jobs.scrape, f"{site}/slow/{page}?ms=1500&n={n}")
              for n in range(2)]
     assert [r.return_value["status"] for r in _results(pages + crawls)] == ["succeeded"] * 8
@@ -204,7 +197,8 @@ def test_a_stop_request_to_an_idle_worker_loses_no_job(own_pool, site):
     connection, proc, _ = own_pool("idle-stop")
     queue = queues.queue(queues.INTERACTIVE, connection)
     (worker,) = Worker.all(connection=connection)
-    _wait_until(lambda: worker.refresh() or worker.get_state() == "idle")  # handlers are set
+    wait_until(lambda: worker.refresh() or worker.get_state() == "idle",  # handlers are set
+               "the worker to wait idle")
     proc.terminate()  # while it waits on the queue: the job below races the stop
     job = queue.enqueue(jobs.scrape, f"{site}/article")
     assert proc.wait(timeout=30) == 0
@@ -215,7 +209,7 @@ def test_a_stop_request_to_an_idle_worker_loses_no_job(own_pool, site):
 
 def test_rqs_stop_job_command_stops_that_job_alone(own_pool, site):
     proc, neighbours, dripping = _neighbours_and_a_drip(own_pool, "stop-job", site, 2, 3000)
-    _wait_until(lambda: dripping.get_status(refresh=True) == "started")
+    wait_until(lambda: dripping.get_status(refresh=True) == "started", "the drip to start")
     send_stop_job_command(dripping.connection, dripping.id, serializer=queues.SERIALIZER)
     stopped = dripping.latest_result(timeout=30)
     assert stopped.type == stopped.Type.FAILED and "JobStopped" in stopped.exc_string
@@ -232,7 +226,8 @@ def test_a_job_the_api_gave_up_on_is_stopped_on_its_worker(own_pool, database_ur
     answer = customer.post("/scrape", {"url": f"{site}/drip"})
     assert answer.status_code == 504 and customer.balance() == 5
     job = queues.queue(queues.INTERACTIVE, connection).fetch_job(answer.get_json()["request_id"])
-    _wait_until(lambda: job.get_status(refresh=True) == "stopped")  # not crawling on for nobody
+    wait_until(lambda: job.get_status(refresh=True) == "stopped",  # not crawling on for nobody
+               "the job to stop")
     assert StartedJobRegistry(queues.INTERACTIVE, connection=connection).count == 0
 
 
