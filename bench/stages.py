@@ -20,14 +20,12 @@ from __future__ import annotations
 
 import argparse
 import functools
-import http.server
 import os
 import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from collections import defaultdict
 from collections.abc import Callable
@@ -37,17 +35,9 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from latency import PAGE, funded_key, wait_for  # noqa: E402
+from latency import PAGE, STATIC_SERVER, client, funded_key, start, stop, wait_for  # noqa: E402
 
 from api.serve import free_port, start_redis  # noqa: E402
-
-
-class Handler(http.server.SimpleHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-    disable_nagle_algorithm = True
-
-    def log_message(self, *args: Any) -> None:
-        pass
 
 
 def cpu_seconds(pid: int) -> float:
@@ -151,29 +141,26 @@ def main() -> None:
         shutil.copy(PAGE, site / "article.html")
         (site / "robots.txt").write_text("User-agent: *\nDisallow: /private\n")
         port = free_port()
-        server = http.server.ThreadingHTTPServer(
-            ("127.0.0.1", port), functools.partial(Handler, directory=str(site)))
-        threading.Thread(target=server.serve_forever, daemon=True).start()
+        procs: list[subprocess.Popen] = [redis_proc]
+        start([sys.executable, "-c", STATIC_SERVER, str(site), str(port)], dict(os.environ),
+              procs)  # the static server bench/latency.py measures against
         database_url = f"sqlite:///{tmp / 'stages.db'}"
         settings = {"REDIS_URL": redis_url, "DATABASE_URL": database_url,
                     "LOG_LEVEL": "WARNING", "CRAWLER_ALLOWED_NETWORKS": "127.0.0.0/8"}
         os.environ.update(settings)
-        worker = subprocess.Popen([sys.executable, "-m", "worker", "interactive"], cwd=ROOT,
-                                  env=dict(os.environ))
+        start([sys.executable, "-m", "worker", "interactive"], dict(os.environ), procs)
         try:
             from redis import Redis
             from rq import Worker
 
+            page = f"http://127.0.0.1:{port}/article.html"
+            wait_for(lambda: client(port, "GET", "/article.html")()(), "the static server")
             wait_for(lambda: Worker.count(connection=Redis.from_url(redis_url)) >= 1,
                      "the worker", 60)
-            page = f"http://127.0.0.1:{port}/article.html"
-            worker_alone(redis_url, page, worker.pid, args)
+            worker_alone(redis_url, page, procs[-1].pid, args)
             api_stages(database_url, page, args)
         finally:
-            worker.terminate()
-            worker.wait(timeout=30)
-            redis_proc.terminate()
-            server.shutdown()
+            stop(procs)
 
 
 if __name__ == "__main__":
