@@ -199,8 +199,8 @@ class PlanSchema(Response):
     max_running_collections = fields.Integer()
     max_concurrent_requests = fields.Integer(metadata={
         "description": "Single-page requests (scrape, contacts, products, video-platform) the "
-                       "account may have in flight at once; more wait their turn within the "
-                       "request's deadline. Beyond API.md: this deployment's addition."})
+                       "account may have in flight at once; more are refused at once, 429 "
+                       "rate_limited. Beyond API.md: this deployment's addition."})
 
 
 class CreditsSchema(Response):
