@@ -126,30 +126,31 @@ class FilteringResolver:
         transportSemantics: str = "TCP",
     ) -> IHostResolution:
         assert self._wrapped is not None, "install_on_reactor() first"
-        reason = self.policy.host_refusal(hostName, portNumber)
+        # One canonical spelling, worked out once: judged, remembered, and the only form that
+        # goes on to DNS (the literal's plain spelling, the name's punycode).
+        name = refusal_key(hostName)
+        reason = self.policy.host_refusal(name, portNumber)
         if reason is not None:
             logger.info("Refused %s:%s by source policy: %s", hostName, portNumber, reason)
-            self.remember_refusal(hostName, reason)
+            self.remember_refusal(name, reason)
             resolution = _RefusedResolution(hostName)
             resolutionReceiver.resolutionBegan(resolution)
             resolutionReceiver.resolutionComplete()
             return resolution
-        # Only the canonical form goes on: the literal's plain spelling, the name's punycode.
-        name = refusal_key(hostName)
-        receiver = _FilteringReceiver(resolutionReceiver, self, hostName, portNumber)
+        receiver = _FilteringReceiver(resolutionReceiver, self, name, portNumber)
         return self._wrapped.resolveHostName(
             receiver, name, portNumber, addressTypes, transportSemantics
         )
 
-    def remember_refusal(self, host: str, reason: str) -> None:
-        key = refusal_key(host)
+    def remember_refusal(self, key: str, reason: str) -> None:
+        """Remember why ``key`` (a :func:`refusal_key`) was refused, for the crawl's error."""
         self._refusals[key] = reason
         self._refusals.move_to_end(key)
         while len(self._refusals) > REFUSALS_KEPT:
             self._refusals.popitem(last=False)
 
-    def forget_refusal(self, host: str) -> None:
-        self._refusals.pop(refusal_key(host), None)
+    def forget_refusal(self, key: str) -> None:
+        self._refusals.pop(key, None)
 
     def refusal(self, host: str) -> str | None:
         """Why the last resolution of ``host`` was refused, if it was."""
