@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-import secrets
 from urllib.parse import urlsplit, urlunsplit
 
 from flask import Flask, current_app, g, request
@@ -44,7 +43,7 @@ class WebdataApi(Api):
 
 
 def _begin_request() -> None:
-    g.request_id = "req_" + secrets.token_hex(12)
+    g.request_id = errors.new_request_id()
 
 
 def _finish_request(response):

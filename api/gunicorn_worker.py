@@ -12,11 +12,12 @@ from __future__ import annotations
 
 import json
 import re
-import secrets
 from typing import Any
 
 from gunicorn import util
 from gunicorn.workers.gthread import ThreadWorker
+
+from api.errors import new_request_id
 
 #: What each status gunicorn answers itself means to a client.
 MESSAGES = {
@@ -54,7 +55,7 @@ class ApiWorker(ThreadWorker):
             util.write_nonblock(client, captured.data)
             return
         status, reason = int(match.group(1)), match.group(2).decode("latin1")
-        request_id = "req_" + secrets.token_hex(12)
+        request_id = new_request_id()
         body = json.dumps({
             "code": status, "status": reason,
             "error": "bad_request" if status < 500 else "internal_error",
