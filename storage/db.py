@@ -156,11 +156,6 @@ class Database:
         with self._writes.begin() as session:
             yield session
 
-    def ping(self) -> None:
-        """Raise if the database does not answer."""
-        with self.engine.connect() as connection:
-            connection.exec_driver_sql("SELECT 1")
-
     def check_writable(self) -> None:
         """Raise unless a write could happen now: the cheap part of one, rolled back.
 
