@@ -117,13 +117,14 @@ def private_dir(path: Path) -> None:
         path.chmod(0o700)
 
 
-def write_redis_url(path: Path, url: str) -> None:
-    """``url`` in ``path``, readable by this user only (it reaches an unauthenticated Redis)."""
+def write_private(path: Path, line: str) -> None:
+    """``line`` in ``path``, readable by this user only from its creation on: the embedded
+    Redis's URL (it reaches an unauthenticated Redis), the demo key."""
     with contextlib.suppress(FileNotFoundError):
         path.unlink()
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     with os.fdopen(fd, "w") as file:
-        file.write(url + "\n")
+        file.write(line + "\n")
 
 
 def demo_key(app, var_dir: Path) -> str:
@@ -146,8 +147,7 @@ def demo_key(app, var_dir: Path) -> str:
         account_id = account.id
     if fresh:
         ledger.grant(db, account_id, DEMO_CREDITS, "grant:demo")
-    key_file.write_text(key + "\n")
-    key_file.chmod(0o600)
+    write_private(key_file, key)
     return key
 
 
@@ -158,7 +158,7 @@ def serve(config: Config, supervisor: Supervisor) -> bool:
         proc, url = start_redis(config.var_dir)
         supervisor.adopt("redis", proc)
         config = dataclasses.replace(config, redis_url=url, redis_url_origin="environment")
-        write_redis_url(config.redis_url_file, url)
+        write_private(config.redis_url_file, url)
         print(f"Embedded Redis at {url}; for batch code and hand-run workers:\n"
               f"  export REDIS_URL={url}")
     supervisor.env.update(REDIS_URL=config.redis_url, DATABASE_URL=config.database_url)

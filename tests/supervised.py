@@ -33,7 +33,7 @@ def app(environ, start_response):
 def main() -> None:
     # Here, not above: gunicorn's workers import this module for ``app`` alone, and ``api``
     # is slow to import.
-    from api.serve import gunicorn_command, start_redis, write_redis_url
+    from api.serve import gunicorn_command, start_redis, write_private
     from api.supervisor import Supervisor
 
     port, var_dir = int(sys.argv[1]), Path(sys.argv[2])
@@ -45,7 +45,7 @@ def main() -> None:
         redis, url = start_redis(var_dir)
         supervisor.adopt("redis", redis)
         supervisor.env["REDIS_URL"] = url
-        write_redis_url(var_dir / "redis-url", url)
+        write_private(var_dir / "redis-url", url)
         supervisor.spawn("api", gunicorn_command(config, "tests.supervised:app"))
         for number in range(2):
             supervisor.spawn(f"worker-{number}", [

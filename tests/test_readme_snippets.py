@@ -8,7 +8,7 @@ import re
 import subprocess
 import sys
 
-from api.serve import write_redis_url
+from api.serve import write_private
 from crawler.config import variables
 from tests.conftest import ROOT
 
@@ -32,7 +32,7 @@ def test_the_rq_snippet_finds_make_runs_redis(tmp_path, redis_url, workers, site
     assert '"https://example.com/"' in code
     code = code.replace('"https://example.com/"', json.dumps(f"{site}/article"))
     code += "\nimport json; print(json.dumps(page))\n"
-    write_redis_url(tmp_path / "redis-url", redis_url)
+    write_private(tmp_path / "redis-url", redis_url)
     assert (tmp_path / "redis-url").stat().st_mode & 0o777 == 0o600
     env = {k: v for k, v in os.environ.items() if k not in variables()}
     done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True,
