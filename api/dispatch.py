@@ -64,29 +64,46 @@ def _dead(worker: Worker) -> bool:
     return liveness.is_dead(worker.connection, worker.key, worker.pid)
 
 
-def abandoned(job: Job, queue: Queue) -> str | None:
-    """Why ``job`` will never finish (its worker died, every worker of its queue died, RQ
-    marked it), or None while it may."""
-    status = job.get_status(refresh=True)
-    if status in ENDED:
-        return f"job {status}"
-    if status == JobStatus.QUEUED:
-        workers = Worker.all(queue=queue)
-        if workers and all(_dead(worker) for worker in workers):
-            return "every worker of the queue died"
+class Lookout:
+    """Whether a waiting request's job will never finish, looked at between slices.
+
+    Each look reads the job's status and worker in one round trip; the worker's pid and
+    process space cannot change, so they are read once, when the job is first seen started,
+    and later looks only ask whether the worker's key still exists and, for a worker of this
+    process space, whether its pid is alive.
+    """
+
+    def __init__(self, job: Job, queue: Queue):
+        self.job, self.queue = job, queue
+        #: The started job's worker: (name, pid, whether its pid can be looked at from here).
+        self._worker: tuple[str, int | None, bool] | None = None
+
+    def abandoned(self) -> str | None:
+        """Why the job will never finish (its worker died, every worker of its queue died,
+        RQ marked it), or None while it may."""
+        connection = self.job.connection
+        raw_status, raw_name = connection.hmget(self.job.key, "status", "worker_name")
+        status = (raw_status or b"").decode()
+        if status in ENDED:
+            return f"job {status}"
+        if status == JobStatus.QUEUED:
+            workers = Worker.all(queue=self.queue)
+            if workers and all(_dead(worker) for worker in workers):
+                return "every worker of the queue died"
+            return None
+        name = (raw_name or b"").decode()
+        if status != JobStatus.STARTED or not name:
+            return None
+        key = Worker.redis_worker_namespace_prefix + name
+        if self._worker is None or self._worker[0] != name:
+            raw_pid, space = connection.hmget(key, "pid", liveness.FIELD)
+            self._worker = (name, int(raw_pid) if raw_pid else None, liveness.of_this_space(space))
+        _, pid, ours = self._worker
+        if not connection.exists(key):
+            return f"worker {name} is gone"
+        if ours and pid and liveness.process_gone(pid):
+            return f"worker {name} (pid {pid}) died"
         return None
-    if status != JobStatus.STARTED:
-        return None
-    name = (job.connection.hget(job.key, "worker_name") or b"").decode()
-    if not name:
-        return None
-    worker = Worker.find_by_key(Worker.redis_worker_namespace_prefix + name,
-                                connection=job.connection, serializer=job.serializer)
-    if worker is None:
-        return f"worker {name} is gone"
-    if _dead(worker):
-        return f"worker {name} (pid {worker.pid}) died"
-    return None
 
 
 def give_up(job: Job) -> None:
@@ -126,11 +143,12 @@ def run_interactive(
         deadline = time.monotonic() + wait
         slice_seconds = min(SLICE, current_app.config["WEBDATA"].redis_timeout / 2)
         result = None
+        lookout = Lookout(job, queue)
         while (remaining := deadline - time.monotonic()) > 0:
             result = _wait_result(job, min(slice_seconds, remaining))
             if result is not None:
                 break
-            reason = abandoned(job, queue)
+            reason = lookout.abandoned()
             if reason is not None:
                 result = job.latest_result()  # it may have stored one just before
                 if result is None:

@@ -52,10 +52,16 @@ def process_gone(pid: int) -> bool:
         return False
 
 
+def of_this_space(space: bytes | None) -> bool:
+    """Whether a worker hash's process space (its ``FIELD``) is this process's: only then can
+    its pid be looked at from here."""
+    here = process_space()
+    return here is not None and space is not None and space.decode() == here
+
+
 def is_dead(connection: Any, worker_key: str, pid: int | None) -> bool:
     """Whether the worker of ``worker_key`` (process ``pid``) is known dead: only a worker of
     this process space can be looked at."""
     if not pid or process_space() is None:
         return False
-    space = connection.hget(worker_key, FIELD)
-    return space is not None and space.decode() == process_space() and process_gone(pid)
+    return of_this_space(connection.hget(worker_key, FIELD)) and process_gone(pid)
