@@ -209,6 +209,29 @@ class Config:
     single-page request never waits behind a long crawl. Background jobs always get at least
     one slot, and all of them on a worker that takes only background queues."""
 
+    # Collections (the workers' slice jobs, the API's limits).
+    collection_slices: int = var("COLLECTION_SLICES", integer(
+        "a whole number of jobs, at least 1", 1), 2)
+    """Slice jobs one collection keeps on the ``collections`` queue at once, so that one
+    crawl uses several worker processes (``make run`` starts 2); each re-enqueues itself
+    while work remains."""
+    collection_concurrency: int = var("COLLECTION_CONCURRENCY", integer(
+        "a whole number of pages, at least 1", 1), 16)
+    """Pages one slice job keeps in flight."""
+    collection_slice_seconds: float = var("COLLECTION_SLICE_SECONDS", seconds(), 10.0)
+    """Seconds a slice job leases new pages before it hands over to the next slice: a long
+    crawl never holds a worker slot for long, and a cancel or a deploy takes effect soon."""
+    collection_lease_seconds: float = var("COLLECTION_LEASE_SECONDS", seconds(), 30.0)
+    """Seconds a page taken from the frontier stays leased without a renewal (renewed while
+    its worker lives): after it, the page goes back to the frontier for another worker."""
+    collection_retention_seconds: int = var("COLLECTION_RETENTION_SECONDS", integer(
+        "a whole number of seconds, at least 1", 1), 7 * 86400)
+    """Seconds a finished collection's results are kept (``expires_at``)."""
+    collection_stall_seconds: int = var("COLLECTION_STALL_SECONDS", integer(
+        "a whole number of seconds, at least 1", 1), 3600)
+    """Seconds a running collection may go without any slice job alive and without progress
+    before the watchdog fails it (``stop_reason: "stalled"``); before that it is resumed."""
+
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Config:
         """Every variable of ``environ`` (default ``os.environ``), parsed and validated.

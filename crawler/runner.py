@@ -115,16 +115,29 @@ class WarmCrawler:
             return self._fed(spidercls, timeout, spider_kwargs)
         return self._alone(spidercls, timeout, spider_kwargs)
 
-    def _fed(self, spidercls: type[Spider], timeout: float,
-             spider_kwargs: dict[str, Any]) -> list[Any]:
+    def submit(self, spider: type[Spider], **spider_kwargs: Any
+               ) -> tuple[concurrent.futures.Future[list[Any]], Callable[[], None]]:
+        """Feed a job of a single-page ``spider`` to the long-lived crawler without waiting:
+        the future of its items, and the call that gives up on it (cancels its downloads).
+
+        For callers that keep many pages in flight from one thread (a collection's slice,
+        :mod:`worker.collections`); the caller owns the time budget.
+        """
         from twisted.internet import reactor
 
+        self.start()
         assert self._feed is not None
+        if not feed.takes(spider):
+            raise TypeError(f"{spider.__name__} cannot be fed (see crawler.feed.takes)")
         job_id = next(self._job_ids)
         done: concurrent.futures.Future[list[Any]] = concurrent.futures.Future()
-        reactor.callFromThread(self._feed.submit, job_id, spidercls, spider_kwargs, done)
-        return _wait(done, timeout,
-                     give_up=lambda: reactor.callFromThread(self._feed.abandon, job_id))
+        reactor.callFromThread(self._feed.submit, job_id, spider, spider_kwargs, done)
+        return done, lambda: reactor.callFromThread(self._feed.abandon, job_id)
+
+    def _fed(self, spidercls: type[Spider], timeout: float,
+             spider_kwargs: dict[str, Any]) -> list[Any]:
+        done, give_up = self.submit(spidercls, **spider_kwargs)
+        return _wait(done, timeout, give_up=give_up)
 
     def _alone(self, spider: type[Spider], timeout: float,
                spider_kwargs: dict[str, Any]) -> list[Any]:

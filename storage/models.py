@@ -183,3 +183,76 @@ class IdempotencyRecord(Base):
     response_headers: Mapped[str | None] = mapped_column(Text)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
     expires_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), index=True)
+
+
+class CollectionStatus(StrEnum):
+    """``status`` of a collection. ``queued`` and ``running`` are live; the others final,
+    reached once (a conditional ``UPDATE … WHERE status IN (live)``)."""
+
+    QUEUED = "queued"
+    RUNNING = "running"
+    COMPLETED = "completed"
+    CANCELLED = "cancelled"
+    FAILED = "failed"
+    EXPIRED = "expired"
+
+
+#: Statuses of a collection that may still fetch pages.
+LIVE_STATUSES = (CollectionStatus.QUEUED, CollectionStatus.RUNNING)
+
+
+class Collection(Base):
+    """A batch of URLs or a crawl of one site, run in the background by the workers.
+
+    The progress counters are written in the same transaction as the results they count
+    (``storage.collections.store``), so they never disagree with the stored results;
+    ``total`` is what the frontier admitted, reported by the workers.
+    """
+
+    __tablename__ = "collections"
+    __table_args__ = (Index("ix_collections_account_id_created", "account_id", "created_at"),)
+
+    id: Mapped[str] = mapped_column(String(40), primary_key=True)
+    account_id: Mapped[str] = mapped_column(ForeignKey("accounts.id"))
+    mode: Mapped[str] = mapped_column(String(8))  # batch | crawl
+    extract: Mapped[str] = mapped_column(String(16))  # page | contacts | products
+    status: Mapped[str] = mapped_column(String(16), index=True)  # a CollectionStatus
+    stop_reason: Mapped[str | None] = mapped_column(String(40))
+    #: What was asked, as JSON: the batch's URLs or the crawl's rules.
+    spec: Mapped[str] = mapped_column(Text)
+    webhook_url: Mapped[str | None] = mapped_column(Text)
+    request_id: Mapped[str | None] = mapped_column(String(64))
+    total: Mapped[int] = mapped_column(Integer, default=0)
+    succeeded: Mapped[int] = mapped_column(Integer, default=0)
+    failed: Mapped[int] = mapped_column(Integer, default=0)
+    robots_blocked: Mapped[int] = mapped_column(Integer, default=0)
+    credits_used: Mapped[int] = mapped_column(Integer, default=0)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    started_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    finished_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    expires_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), index=True)
+
+
+class CollectionResult(Base):
+    """One page of a collection, stored once: (collection, page key) is unique, and ``seq``
+    numbers the results in the order their transactions committed (1, 2, …), which is what
+    the results endpoint pages by."""
+
+    __tablename__ = "collection_results"
+    __table_args__ = (
+        UniqueConstraint("collection_id", "page_key", name="uq_collection_results_page"),
+        UniqueConstraint("collection_id", "seq", name="uq_collection_results_seq"),
+    )
+
+    id: Mapped[int] = mapped_column(BigId, primary_key=True, autoincrement=True)
+    collection_id: Mapped[str] = mapped_column(ForeignKey("collections.id", ondelete="CASCADE"))
+    seq: Mapped[int] = mapped_column(Integer)
+    #: SHA-1 of the page's canonical URL: one result per page, whatever retries happen.
+    page_key: Mapped[str] = mapped_column(String(40))
+    url: Mapped[str] = mapped_column(Text)
+    final_url: Mapped[str | None] = mapped_column(Text)
+    status: Mapped[str] = mapped_column(String(16))  # a PageStatus
+    status_code: Mapped[int | None] = mapped_column(Integer)
+    fetched_at: Mapped[str | None] = mapped_column(String(40))
+    error: Mapped[str | None] = mapped_column(Text)  # JSON
+    data: Mapped[str | None] = mapped_column(Text)  # JSON

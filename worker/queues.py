@@ -13,9 +13,11 @@ from redis.backoff import NoBackoff
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.retry import Retry
 from rq import Queue
+from rq.job import Job
 from rq.serializers import JSONSerializer
 
 from crawler.config import Config
+from crawler.frontier import Frontier
 
 #: Single-page operations; an API request is waiting on each of these.
 INTERACTIVE = "interactive"
@@ -64,3 +66,19 @@ def redis_connection(url: str | None = None, timeout: float | None = None) -> Re
 
 def queue(name: str, connection: Redis) -> Queue:
     return Queue(name, connection=connection, serializer=SERIALIZER)
+
+
+#: The job function of a collection's slices (:mod:`worker.collections`), by name: the API
+#: enqueues it without importing the crawler.
+SLICE_JOB = "worker.collections.run_slice"
+
+
+def enqueue_slice(connection: Redis, collection_id: str, config: Config) -> Job:
+    """Put one more slice of the collection on the ``collections`` queue, recorded as the
+    collection's (the watchdog looks for collections without one)."""
+    job = queue(COLLECTIONS, connection).enqueue(
+        SLICE_JOB, collection_id,
+        job_timeout=int(config.collection_slice_seconds + 2 * config.crawl_timeout + 60),
+        result_ttl=600, failure_ttl=86400, description=f"collection {collection_id}")
+    Frontier(connection, collection_id).add_slice(job.id)
+    return job

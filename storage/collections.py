@@ -1,0 +1,336 @@
+"""Collections and their results: the only code that speaks SQL about them.
+
+Each state change is one short transaction guarded by the collection's status, so concurrent
+workers and API requests agree without locks of their own:
+
+- a collection is created ``queued`` with its line of history, after the plan's running cap
+  and the balance were checked in the same (write-locked) transaction;
+- :func:`store` writes a batch of page results, charges 1 credit per new successful page and
+  moves the counters, all in one transaction that first touches the collection row (a row
+  lock on PostgreSQL, the write lock on SQLite): results of one collection are numbered
+  (``seq``) in commit order, and nothing is stored or charged once the collection is final;
+- exactly one terminal transition happens (:func:`finish`): ``UPDATE … WHERE status IN
+  (queued, running)`` and its row count.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import secrets
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any
+
+from sqlalchemy import func, insert, select, update
+from sqlalchemy.orm import Session
+
+from storage.db import Database
+from storage.ledger import InsufficientCredits
+from storage.models import (
+    LIVE_STATUSES,
+    Account,
+    Activity,
+    Collection,
+    CollectionResult,
+    CollectionStatus,
+    EntryKind,
+    LedgerEntry,
+    Outcome,
+    Phase,
+    utcnow,
+)
+
+#: ``operation`` of a collection's line of history (and of its ledger entries).
+OPERATION = "collection"
+
+
+class CollectionLimit(Exception):
+    """Raised by :func:`create` when the account runs as many collections as its plan allows."""
+
+    def __init__(self, limit: int):
+        super().__init__(f"This account already runs {limit} collection(s), as many as its "
+                         "plan allows; wait for one to finish or cancel one.")
+        self.limit = limit
+
+
+class NotCancellable(Exception):
+    """Raised by :func:`cancel` for a collection that is final already."""
+
+
+def new_id() -> str:
+    return "col_" + secrets.token_hex(12)
+
+
+def page_key(canonical_url: str) -> str:
+    """The key of one page in a collection: the SHA-1 of its canonical URL (fixed length,
+    so it can be unique-indexed whatever the URL's length)."""
+    return hashlib.sha1(canonical_url.encode(), usedforsecurity=False).hexdigest()
+
+
+def create(db: Database, *, account_id: str, mode: str, extract: str, spec: dict[str, Any],
+           max_running: int, request_id: str | None = None, url: str | None = None,
+           webhook_url: str | None = None) -> Collection:
+    """A new ``queued`` collection and its line of history; raises :class:`CollectionLimit`
+    or :class:`InsufficientCredits` (a balance below the first page's credit)."""
+    with db.write() as session:
+        running = session.scalar(
+            select(func.count()).select_from(Collection)
+            .where(Collection.account_id == account_id, Collection.status.in_(LIVE_STATUSES)))
+        if (running or 0) >= max_running:
+            raise CollectionLimit(max_running)
+        balance = session.scalar(select(Account.balance).where(Account.id == account_id)) or 0
+        if balance < 1:
+            raise InsufficientCredits(1, balance)
+        row = Collection(id=new_id(), account_id=account_id, mode=mode, extract=extract,
+                         status=CollectionStatus.QUEUED, spec=json.dumps(spec),
+                         webhook_url=webhook_url, request_id=request_id, total=0, succeeded=0,
+                         failed=0, robots_blocked=0, credits_used=0, created_at=utcnow())
+        session.add(row)
+        session.add(Activity(account_id=account_id, operation=OPERATION, credits=0,
+                             status=Outcome.SUCCEEDED, request_id=request_id,
+                             collection_id=row.id, url=url))
+    return row
+
+
+def get(db: Database, collection_id: str, account_id: str | None = None) -> Collection | None:
+    """The collection, if it exists (and belongs to ``account_id``, when given)."""
+    query = select(Collection).where(Collection.id == collection_id)
+    if account_id is not None:
+        query = query.where(Collection.account_id == account_id)
+    with db.session() as session:
+        return session.scalar(query)
+
+
+def spec_of(row: Collection) -> dict[str, Any]:
+    return json.loads(row.spec)
+
+
+def page(db: Database, account_id: str, *, before: tuple[datetime, str] | None = None,
+         limit: int = 20) -> tuple[list[Collection], tuple[datetime, str] | None]:
+    """The account's collections, newest first: up to ``limit`` after the ``before``
+    position (created_at, id); and the position to continue from."""
+    query = select(Collection).where(Collection.account_id == account_id)
+    if before is not None:
+        at, last_id = before
+        query = query.where((Collection.created_at < at)
+                            | ((Collection.created_at == at) & (Collection.id < last_id)))
+    query = query.order_by(Collection.created_at.desc(), Collection.id.desc()).limit(limit + 1)
+    with db.session() as session:
+        rows = list(session.scalars(query))
+    more = len(rows) > limit
+    rows = rows[:limit]
+    return rows, ((rows[-1].created_at, rows[-1].id) if more and rows else None)
+
+
+def results(db: Database, collection_id: str, *, after: int = 0, limit: int = 100,
+            status: str | None = None) -> tuple[list[CollectionResult], int | None]:
+    """Results in completion order after position ``after``; and the position to continue
+    from (None at the end of what is stored now)."""
+    query = select(CollectionResult).where(CollectionResult.collection_id == collection_id,
+                                           CollectionResult.seq > after)
+    if status is not None:
+        query = query.where(CollectionResult.status == status)
+    with db.session() as session:
+        rows = list(session.scalars(query.order_by(CollectionResult.seq).limit(limit + 1)))
+    more = len(rows) > limit
+    rows = rows[:limit]
+    return rows, (rows[-1].seq if more and rows else None)
+
+
+def start(db: Database, collection_id: str) -> bool:
+    """``queued`` → ``running``; whether this call made the change."""
+    with db.session() as session:
+        done = session.execute(
+            update(Collection)
+            .where(Collection.id == collection_id,
+                   Collection.status == CollectionStatus.QUEUED)
+            .values(status=CollectionStatus.RUNNING, started_at=utcnow()))
+        return done.rowcount == 1
+
+
+def report_total(db: Database, collection_id: str, total: int) -> None:
+    """Raise ``total`` to ``total`` (it never decreases while the collection runs)."""
+    with db.session() as session:
+        session.execute(
+            update(Collection)
+            .where(Collection.id == collection_id, Collection.total < total,
+                   Collection.status.in_(LIVE_STATUSES))
+            .values(total=total))
+
+
+def finish(db: Database, collection_id: str, status: CollectionStatus, *,
+           retention: timedelta, stop_reason: str | None = None) -> bool:
+    """Move a live collection to the final ``status``; whether this call did (exactly one
+    caller ever does). A completed collection's ``total`` becomes its ``done``: the pages
+    recognised as duplicates only after fetching leave it (see :mod:`worker.collections`)."""
+    now = utcnow()
+    values: dict[str, Any] = {"status": status, "stop_reason": stop_reason,
+                              "finished_at": now, "expires_at": now + retention}
+    if status == CollectionStatus.COMPLETED:
+        values["total"] = Collection.succeeded + Collection.failed
+    with db.session() as session:
+        done = session.execute(
+            update(Collection)
+            .where(Collection.id == collection_id, Collection.status.in_(LIVE_STATUSES))
+            .values(**values))
+        return done.rowcount == 1
+
+
+def cancel(db: Database, collection_id: str, account_id: str, *,
+           retention: timedelta) -> Collection | None:
+    """Cancel a live collection; the row after (None: no such collection of the account).
+    Repeating it is harmless; a collection that ended otherwise raises NotCancellable."""
+    row = get(db, collection_id, account_id)
+    if row is None:
+        return None
+    if row.status in LIVE_STATUSES:
+        finish(db, collection_id, CollectionStatus.CANCELLED, retention=retention,
+               stop_reason="cancelled")
+        row = get(db, collection_id, account_id)
+        assert row is not None
+    if row.status != CollectionStatus.CANCELLED:
+        raise NotCancellable(row.status)
+    return row
+
+
+@dataclass
+class PageOutcome:
+    """One page's result as a worker hands it to :func:`store`."""
+
+    key: str  #: :func:`page_key` of the page's canonical URL
+    url: str
+    status: str  #: a PageStatus
+    final_url: str | None = None
+    status_code: int | None = None
+    fetched_at: str | None = None
+    error: dict[str, Any] | None = None
+    data: Any = None
+    robots_blocked: bool = False
+
+
+@dataclass
+class Stored:
+    """What :func:`store` did with a batch."""
+
+    #: Keys of the outcomes that are stored now (new ones) or were before (retries).
+    settled: list[str] = field(default_factory=list)
+    charged: int = 0
+    #: The collection is final: nothing was stored (a cancel, a finish won the race).
+    closed: bool = False
+    #: The balance could not pay for every successful page: the ones it could not were not
+    #: stored, and the collection must stop.
+    out_of_credits: bool = False
+
+
+def store(db: Database, collection_id: str, outcomes: Sequence[PageOutcome]) -> Stored:
+    """Store new page results, charge 1 credit per new successful one, move the counters;
+    one transaction. Pages stored already (a retry after a lost lease) are skipped, so a
+    page is stored and charged at most once."""
+    report = Stored()
+    with db.write() as session:
+        locked = session.execute(
+            update(Collection)
+            .where(Collection.id == collection_id, Collection.status.in_(LIVE_STATUSES))
+            .values(succeeded=Collection.succeeded)
+            .returning(Collection.account_id, Collection.succeeded + Collection.failed)
+        ).first()
+        if locked is None:
+            report.closed = True
+            return report
+        account_id, done = locked
+        keys = [outcome.key for outcome in outcomes]
+        known = set(session.scalars(
+            select(CollectionResult.page_key)
+            .where(CollectionResult.collection_id == collection_id,
+                   CollectionResult.page_key.in_(keys))))
+        report.settled.extend(known)
+        fresh: list[PageOutcome] = []
+        for outcome in outcomes:
+            if outcome.key not in known:
+                known.add(outcome.key)
+                fresh.append(outcome)
+        paid = _charge(session, account_id,
+                       sum(outcome.status == Outcome.SUCCEEDED for outcome in fresh))
+        unpaid = sum(outcome.status == Outcome.SUCCEEDED for outcome in fresh) - paid
+        if unpaid:
+            report.out_of_credits = True
+            fresh = _drop_last_successes(fresh, unpaid)
+        _write(session, collection_id, account_id, fresh, done)
+        report.settled.extend(outcome.key for outcome in fresh)
+        report.charged = paid
+    return report
+
+
+def _charge(session: Session, account_id: str, wanted: int) -> int:
+    """Take up to ``wanted`` credits (as many as the balance has); how many were taken."""
+    if not wanted:
+        return 0
+    balance = session.scalar(
+        update(Account).where(Account.id == account_id, Account.balance >= wanted)
+        .values(balance=Account.balance - wanted).returning(Account.balance))
+    if balance is not None:
+        return wanted
+    left = session.scalar(select(Account.balance).where(Account.id == account_id)) or 0
+    if left <= 0:
+        return 0
+    session.execute(update(Account).where(Account.id == account_id)
+                    .values(balance=Account.balance - left))
+    return left
+
+
+def _drop_last_successes(outcomes: list[PageOutcome], count: int) -> list[PageOutcome]:
+    """``outcomes`` without its last ``count`` successful pages (the ones not paid for)."""
+    kept: list[PageOutcome] = []
+    for outcome in reversed(outcomes):
+        if count and outcome.status == Outcome.SUCCEEDED:
+            count -= 1
+            continue
+        kept.append(outcome)
+    return kept[::-1]
+
+
+def _write(session: Session, collection_id: str, account_id: str,
+           outcomes: list[PageOutcome], done: int) -> None:
+    """Insert ``outcomes`` numbered after ``done``, their ledger entries and counters."""
+    if not outcomes:
+        return
+    now = utcnow()
+    session.execute(insert(CollectionResult), [
+        {"collection_id": collection_id, "seq": done + number, "page_key": outcome.key,
+         "url": outcome.url, "final_url": outcome.final_url, "status": outcome.status,
+         "status_code": outcome.status_code, "fetched_at": outcome.fetched_at,
+         "error": json.dumps(outcome.error) if outcome.error is not None else None,
+         "data": json.dumps(outcome.data) if outcome.data is not None else None}
+        for number, outcome in enumerate(outcomes, start=1)])
+    paid = [outcome for outcome in outcomes if outcome.status == Outcome.SUCCEEDED]
+    if paid:
+        entries = []
+        for outcome in paid:
+            common = {"account_id": account_id, "charge_key": f"{OPERATION}:{collection_id}:"
+                      f"{outcome.key}", "created_at": now, "operation": OPERATION,
+                      "collection_id": collection_id, "url": outcome.url}
+            entries.append({**common, "phase": Phase.OPEN, "kind": EntryKind.RESERVE,
+                            "amount": -1})
+            entries.append({**common, "phase": Phase.CLOSE, "kind": EntryKind.CAPTURE,
+                            "amount": 0})
+        session.execute(insert(LedgerEntry), entries)
+        session.execute(update(Activity)
+                        .where(Activity.collection_id == collection_id,
+                               Activity.account_id == account_id,
+                               Activity.operation == OPERATION)
+                        .values(credits=Activity.credits + len(paid)))
+    failed = len(outcomes) - len(paid)
+    session.execute(update(Collection).where(Collection.id == collection_id).values(
+        succeeded=Collection.succeeded + len(paid), failed=Collection.failed + failed,
+        credits_used=Collection.credits_used + len(paid),
+        robots_blocked=Collection.robots_blocked + sum(o.robots_blocked for o in outcomes)))
+
+
+def running(db: Database, limit: int = 500) -> list[str]:
+    """Ids of live collections (oldest first): what the watchdog looks after."""
+    with db.session() as session:
+        return list(session.scalars(
+            select(Collection.id).where(Collection.status.in_(LIVE_STATUSES))
+            .order_by(Collection.created_at).limit(limit)))
