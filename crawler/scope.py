@@ -1,0 +1,123 @@
+"""Which discovered links a crawl follows: its start URL's site, a depth, path filters.
+
+The rules of ``POST /collections`` in ``mode: crawl`` (API.md): a crawl stays on its start
+URL's site (``www.`` and the bare host are one site, :func:`crawler.canonical.site_key`);
+depth counts link hops from the start URL (not path segments: a common misreading users
+complain about); ``include_paths``/``exclude_paths`` are regexes searched in the path + query.
+
+Pure and Scrapy-free: the API validates patterns with :func:`pattern_errors` (a 422 naming
+each bad one) before the frontier ever builds a :class:`CrawlScope`.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import cached_property
+from urllib.parse import urlsplit
+
+from crawler.canonical import canonical_url, same_site
+from crawler.policy import ALLOWED_SCHEMES
+
+logger = logging.getLogger(__name__)
+
+#: Characters in one include/exclude pattern. Python's ``re`` has no time limit, so patterns
+#: are kept short: they are meant for path prefixes and query markers, not programs.
+MAX_PATTERN_LENGTH = 500
+
+
+def pattern_errors(patterns: Sequence[str]) -> dict[int, str]:
+    """Index → message in words for each pattern that cannot be used; ``{}`` when all can.
+
+    A pattern must be a string of at most :data:`MAX_PATTERN_LENGTH` characters that compiles
+    with Python's ``re`` (the engine :class:`CrawlScope` matches with).
+    """
+    errors: dict[int, str] = {}
+    for index, pattern in enumerate(patterns):
+        if not isinstance(pattern, str):
+            errors[index] = "A pattern must be a string."
+        elif len(pattern) > MAX_PATTERN_LENGTH:
+            errors[index] = (f"A pattern may have at most {MAX_PATTERN_LENGTH} characters, "
+                             f"this one has {len(pattern)}.")
+        else:
+            try:
+                re.compile(pattern)
+            except re.error as exc:
+                errors[index] = f"Not a valid regular expression: {exc}."
+            except (OverflowError, RecursionError, ValueError) as exc:
+                errors[index] = f"Not a usable regular expression: {exc}."
+    return errors
+
+
+def _compiled(patterns: Sequence[str], name: str) -> tuple[re.Pattern[str], ...]:
+    errors = pattern_errors(patterns)
+    if errors:
+        raise ValueError(f"{name}: " + "; ".join(f"[{i}] {m}" for i, m in errors.items()))
+    return tuple(re.compile(pattern) for pattern in patterns)
+
+
+@dataclass(frozen=True)
+class CrawlScope:
+    """The link-following rules of one crawl.
+
+    ``start_url``: where the crawl starts (its site is the crawl's site); ``max_depth``: most
+    link hops from the start URL a followed page may be (sitemap URLs count as 1);
+    ``include_paths``: when given, a followed URL's path + query must match one of them
+    (``re.search``); ``exclude_paths``: it must match none. Patterns are compiled once, here:
+    a bad one raises ``ValueError`` (validate with :func:`pattern_errors` first).
+    """
+
+    start_url: str
+    max_depth: int
+    include_paths: tuple[str, ...] = ()
+    exclude_paths: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        # Lists (from JSON) become tuples: a frozen scope is hashable and cannot change.
+        object.__setattr__(self, "include_paths", tuple(self.include_paths))
+        object.__setattr__(self, "exclude_paths", tuple(self.exclude_paths))
+        _ = self._include, self._exclude  # compiled now: a bad pattern fails here, not mid-crawl
+
+    # cached_property writes the instance's __dict__ directly, which a frozen dataclass allows;
+    # and unlike extra fields these stay out of asdict(), replace() and equality.
+    @cached_property
+    def _include(self) -> tuple[re.Pattern[str], ...]:
+        return _compiled(self.include_paths, "include_paths")
+
+    @cached_property
+    def _exclude(self) -> tuple[re.Pattern[str], ...]:
+        return _compiled(self.exclude_paths, "exclude_paths")
+
+    @cached_property
+    def _start(self) -> str:
+        return canonical_url(self.start_url)
+
+    def follows(self, url: str, depth: int) -> bool:
+        """Whether a link to ``url`` found ``depth`` hops from the start URL is admitted.
+
+        Admitted: an http(s) URL of the start URL's site, at most ``max_depth`` hops away,
+        whose path + query (``/docs/a?x=1``, of its :func:`~crawler.canonical.canonical_url`:
+        sorted query, tracking parameters gone) is matched by an include pattern when there are
+        any, and by no exclude pattern.
+
+        The start URL itself (in any spelling with the same canonical form) is always
+        admitted, whatever the patterns say: a crawl fetches at least the page it was asked
+        for, and its links are how it finds the pages the patterns do want.
+        """
+        canonical = canonical_url(url)
+        if canonical == self._start:
+            return True
+        if depth > self.max_depth:
+            return False
+        try:
+            parts = urlsplit(canonical)
+        except ValueError:
+            return False
+        if parts.scheme not in ALLOWED_SCHEMES or not same_site(canonical, self._start):
+            return False
+        target = parts.path + (f"?{parts.query}" if parts.query else "")
+        if self._include and not any(p.search(target) for p in self._include):
+            return False
+        return not any(p.search(target) for p in self._exclude)
