@@ -13,13 +13,12 @@ import logging
 import re
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
-from urllib.parse import urlsplit
 
 import trafilatura
 from lxml.html import HtmlElement
-from w3lib.html import strip_html5_whitespace
 
 from crawler.extract.fetched import FetchedPage
+from crawler.extract.links import anchors, canonical_href, rel_values
 from crawler.extract.schema import id_index, resolve
 from crawler.extract.structured import (
     clean,
@@ -43,7 +42,6 @@ TRAFILATURA_OPTIONS: dict[str, Any] = {
 
 _LANGUAGE = re.compile(r"[a-z]{2,3}")
 _URL_LIKE = re.compile(r"(https?:)?//|www\.", re.IGNORECASE)
-_HOSTNAME = re.compile(r"[a-z0-9._-]+|[0-9a-f:.]+")  # after IDNA encoding; IPv6 unbracketed
 # (article:* meta, JSON-LD and itemprop key, other meta names), tried in that order
 _PUBLISHED = ("article:published_time", "datePublished",
               ("og:published_time", "datepublished", "pubdate", "publishdate", "dc.date.issued",
@@ -111,31 +109,19 @@ def _text(tree: HtmlElement, url: str) -> str | None:
 
 
 def _links(root: HtmlElement, base: str, page_url: str) -> list[Link]:
-    """Crawlable links: absolute http(s), no fragment, first occurrence of each URL kept."""
+    """Every usable link (:func:`~crawler.extract.links.link_url`), first occurrence of each
+    URL kept, nofollow ones included and marked: the page is described, not crawled."""
     page_host = host(join(page_url, page_url) or page_url)
     seen: set[str] = set()
     links: list[Link] = []
-    for anchor in root.iter("a"):
-        href = anchor.get("href")
-        if not href or strip_html5_whitespace(href).startswith("#"):
-            continue
-        try:  # javascript:, mailto:, tel:, data: keep their scheme through urljoin: dropped here
-            parts = urlsplit(join(base, href) or "")
-            # reading .port validates it: out-of-range ports raise ValueError
-            if (parts.scheme not in ("http", "https") or parts.port == 0
-                    or not _HOSTNAME.fullmatch(parts.hostname or "")):
-                continue
-        except ValueError:
-            continue
-        link_url = parts._replace(fragment="").geturl()
+    for anchor, link_url in anchors(root, base):
         if link_url in seen:
             continue
         seen.add(link_url)
-        rel = (anchor.get("rel") or "").lower().split()
         links.append(Link(
             url=link_url,
             text=clean(anchor.text_content()),
-            rel="nofollow" if "nofollow" in rel else None,
+            rel="nofollow" if "nofollow" in rel_values(anchor) else None,
             internal=host(link_url) == page_host,
         ))
     return links
@@ -150,8 +136,7 @@ def _metadata(page: FetchedPage) -> Metadata:
     author = meta.get("article:author")
     if author and _URL_LIKE.match(author):  # a profile URL (Facebook style), not a name
         author = None
-    canonical = next((link.get("href") for link in root.xpath("//link[@href]")
-                      if "canonical" in (link.get("rel") or "").lower().split()), None)
+    canonical = canonical_href(root)
     return Metadata(
         description=meta.get("description") or meta.get("og:description"),
         canonical_url=join(base, canonical) or join(base, meta.get("og:url")),
