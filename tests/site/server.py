@@ -1,4 +1,5 @@
-"""A small website on loopback for real crawls: pages, robots.txt, and hostile behaviour.
+"""A small website on loopback for real crawls: pages, robots.txt, sitemaps, and hostile
+behaviour.
 
 Run alone with ``python -m tests.site.server [HOST] [PORT]`` (the benchmarks use it too).
 """
@@ -15,9 +16,10 @@ import threading
 import time
 import urllib.parse
 from collections import Counter
+from collections.abc import Iterable
 from pathlib import Path
 
-from tests.site import youtube
+from tests.site import sitemaps, youtube
 
 PAGES = Path(__file__).with_name("pages")
 ROBOTS = b"User-agent: *\nDisallow: /private\n"
@@ -27,6 +29,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     #: Set by :func:`serve`: where a "hop to loopback" should point.
     loopback_target = "http://127.0.0.1:9/"
+    #: Set by :func:`serve`: paths this site answers 404 for (a site without robots.txt…).
+    missing: frozenset[str] = frozenset()
 
     def log_message(self, *args):
         pass
@@ -44,7 +48,10 @@ class Handler(http.server.BaseHTTPRequestHandler):
     def do_GET(self):
         path = self.path.split("?", 1)[0]
         self.server.requests[path] += 1
-        route = ROUTES.get(path) or (_slow if path.startswith(SLOW) else None)
+        if path in self.missing:
+            route = _error(404)
+        else:
+            route = ROUTES.get(path) or (_slow if path.startswith(SLOW) else None)
         if route:
             route(self)
             return
@@ -78,7 +85,7 @@ def _slow(h: Handler) -> None:
 
 
 def _robots(h: Handler) -> None:
-    h.send_body(ROBOTS, "text/plain")
+    h.send_body(ROBOTS + sitemaps.robots_line(h).encode(), "text/plain")
 
 
 def _private(h: Handler) -> None:
@@ -174,6 +181,7 @@ ROUTES = {
     "/endless": _endless,
     "/drip": _drip,
     "/hangup": _hangup,
+    **sitemaps.ROUTES,
     **youtube.ROUTES,
 }
 
@@ -194,9 +202,13 @@ class Server(http.server.ThreadingHTTPServer):
         self.open_peak: Counter[str] = Counter()
 
 
-def serve(host: str = "127.0.0.2", port: int = 0, loopback_target: str | None = None) -> Server:
-    """Start the site in a daemon thread; ``server.server_address`` tells where."""
-    handler = type("SiteHandler", (Handler,), {})
+def serve(host: str = "127.0.0.2", port: int = 0, loopback_target: str | None = None,
+          missing: Iterable[str] = ()) -> Server:
+    """Start the site in a daemon thread; ``server.server_address`` tells where.
+
+    ``missing``: paths answered 404 by this instance (``/robots.txt``, ``/sitemap.xml``…).
+    """
+    handler = type("SiteHandler", (Handler,), {"missing": frozenset(missing)})
     if loopback_target:
         handler.loopback_target = loopback_target
     server = Server((host, port), handler)

@@ -1,0 +1,141 @@
+"""``scrapy crawl sitemap_urls -a url=…``: the page URLs a site's sitemaps list, not fetched.
+
+A crawl with ``use_sitemap`` seeds its frontier with these URLs (as depth 1); the frontier
+applies the crawl's scope, limits and robots.txt to them like to any link. So this spider only
+reads sitemaps: robots.txt ``Sitemap:`` lines and ``/sitemap.xml`` of the start URL's site
+(both; either may be missing), sitemap indexes and gzip sitemaps through Scrapy's
+:class:`~scrapy.spiders.SitemapSpider`, whose ``<loc>`` entries become items here instead of
+requests. Sitemaps are often larger than the crawl that uses them, hence ``max_urls``: the
+spider closes once it has that many.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator, Iterable, Iterator
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit, urlunsplit
+
+from lxml import etree
+from scrapy import Request
+from scrapy.exceptions import CloseSpider
+from scrapy.spiders import SitemapSpider
+from scrapy.utils.sitemap import Sitemap, sitemap_urls_from_robots
+
+from crawler.canonical import canonical_url, same_site
+from crawler.policy import ALLOWED_SCHEMES, ascii_url
+
+if TYPE_CHECKING:
+    from scrapy.http import Response
+    from twisted.python.failure import Failure
+
+logger = logging.getLogger(__name__)
+
+#: Page URLs one run yields by default: one sitemap file holds at most 50,000 (sitemaps.org).
+MAX_URLS = 50_000
+
+
+class SitemapUrlsSpider(SitemapSpider):
+    """Yields ``{"url": <loc>}`` for each page URL in the sitemaps of ``url``'s site.
+
+    Only URLs of that site (:func:`~crawler.canonical.same_site`), each once (by its
+    :func:`~crawler.canonical.canonical_url`; the item keeps the ``<loc>`` as written), at
+    most ``max_urls`` (``-a max_urls=…``). Sitemaps themselves may live anywhere (robots.txt
+    may point to another host); the source policy and robots.txt apply to each fetch.
+    A sitemap that is missing, unreachable or not a sitemap yields nothing: a site without
+    sitemaps is an empty list, never an error.
+    """
+
+    name = "sitemap_urls"
+    sitemap_rules = ()  # no <loc> of a urlset becomes a request (see _parse_sitemap)
+
+    def __init__(self, url: str | None = None, max_urls: int | str = MAX_URLS,
+                 *args: Any, **kwargs: Any):
+        super().__init__(*args, **kwargs)
+        if not url:
+            raise ValueError(f"{self.name}: pass the site with -a url=…")
+        parts = urlsplit(ascii_url(url.strip()))
+        if parts.scheme.lower() not in ALLOWED_SCHEMES or not parts.netloc:
+            raise ValueError(f"{self.name}: {url!r} is not an http(s) URL")
+        self.max_urls = int(max_urls)
+        if self.max_urls < 1:
+            raise ValueError(f"{self.name}: max_urls must be at least 1, not {max_urls!r}")
+        self.url = urlunsplit(parts)
+        scheme = parts.scheme.lower()
+        self.robots_url = urlunsplit((scheme, parts.netloc, "/robots.txt", "", ""))
+        self.sitemap_urls = [urlunsplit((scheme, parts.netloc, "/sitemap.xml", "", ""))]
+        self._seen: set[str] = set()
+
+    async def start(self) -> AsyncIterator[Request]:
+        yield Request(self.robots_url, callback=self._parse_robots, errback=self._missing)
+        for request in self._sitemap_requests(self.sitemap_urls):
+            yield request
+
+    @property
+    def full(self) -> bool:
+        """Whether ``max_urls`` URLs have been yielded."""
+        return len(self._seen) >= self.max_urls
+
+    def _sitemap_requests(self, urls: Iterable[str]) -> Iterator[Request]:
+        """Requests for sitemaps; a URL Scrapy cannot request (a site's typo) is skipped.
+
+        The dupefilter keeps each sitemap to one fetch: ``/sitemap.xml`` listed in robots.txt
+        too, or an index that lists itself.
+        """
+        for url in urls:
+            try:
+                yield Request(ascii_url(url), callback=self._parse_sitemap,
+                              errback=self._missing)
+            except ValueError:
+                logger.info("Not a sitemap URL: %r", url[:200])
+
+    def _parse_robots(self, response: Response) -> Iterator[Request]:
+        if self.full:
+            return
+        try:
+            urls = list(sitemap_urls_from_robots(response.body, base_url=response.url))
+        except ValueError:  # urljoin on a malformed line (a bad IPv6 host)
+            urls = []
+        yield from self._sitemap_requests(urls)
+
+    def _parse_sitemap(self, response: Response) -> Iterable[Any]:  # type: ignore[override]
+        """Requests for the sitemaps of an index; items for the page URLs of a urlset."""
+        if self.full:
+            return
+        body = self._get_sitemap_body(response)
+        try:
+            sitemap = Sitemap(body) if body else None
+            kind = sitemap.type if sitemap else None
+            if kind == "sitemapindex":
+                locs = list(self._get_urls_from_sitemapindex(self.sitemap_filter(sitemap)))
+                yield from self._sitemap_requests(locs)
+                return
+            if kind == "urlset":
+                yield from self._page_urls(self.sitemap_filter(sitemap))
+                return
+        except (etree.XMLSyntaxError, StopIteration):
+            pass  # XML broken before or after some entries: keep what was read
+        else:
+            logger.info("Not a sitemap: %s", response.url)
+
+    def _page_urls(self, entries: Iterable[dict[str, Any]]) -> Iterator[dict[str, str]]:
+        for entry in entries:
+            locs = [entry.get("loc")]
+            if self.sitemap_alternate_links:
+                locs += entry.get("alternate") or []
+            for loc in locs:
+                if not loc or not same_site(loc, self.url):
+                    continue
+                key = canonical_url(loc)
+                if key in self._seen:
+                    continue
+                self._seen.add(key)
+                yield {"url": loc}
+                if self.full:
+                    # Pending sitemap downloads are cancelled: a site's sitemaps can be far
+                    # larger than the crawl that asked.
+                    raise CloseSpider("max_urls")
+
+    def _missing(self, failure: Failure) -> None:
+        request = getattr(failure, "request", None)
+        logger.info("No sitemap from %s: %s", request.url if request else "?", failure.value)
