@@ -16,6 +16,9 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from scrapy import Request
+from scrapy.http import XmlResponse
+from scrapy.utils.test import get_crawler
 
 from crawler.canonical import canonical_url
 from crawler.spiders.sitemap import SitemapUrlsSpider
@@ -161,3 +164,26 @@ def test_sitemap_locations_come_from_the_site_root() -> None:
     assert spider.max_urls == 7
     assert spider.robots_url == "https://xn--bcher-kva.example:8443/robots.txt"
     assert spider.sitemap_urls == ["https://xn--bcher-kva.example:8443/sitemap.xml"]
+
+
+def parsed(body: bytes, url: str = "https://example.com/sitemap.xml") -> list[Any]:
+    """What the spider makes of one sitemap response (no crawl: the parsing alone)."""
+    spider = SitemapUrlsSpider.from_crawler(get_crawler(SitemapUrlsSpider),
+                                            url="https://www.example.com/", max_urls=50)
+    return list(spider._parse_sitemap(XmlResponse(url=url, body=body, request=Request(url))))
+
+
+@pytest.mark.parametrize("body", [
+    b"", b"not xml at all", b"<html><body>Our sitemap is a page</body></html>",
+    b"<?xml version='1.0'?><rss><channel><item><link>https://example.com/a</link></item>"
+    b"</channel></rss>",
+])
+def test_what_is_not_a_sitemap_yields_nothing(body: bytes) -> None:
+    assert parsed(body) == []
+
+
+def test_a_truncated_sitemap_keeps_what_was_read() -> None:
+    body = (b'<?xml version="1.0"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">'
+            b"<url><loc>https://example.com/a</loc></url>"
+            b"<url><loc>https://www.example.com/b</loc></url><url><loc>https://exa")
+    assert parsed(body) == [{"url": "https://example.com/a"}, {"url": "https://www.example.com/b"}]

@@ -113,8 +113,9 @@ class SitemapUrlsSpider(SitemapSpider):
             if kind == "urlset":
                 yield from self._page_urls(self.sitemap_filter(sitemap))
                 return
-        except (etree.XMLSyntaxError, StopIteration):
-            pass  # XML broken before or after some entries: keep what was read
+        except (etree.LxmlError, StopIteration):
+            logger.info("Broken sitemap XML: %s", response.url)  # what was read still counts
+            return
         else:
             logger.info("Not a sitemap: %s", response.url)
 
@@ -132,8 +133,8 @@ class SitemapUrlsSpider(SitemapSpider):
                 self._seen.add(key)
                 yield {"url": loc}
                 if self.full:
-                    # Pending sitemap downloads are cancelled: a site's sitemaps can be far
-                    # larger than the crawl that asked.
+                    # Stop here, not at the end of the sitemaps: a site's sitemaps can be far
+                    # larger than the crawl that asked (downloads already open still finish).
                     raise CloseSpider("max_urls")
 
     def _missing(self, failure: Failure) -> None:
