@@ -142,9 +142,9 @@ def create_app(config: Config | None = None) -> Flask:
     errors.register(app)
     swagger_ui.register(app, BASE_PATH)
     openapi.register_components(api.spec)
-    from api.resources import account, extraction, health, search
+    from api.resources import account, collections, extraction, health, search
 
-    for blueprint in (health.blp, account.blp, extraction.blp, search.blp):
+    for blueprint in (health.blp, account.blp, extraction.blp, search.blp, collections.blp):
         api.register_blueprint(blueprint)
     openapi.drop_framework_schemas(api.spec)
 

@@ -59,6 +59,9 @@ ERRORS: dict[int, str] = {
          "unknown or revoked.",
     402: "insufficient_credits: the balance cannot cover the cost; nothing was charged.",
     403: "source_policy or robots_disallowed: the URL may not be fetched.",
+    404: "not_found: no such collection on this account.",
+    409: "conflict: the collection is finished already, or an Idempotency-Key is in flight.",
+    410: "expired: the collection's results are past their download window (`expires_at`).",
     413: "body_too_large: the request body is over the deployment's `MAX_BODY_BYTES` "
          "(1 MiB by default); nothing was charged.",
     415: "unsupported_content: the target is not HTML.",
@@ -104,15 +107,17 @@ def documented(
     billed: bool = False,
     descriptions: dict[int, str] | None = None,
     error_schema: type[Schema] = ErrorSchema,
+    success: int = 200,
 ) -> Callable:
-    """Document a view: its ``operationId``, its 200 (``schema`` and headers), and each error
+    """Document a view: its ``operationId``, its ``success`` answer (``schema`` and headers;
+    200 unless given), and each error
     status of ``errors`` with the error body and headers. Put it under ``@blp.route``."""
     descriptions = {**ERRORS, **(descriptions or {})}
 
     def decorate(view: Callable) -> Callable:
         # Applied innermost first, so the document lists 200, then the errors ascending.
-        view = blp.response(200, schema, headers=headers_of(
-            200, authenticated=authenticated, billed=billed))(view)
+        view = blp.response(success, schema, headers=headers_of(
+            success, authenticated=authenticated, billed=billed))(view)
         for status in sorted(set(errors)):
             view = blp.alt_response(
                 status, schema=error_schema, description=descriptions[status],

@@ -41,6 +41,8 @@ OPERATIONS = {
     "/search": "search",
     "/search/news": "search_news",
     "/search/videos": "search_videos",
+    "/collections": "collection",
+    "/collections/<collection_id>/cancel": "collection_cancel",
 }
 #: Pauses (seconds) between the attempts of a settling write (capture or release) that failed
 #: on a database error: a locked SQLite file or a PostgreSQL failover often passes in a second.
@@ -107,6 +109,12 @@ def settle(write: Callable[[], int], charge: ledger.Charge) -> int:
                            charge.key, exc.__class__.__name__, pause)
             time.sleep(pause)
     raise AssertionError("unreachable")
+
+
+def history_written() -> None:
+    """Say that the request being served wrote its line of history itself (a collection's
+    create or cancel, in the transaction that made the change): none is added after it."""
+    g.history_charge = True
 
 
 def history_claimed() -> bool:

@@ -73,14 +73,17 @@ def absolute_url(value: str) -> None:
 
 
 class Url(fields.String):
-    def __init__(self, **kwargs):
+    """An absolute URL (:func:`absolute_url`), stripped; ``validators`` add rules, ``metadata``
+    replaces the description."""
+
+    def __init__(self, *, validators=(), required=True, metadata=None, **kwargs):
         super().__init__(
-            required=True,
-            validate=[validate.Length(min=1, max=MAX_URL_LENGTH), absolute_url],
+            required=required,
+            validate=[validate.Length(min=1, max=MAX_URL_LENGTH), absolute_url, *validators],
             metadata={"description": "Absolute http(s) URL of the page, without credentials "
                                      "(a URL with user:password@ is refused, 422).",
                       "format": "uri", "pattern": ABSOLUTE_URL_PATTERN,
-                      "example": "https://example.com/"},
+                      "example": "https://example.com/", **(metadata or {})},
             **kwargs,
         )
 

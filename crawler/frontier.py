@@ -26,6 +26,7 @@ An entry is ``{"u": url to fetch, "k": its canonical URL, "d": depth}`` as JSON.
 from __future__ import annotations
 
 import json
+import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -249,3 +250,15 @@ class Frontier:
         """Ids of the slice jobs queued or running for this collection, as they recorded
         themselves (a killed one stays until the watchdog sees its job is gone)."""
         return {member.decode() for member in self.redis.smembers(self.keys["slices"])}
+
+    def beat(self) -> None:
+        """Record progress now (the watchdog's measure of a stalled collection)."""
+        self.redis.hset(self.keys["meta"], "beat", f"{time.time():.3f}")
+
+    def idle_for(self) -> float:
+        """Seconds since the last :meth:`beat`; the first look starts the clock."""
+        raw = self.redis.hget(self.keys["meta"], "beat")
+        if raw is None:
+            self.beat()
+            return 0.0
+        return max(0.0, time.time() - float(raw))

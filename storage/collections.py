@@ -44,6 +44,8 @@ from storage.models import (
 
 #: ``operation`` of a collection's line of history (and of its ledger entries).
 OPERATION = "collection"
+#: ``operation`` of the history line of a cancel request.
+CANCEL_OPERATION = "collection_cancel"
 
 
 class CollectionLimit(Exception):
@@ -178,21 +180,29 @@ def finish(db: Database, collection_id: str, status: CollectionStatus, *,
         return done.rowcount == 1
 
 
-def cancel(db: Database, collection_id: str, account_id: str, *,
-           retention: timedelta) -> Collection | None:
-    """Cancel a live collection; the row after (None: no such collection of the account).
-    Repeating it is harmless; a collection that ended otherwise raises NotCancellable."""
-    row = get(db, collection_id, account_id)
-    if row is None:
-        return None
-    if row.status in LIVE_STATUSES:
-        finish(db, collection_id, CollectionStatus.CANCELLED, retention=retention,
-               stop_reason="cancelled")
-        row = get(db, collection_id, account_id)
-        assert row is not None
-    if row.status != CollectionStatus.CANCELLED:
-        raise NotCancellable(row.status)
-    return row
+def cancel(db: Database, collection_id: str, account_id: str, *, retention: timedelta,
+           request_id: str | None = None) -> Collection | None:
+    """Cancel a live collection, with the request's line of history; the row after (None: no
+    such collection of the account). Repeating it is harmless (and recorded again); a
+    collection that ended otherwise raises NotCancellable."""
+    now = utcnow()
+    with db.session() as session:
+        session.execute(
+            update(Collection)
+            .where(Collection.id == collection_id, Collection.account_id == account_id,
+                   Collection.status.in_(LIVE_STATUSES))
+            .values(status=CollectionStatus.CANCELLED, stop_reason="cancelled",
+                    finished_at=now, expires_at=now + retention))
+        row = session.scalar(select(Collection).where(Collection.id == collection_id,
+                                                      Collection.account_id == account_id))
+        if row is None:
+            return None
+        if row.status != CollectionStatus.CANCELLED:
+            raise NotCancellable(row.status)
+        session.add(Activity(account_id=account_id, operation=CANCEL_OPERATION, credits=0,
+                             status=Outcome.SUCCEEDED, request_id=request_id,
+                             collection_id=collection_id))
+        return row
 
 
 @dataclass

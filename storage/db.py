@@ -10,6 +10,7 @@ balance (SQLAlchemy's ``with_for_update()`` is a no-op there). On PostgreSQL the
 from __future__ import annotations
 
 import contextlib
+import functools
 import math
 import os
 import sqlite3
@@ -180,6 +181,13 @@ class Database:
 
     def dispose(self) -> None:
         self.engine.dispose()
+
+
+@functools.cache
+def shared(url: str, timeout: float = DEFAULT_TIMEOUT) -> Database:
+    """One :class:`Database` per process and URL (its connection pool serves every job of a
+    worker process: the sweeps, the collections' slices)."""
+    return Database(url, timeout)
 
 
 def migrate(url: str, revision: str = "head") -> None:

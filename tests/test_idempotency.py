@@ -264,11 +264,12 @@ def test_every_post_operation_documents_the_key(app):
         responses = operation["responses"]
         assert "still running" in responses["409"]["description"], name
         assert "idempotency_key_reused" in responses["422"]["description"], name
-        assert "Idempotent-Replayed" in responses["200"]["headers"], name
+        ok = next(status for status in responses if status.startswith("2"))
+        assert "Idempotent-Replayed" in responses[ok]["headers"], name
         assert "Idempotent-Replayed" not in responses["409"].get("headers", {}), name
     for item in spec["paths"].values():
         for method, operation in item.items():
-            if method != "post":
+            if method not in ("post", "parameters"):
                 assert "Idempotency-Key" not in json.dumps(operation.get("parameters", []))
 
 

@@ -26,7 +26,7 @@ from rq.job import Job
 
 from crawler.config import Config, load_or_exit
 from worker import queues
-from worker.maintenance import release_abandoned_reservations
+from worker.maintenance import look_after_collections, release_abandoned_reservations
 
 logger = logging.getLogger(__name__)
 
@@ -60,12 +60,18 @@ class JsonCronScheduler(CronScheduler):
 
 
 def scheduler(config: Config, connection: Redis) -> JsonCronScheduler:
-    """The schedule: the reservation sweep every ``SWEEP_INTERVAL`` seconds."""
+    """The schedule, every ``SWEEP_INTERVAL`` seconds: the reservation sweep, and the
+    collections' watchdog (resumes a collection whose slices were all lost)."""
     cron = JsonCronScheduler(connection=connection, logging_level=config.log_level)
     cron.register(
         release_abandoned_reservations, queues.MAINTENANCE, interval=config.sweep_interval,
         job_timeout=max(60, config.sweep_interval),
         # Not taken within an interval (no worker running): dropped, the next one follows.
+        ttl=config.sweep_interval, result_ttl=config.sweep_interval, failure_ttl=86400,
+    )
+    cron.register(
+        look_after_collections, queues.MAINTENANCE, interval=config.sweep_interval,
+        job_timeout=max(60, config.sweep_interval),
         ttl=config.sweep_interval, result_ttl=config.sweep_interval, failure_ttl=86400,
     )
     return cron

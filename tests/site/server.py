@@ -19,7 +19,7 @@ from collections import Counter
 from collections.abc import Iterable
 from pathlib import Path
 
-from tests.site import sitemaps, youtube
+from tests.site import crawlsite, sitemaps, youtube
 
 PAGES = Path(__file__).with_name("pages")
 ROBOTS = b"User-agent: *\nDisallow: /private\n"
@@ -51,7 +51,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
         if path in self.missing:
             route = _error(404)
         else:
-            route = ROUTES.get(path) or (_slow if path.startswith(SLOW) else None)
+            route = (ROUTES.get(path) or (_slow if path.startswith(SLOW) else None)
+                     or crawlsite.route(path))
         if route:
             route(self)
             return

@@ -1,0 +1,151 @@
+"""Schemas of the collections resource: what a client sends to start one, and what it reads."""
+
+from __future__ import annotations
+
+from typing import Any
+from urllib.parse import urlsplit
+
+from marshmallow import ValidationError, fields, validate, validates_schema
+
+from api.schemas import RequestSchema, Response, Url, WholeNumber
+from crawler.scope import pattern_errors
+
+MODES = ("batch", "crawl")
+EXTRACTS = ("page", "contacts", "products")
+#: Deepest crawl accepted (link hops from the start URL).
+MAX_DEPTH = 20
+#: Most ``include_paths`` / ``exclude_paths`` patterns each.
+MAX_PATTERNS = 50
+#: Fields a batch, or a crawl, refuses (422).
+FOREIGN_TO_BATCH = ("url", "max_pages")
+FOREIGN_TO_CRAWL = ("urls",)
+
+
+def http_url(value: str) -> None:
+    """A batch entry must be an http(s) URL: anything else could never be a page of it."""
+    if urlsplit(value.strip()).scheme.lower() not in ("http", "https"):
+        raise ValidationError("Must be an http or https URL.")
+
+
+class Patterns(fields.List):
+    def __init__(self, description: str):
+        super().__init__(fields.String(validate=validate.Length(min=1)), load_default=list,
+                         validate=validate.Length(max=MAX_PATTERNS),
+                         metadata={"description": description})
+
+    def _deserialize(self, value: Any, attr: Any, data: Any, **kwargs: Any) -> list[str]:
+        patterns = super()._deserialize(value, attr, data, **kwargs)
+        errors = pattern_errors(patterns)
+        if errors:
+            raise ValidationError({index: [message] for index, message in errors.items()})
+        return patterns
+
+
+class CollectionRequestSchema(RequestSchema):
+    """``POST /collections``: a batch of URLs, or a crawl of one site."""
+
+    mode = fields.String(required=True, validate=validate.OneOf(MODES), metadata={
+        "description": "`batch`: the pages of `urls`; `crawl`: pages of the site of `url`, "
+                       "following links."})
+    extract = fields.String(load_default="page", validate=validate.OneOf(EXTRACTS), metadata={
+        "description": "What each page gives: `page` (as /scrape), `contacts`, `products`."})
+    urls = fields.List(
+        Url(validators=[http_url]),
+        validate=validate.Length(min=1), metadata={
+            "description": "batch: the pages, at most the plan's `max_batch_urls` (413 "
+                           "too_many_urls); duplicates (after canonicalisation) are fetched "
+                           "once. An invalid entry is a 422 naming its index."})
+    url = Url(required=False, metadata={
+        "description": "crawl: the start URL; the crawl stays on its host (`www.` and the "
+                       "bare host are one site)."})
+    max_pages = WholeNumber(validate=validate.Range(min=1), metadata={
+        "description": "crawl: pages stored at most, exactly; default and maximum: the plan's "
+                       "`max_crawl_pages` (larger: 422)."})
+    max_depth = WholeNumber(load_default=3, validate=validate.Range(min=0, max=MAX_DEPTH),
+                            metadata={"description": "crawl: link hops from the start URL "
+                                                     "(sitemap URLs are depth 1)."})
+    include_paths = Patterns("crawl: regexes on path + query; a page must match one "
+                             "(the start URL is always fetched).")
+    exclude_paths = Patterns("crawl: regexes on path + query; a page matching one is skipped.")
+    use_sitemap = fields.Boolean(load_default=True, metadata={
+        "description": "crawl: also take the site's sitemap URLs (robots.txt `Sitemap:` lines "
+                       "and /sitemap.xml) as depth 1."})
+    webhook_url = Url(required=False, allow_none=True, load_default=None, metadata={
+        "description": "Called once when the collection ends (see API.md, Webhook)."})
+
+    @validates_schema
+    def _one_mode(self, data: dict[str, Any], **_: Any) -> None:
+        """``urls`` is batch's, ``url`` and ``max_pages`` are crawl's (the crawl's defaulted
+        options are ignored in a batch)."""
+        batch = data.get("mode") == "batch"
+        errors = {name: [f"Not a field of mode {data['mode']}."]
+                  for name in (FOREIGN_TO_BATCH if batch else FOREIGN_TO_CRAWL) if name in data}
+        needed = "urls" if batch else "url"
+        if needed not in data:
+            errors[needed] = ["Missing data for required field."]
+        if errors:
+            raise ValidationError(errors)
+
+
+class ProgressSchema(Response):
+    total = fields.Integer(metadata={"description": "Pages admitted so far; never decreases."})
+    done = fields.Integer(metadata={"description": "succeeded + failed."})
+    succeeded = fields.Integer()
+    failed = fields.Integer()
+    robots_blocked = fields.Integer(metadata={
+        "description": "Pages robots.txt disallowed (never fetched; counted in failed)."})
+
+
+class CollectionSchema(Response):
+    id = fields.String()
+    mode = fields.String()
+    extract = fields.String()
+    status = fields.String(metadata={
+        "description": "queued, running, completed, cancelled, failed or expired."})
+    stop_reason = fields.String(allow_none=True)
+    created_at = fields.String()
+    started_at = fields.String(allow_none=True)
+    finished_at = fields.String(allow_none=True)
+    expires_at = fields.String(allow_none=True, metadata={
+        "description": "finished_at + the retention (7 days by default)."})
+    progress = fields.Nested(ProgressSchema)
+    credits_used = fields.Integer()
+
+
+class CollectionPageSchema(Response):
+    collections = fields.List(fields.Nested(CollectionSchema))
+    next_cursor = fields.String(allow_none=True)
+
+
+class PageQuerySchema(RequestSchema):
+    cursor = fields.String(load_default=None)
+    limit = fields.Integer(load_default=20, validate=validate.Range(min=1, max=100))
+
+
+class ResultsQuerySchema(PageQuerySchema):
+    limit = fields.Integer(load_default=100, validate=validate.Range(min=1, max=1000))
+    status = fields.String(load_default=None, validate=validate.OneOf(
+        ("succeeded", "failed")))
+
+
+class ResultErrorSchema(Response):
+    error = fields.String()
+    message = fields.String()
+
+
+class ResultSchema(Response):
+    url = fields.String()
+    final_url = fields.String(allow_none=True)
+    status = fields.String(metadata={"description": "succeeded or failed."})
+    status_code = fields.Integer(allow_none=True)
+    fetched_at = fields.String(allow_none=True)
+    error = fields.Nested(ResultErrorSchema, allow_none=True)
+    data = fields.Dict(allow_none=True, metadata={
+        "description": "The /scrape, /contacts or /products body fields of the page."})
+
+
+class ResultsPageSchema(Response):
+    results = fields.List(fields.Nested(ResultSchema))
+    next_cursor = fields.String(allow_none=True, metadata={
+        "description": "Pass it back for the results after these; null once the collection "
+                       "is final and every result was returned."})

@@ -1,0 +1,274 @@
+"""``/collections``: batches and crawls run in the background by the workers.
+
+The API only writes the collection's row (with its line of history) and enqueues its first
+slice job, in that order: the row exists before any worker can look for it, so a client never
+gets "not found" right after creating one. Everything else — seeding the frontier, fetching,
+storing, charging, finishing — is the workers' (:mod:`worker.collections`).
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+import logging
+import time
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from flask import current_app, g
+from flask_smorest import Blueprint
+from redis.exceptions import RedisError
+
+from api.auth import authenticated
+from api.collection_schemas import (
+    CollectionPageSchema,
+    CollectionRequestSchema,
+    CollectionSchema,
+    PageQuerySchema,
+    ResultsPageSchema,
+    ResultsQuerySchema,
+)
+from api.errors import ApiError
+from api.extensions import db, redis, source_policy
+from api.openapi import AUTHENTICATED, BASE_PATH, documented
+from api.operations import history_written, refuse
+from crawler.formats import format_utc
+from crawler.frontier import Frontier
+from crawler.policy import PolicyRefusal
+from storage import accounts, collections
+from storage.ledger import InsufficientCredits
+from storage.models import LIVE_STATUSES, Collection, CollectionStatus, utcnow
+from worker.queues import enqueue_slice
+
+logger = logging.getLogger(__name__)
+
+OPERATION = collections.OPERATION
+#: Seconds a cancel waits for the slices to drop the pages they have in flight.
+CANCEL_WAIT = 3.0
+
+blp = authenticated(Blueprint("collections", __name__, url_prefix=BASE_PATH,
+                              description="Batches of URLs and crawls of one site, run in the "
+                                          "background: 1 credit per successful page."))
+
+
+def _config() -> Any:
+    return current_app.config["WEBDATA"]
+
+
+def _retention() -> timedelta:
+    return timedelta(seconds=_config().collection_retention_seconds)
+
+
+def _utc(value: datetime | None) -> datetime | None:
+    return value.replace(tzinfo=UTC) if value is not None and value.tzinfo is None else value
+
+
+def expired(row: Collection) -> bool:
+    expires = _utc(row.expires_at)
+    return expires is not None and expires <= utcnow()
+
+
+def body(row: Collection) -> dict[str, Any]:
+    """The collection object (API.md)."""
+    status = CollectionStatus.EXPIRED if expired(row) else row.status
+    return {
+        "id": row.id, "mode": row.mode, "extract": row.extract, "status": status,
+        "stop_reason": row.stop_reason,
+        "created_at": format_utc(_utc(row.created_at)),
+        "started_at": format_utc(_utc(row.started_at)) if row.started_at else None,
+        "finished_at": format_utc(_utc(row.finished_at)) if row.finished_at else None,
+        "expires_at": format_utc(_utc(row.expires_at)) if row.expires_at else None,
+        "progress": {"total": max(row.total, row.succeeded + row.failed),
+                     "done": row.succeeded + row.failed, "succeeded": row.succeeded,
+                     "failed": row.failed, "robots_blocked": row.robots_blocked},
+        "credits_used": row.credits_used,
+    }
+
+
+def _own(collection_id: str) -> Collection:
+    row = collections.get(db(), collection_id, g.principal.account_id)
+    if row is None:
+        raise ApiError("not_found", "No such collection.")
+    return row
+
+
+def _cursor_error() -> ApiError:
+    return ApiError("validation_error", "Invalid request: check cursor.",
+                    errors={"cursor": ["Not a cursor this API returned."]})
+
+
+def _encode(kind: str, value: str) -> str:
+    return base64.urlsafe_b64encode(f"{kind}:{value}".encode()).decode()
+
+
+def _decode(kind: str, cursor: str) -> str:
+    try:
+        found, _, value = base64.urlsafe_b64decode(cursor.encode()).decode().partition(":")
+    except (ValueError, binascii.Error, UnicodeDecodeError):
+        raise _cursor_error() from None
+    if found != kind or not value:
+        raise _cursor_error()
+    return value
+
+
+@blp.route("/collections", methods=["POST"])
+@documented(blp, "createCollection", CollectionSchema,
+            (*AUTHENTICATED, 400, 402, 403, 413, 422), success=202, descriptions={
+                413: "too_many_urls: the batch has more URLs than the plan's `max_batch_urls`; "
+                     "or body_too_large.",
+                429: "rate_limited (the plan's requests per minute), or collection_limit: the "
+                     "account already runs its plan's `max_running_collections`.",
+                402: "insufficient_credits: the balance cannot pay for the first page."})
+@blp.arguments(CollectionRequestSchema)
+def create(args: dict):
+    """Start a collection.
+
+    A batch fetches each URL of `urls` once; a crawl follows links within the start URL's site
+    (and its sitemap) up to `max_depth` hops and `max_pages` pages. Answers 202 with the
+    collection at once; the pages are fetched in the background. 1 credit per successful page,
+    booked as it is stored; failed pages, duplicates and anything after a cancel cost nothing.
+    """
+    with db().session() as session:
+        plan = accounts.find_account(session, g.principal.account_id).plan
+    url = args.get("url")
+    if args["mode"] == "batch":
+        if len(args["urls"]) > plan.max_batch_urls:
+            raise refuse(OPERATION, ApiError(
+                "too_many_urls", f"This batch has {len(args['urls'])} URLs; the plan allows "
+                f"{plan.max_batch_urls}."))
+        spec: dict[str, Any] = {"urls": list(args["urls"])}
+    else:
+        max_pages = args.get("max_pages") or plan.max_crawl_pages
+        if max_pages > plan.max_crawl_pages:
+            raise refuse(OPERATION, ApiError(
+                "validation_error", "Invalid request: check max_pages.",
+                errors={"max_pages": [f"At most {plan.max_crawl_pages} on this plan."]}), url=url)
+        try:
+            source_policy().check_url(url)
+        except PolicyRefusal as exc:
+            raise refuse(OPERATION, ApiError(exc.code, exc.message, details={
+                "url": url, "target_status": None}), url=url) from None
+        spec = {"url": url, "max_pages": max_pages, "max_depth": args["max_depth"],
+                "include_paths": args["include_paths"], "exclude_paths": args["exclude_paths"],
+                "use_sitemap": args["use_sitemap"]}
+    try:
+        row = collections.create(
+            db(), account_id=g.principal.account_id, mode=args["mode"], extract=args["extract"],
+            spec=spec, max_running=plan.max_running_collections, request_id=g.request_id,
+            url=url, webhook_url=args["webhook_url"])
+    except collections.CollectionLimit as exc:
+        raise refuse(OPERATION, ApiError("collection_limit", str(exc)), url=url) from None
+    except InsufficientCredits as exc:
+        raise refuse(OPERATION, ApiError(
+            "insufficient_credits", f"A collection needs at least 1 credit for its first page; "
+            f"the balance is {exc.balance}."), url=url) from None
+    history_written()  # by collections.create
+    try:
+        enqueue_slice(redis(), row.id, _config())
+    except RedisError as exc:
+        logger.error("Could not enqueue collection %s: %s", row.id, exc)
+        collections.finish(db(), row.id, CollectionStatus.FAILED, retention=_retention(),
+                           stop_reason="unavailable")
+        raise ApiError("unavailable", "The job queue is unreachable; nothing was charged. "
+                                      "Try again shortly.") from None
+    return body(row), 202
+
+
+@blp.route("/collections", methods=["GET"])
+@documented(blp, "listCollections", CollectionPageSchema, (*AUTHENTICATED, 422))
+@blp.arguments(PageQuerySchema, location="query")
+def list_collections(args: dict):
+    """Your collections, newest first; pass `next_cursor` back for more."""
+    before = None
+    if args["cursor"]:
+        at, _, last = _decode("c", args["cursor"]).partition("|")
+        try:
+            before = (datetime.fromisoformat(at), last)
+        except ValueError:
+            raise _cursor_error() from None
+    rows, position = collections.page(db(), g.principal.account_id, before=before,
+                                      limit=args["limit"])
+    cursor = _encode("c", f"{position[0].isoformat()}|{position[1]}") if position else None
+    return {"collections": [body(row) for row in rows], "next_cursor": cursor}
+
+
+@blp.route("/collections/<collection_id>", methods=["GET"])
+@documented(blp, "getCollection", CollectionSchema, (*AUTHENTICATED, 404))
+def get_collection(collection_id: str):
+    """A collection's status and progress (at most about a second old)."""
+    return body(_own(collection_id))
+
+
+@blp.route("/collections/<collection_id>/cancel", methods=["POST"])
+@documented(blp, "cancelCollection", CollectionSchema,
+            (*AUTHENTICATED, 400, 404, 409, 413, 422), descriptions={
+                400: "bad_request: the body, if any, is not JSON.",
+                422: "validation_error."})
+def cancel(collection_id: str):
+    """Cancel a collection: answered once no further page will be fetched or charged.
+
+    Pages stored before stay (and stay charged). Cancelling a cancelled collection answers the
+    same again; a completed or failed one is a 409 conflict.
+    """
+    try:
+        row = collections.cancel(db(), collection_id, g.principal.account_id,
+                                 retention=_retention(), request_id=g.request_id)
+    except collections.NotCancellable as exc:
+        raise ApiError("conflict", f"This collection is {exc.args[0]} already; only a queued "
+                                   "or running collection can be cancelled.") from None
+    if row is None:
+        raise ApiError("not_found", "No such collection.")
+    history_written()  # by collections.cancel
+    _stop_fetching(collection_id)
+    return body(row)
+
+
+def _stop_fetching(collection_id: str) -> None:
+    """Tell the slices, wait (briefly) until they dropped their pages in flight, then drop
+    the frontier. The database refuses any result of a cancelled collection already: nothing
+    more is stored or charged whatever happens here."""
+    frontier = Frontier(redis(), collection_id)
+    try:
+        frontier.mark("cancelled")
+        deadline = time.monotonic() + CANCEL_WAIT
+        while frontier.state().leased and time.monotonic() < deadline:
+            time.sleep(0.05)
+        frontier.drop_leases()
+        frontier.linger()
+    except RedisError as exc:  # the slices see the status at their next store
+        logger.warning("Could not signal the cancel of %s: %s", collection_id, exc)
+
+
+@blp.route("/collections/<collection_id>/results", methods=["GET"])
+@documented(blp, "listCollectionResults", ResultsPageSchema, (*AUTHENTICATED, 404, 410, 422))
+@blp.arguments(ResultsQuerySchema, location="query")
+def results(args: dict, collection_id: str):
+    """The collection's page results in completion order, each exactly once across pages.
+
+    Works while the collection runs: keep passing `next_cursor` back; it is null once the
+    collection is final and everything was returned.
+    """
+    row = _own(collection_id)
+    if expired(row):
+        raise ApiError("expired", "This collection's results are past their download window.")
+    final = row.status not in LIVE_STATUSES  # read first: nothing is stored after it
+    after = 0
+    if args["cursor"]:
+        try:
+            after = int(_decode("r", args["cursor"]))
+        except ValueError:
+            raise _cursor_error() from None
+    rows, more = collections.results(db(), collection_id, after=after, limit=args["limit"],
+                                     status=args["status"])
+    position = rows[-1].seq if rows else after
+    cursor = None if final and more is None else _encode("r", str(position))
+    return {"results": [_result(r) for r in rows], "next_cursor": cursor}
+
+
+def _result(row: Any) -> dict[str, Any]:
+    error = json.loads(row.error) if row.error else None
+    return {"url": row.url, "final_url": row.final_url, "status": row.status,
+            "status_code": row.status_code, "fetched_at": row.fetched_at,
+            "error": {"error": error["error"], "message": error["message"]} if error else None,
+            "data": json.loads(row.data) if row.data else None}

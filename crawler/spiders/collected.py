@@ -1,0 +1,78 @@
+"""The single-page spiders as a collection runs them: the same result, plus the page's links.
+
+A collection page is fetched and extracted exactly as ``/scrape``, ``/contacts`` or
+``/products`` would (one result shape everywhere), and a crawl also needs what the page links
+to and its ``rel=canonical`` (duplicates). Reading those from the :class:`FetchedPage` the
+extractor parsed already costs no second parse.
+
+The classes are made per extractor on demand (:func:`collection_spider`), not defined at
+module level: they keep their parent's ``name``, and Scrapy's spider loader would report two
+spiders of one name.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from crawler.extract.links import PageLinks, page_links
+from crawler.items import PageResult
+from crawler.spiders.base import SinglePageSpider, as_bool
+from crawler.spiders.contacts import ContactsSpider
+from crawler.spiders.page import PageSpider
+from crawler.spiders.products import ProductsSpider
+
+if TYPE_CHECKING:
+    from scrapy.http import Response
+
+    from crawler.extract.fetched import FetchedPage
+
+#: The spider of each ``extract`` value a collection accepts.
+EXTRACTORS: dict[str, type[SinglePageSpider]] = {
+    "page": PageSpider, "contacts": ContactsSpider, "products": ProductsSpider}
+
+
+@dataclass
+class CollectedPage:
+    """One page of a collection: its result, the links to follow (when following), and the
+    page's ``rel=canonical``."""
+
+    result: PageResult
+    links: tuple[str, ...] = ()
+    canonical: str | None = None
+
+
+class _Collecting(SinglePageSpider):
+    """Mixed before an extractor's spider: keeps the page's links from its parse."""
+
+    def __init__(self, url: str | None = None, follow: Any = False, *args: Any,
+                 **kwargs: Any):
+        super().__init__(url, *args, **kwargs)
+        self.follow = as_bool(follow)
+        self._found: PageLinks | None = None
+
+    def extract(self, page: FetchedPage) -> Any:
+        data = super().extract(page)
+        self._found = page_links(page)
+        return data
+
+    def parse(self, response: Response) -> Iterator[CollectedPage]:
+        for result in super().parse(response):
+            found = self._found
+            yield CollectedPage(
+                result=result,
+                links=found.links if found is not None and self.follow else (),
+                canonical=found.canonical if found is not None else None)
+
+    def failed(self, failure: Any) -> Iterator[CollectedPage]:
+        for result in super().failed(failure):
+            yield CollectedPage(result=result)
+
+
+@functools.cache
+def collection_spider(extract: str) -> type[SinglePageSpider]:
+    """The spider that runs extractor ``extract`` for a collection (KeyError if unknown)."""
+    base = EXTRACTORS[extract]
+    return type(f"Collected{base.__name__}", (_Collecting, base), {"__module__": __name__})

@@ -1,0 +1,169 @@
+"""Collections end to end: the API, warm workers on a shared Redis frontier, real crawls of the
+loopback test site, the database. What a user does, and what they must never see: a
+collection "not found" after creating it, a page stored or charged twice, a limit exceeded, a
+fetch after cancel, another account's collection."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from urllib.parse import urlsplit
+
+import pytest
+
+from tests.collection_stack import Stack, all_results, wait_final
+from tests.conftest import Customer, new_customer
+from tests.site import crawlsite
+from tests.waits import wait_until
+
+
+@pytest.fixture(scope="module")
+def stack(tmp_path_factory, sqlite_url, site) -> Iterator[Stack]:
+    stack = Stack(tmp_path_factory.mktemp("collections"), sqlite_url, site)
+    yield stack
+    stack.close()
+
+
+def customer(stack: Stack, credits: int = 100, plan: str = "standard") -> Customer:
+    return new_customer(stack.app, credits=credits, plan=plan)
+
+
+def start(who: Customer, body: dict) -> dict:
+    answer = who.post("/collections", body)
+    assert answer.status_code == 202, answer.get_json()
+    return answer.get_json()
+
+
+def path(url: str) -> str:
+    parts = urlsplit(url)
+    return parts.path + (f"?{parts.query}" if parts.query else "")
+
+
+def test_a_batch_is_fetched_once_per_page_and_billed_per_success(stack, site, hit_counter):
+    who = customer(stack, credits=10)
+    urls = [f"{site}/article", f"{site}/article?utm_source=mail#top",  # one page, twice
+            f"{site}/missing", f"{site}/private/batch"]  # a 404; robots.txt disallows it
+    created = start(who, {"mode": "batch", "urls": urls})
+    assert created["status"] in ("queued", "running") and created["id"].startswith("col_")
+    assert who.get(f"/collections/{created['id']}").status_code == 200  # at once, not a 404
+    final = wait_final(who, created["id"])
+    assert final["status"] == "completed" and final["stop_reason"] is None
+    assert final["progress"] == {"total": 3, "done": 3, "succeeded": 1, "failed": 2,
+                                 "robots_blocked": 1}
+    assert final["credits_used"] == 1 and final["expires_at"] and final["finished_at"]
+    results = all_results(who, created["id"], limit=1)
+    assert sorted(path(r["url"]) for r in results) == ["/article", "/missing", "/private/batch"]
+    by_path = {path(r["url"]): r for r in results}
+    assert by_path["/article"]["data"]["title"] and by_path["/article"]["error"] is None
+    assert by_path["/missing"]["error"]["error"] == "target_http_error"
+    assert by_path["/private/batch"]["error"]["error"] == "robots_disallowed"
+    assert who.balance() == 9
+    line = next(a for a in who.activity() if a["operation"] == "collection")
+    assert (line["collection_id"], line["credits"]) == (created["id"], 1)
+    assert sum(a["credits"] for a in who.activity()) == -who.balance()
+    failed = all_results(who, created["id"], status="failed")
+    assert {r["status"] for r in failed} == {"failed"} and len(failed) == 2
+
+
+@pytest.mark.parametrize("depth", [1, 4])
+def test_a_crawl_stays_on_the_site_within_its_depth(stack, site, depth):
+    who = customer(stack)
+    created = start(who, {"mode": "crawl", "url": f"{site}/site/", "max_depth": depth,
+                          "use_sitemap": False})
+    final = wait_final(who, created["id"])
+    assert final["status"] == "completed", final
+    results = all_results(who, created["id"], limit=4)
+    # a page stored under its redirect or its rel=canonical is the same page
+    same = {"/site/moved": "/site/a", "/site/canon": "/site/c"}
+    pages = [same.get(path(r["url"]), path(r["url"])) for r in results]
+    assert sorted(pages) == sorted(crawlsite.STORED[depth])  # each page once
+    assert final["progress"]["robots_blocked"] == 1
+    assert final["progress"]["done"] == final["progress"]["total"] == len(results)
+    assert final["credits_used"] == len(results) - 1 == 100 - who.balance()
+
+
+def test_max_pages_is_exact(stack, site, hit_counter):
+    who = customer(stack)
+    created = start(who, {"mode": "crawl", "url": f"{site}/site/", "max_pages": 4,
+                          "max_depth": 4, "use_sitemap": False})
+    final = wait_final(who, created["id"])
+    assert final["status"] == "completed"
+    assert final["progress"]["done"] == 4 == len(all_results(who, created["id"]))
+
+
+def test_include_and_exclude_paths(stack, site):
+    who = customer(stack)
+    created = start(who, {"mode": "crawl", "url": f"{site}/site/", "max_depth": 4,
+                          "include_paths": ["^/site/(a|deep)"], "exclude_paths": ["/3$"],
+                          "use_sitemap": False})
+    wait_final(who, created["id"])
+    pages = {path(r["final_url"] or r["url"]) for r in all_results(who, created["id"])}
+    assert pages == {"/site/", "/site/a", "/site/a/1", "/site/a/2", "/site/deep/1",
+                     "/site/deep/2"}
+
+
+def test_cancel_stops_fetching_and_charging(stack, site, site_server):
+    who = customer(stack)
+    urls = [f"{site}/slow/cancel{n}?ms=1500" for n in range(40)]
+    created = start(who, {"mode": "batch", "urls": urls})
+    wait_until(lambda: who.get(f"/collections/{created['id']}").get_json()["status"]
+               == "running", "the collection to start", pause=0.1)
+    answer = who.post(f"/collections/{created['id']}/cancel", {})
+    assert answer.status_code == 200 and answer.get_json()["status"] == "cancelled"
+    fetched = _fetches(site_server, "/slow/cancel")
+    time.sleep(2)  # a slice that went on would have fetched more by now
+    assert _fetches(site_server, "/slow/cancel") == fetched < 40
+    charged = who.get(f"/collections/{created['id']}").get_json()["credits_used"]
+    again = who.post(f"/collections/{created['id']}/cancel", {})
+    assert again.status_code == 200 and again.get_json()["credits_used"] == charged
+    assert 100 - who.balance() == charged < 40
+    assert sum(a["credits"] for a in who.activity()) == -who.balance()
+
+
+def _fetches(server, prefix: str) -> int:
+    return sum(n for p, n in list(server.requests.items()) if p.startswith(prefix))
+
+
+def test_what_a_user_may_not_do(stack, site):
+    who, other = customer(stack, plan="free"), customer(stack)
+    created = start(who, {"mode": "batch", "urls": [f"{site}/slow/limit?ms=1500"]})
+    for call in (lambda: other.get(f"/collections/{created['id']}"),
+                 lambda: other.get(f"/collections/{created['id']}/results"),
+                 lambda: other.post(f"/collections/{created['id']}/cancel", {})):
+        assert call().status_code == 404
+    assert created["id"] not in {c["id"] for c in other.get("/collections").get_json()[
+        "collections"]}
+    # free: one collection at a time
+    busy = who.post("/collections", {"mode": "batch", "urls": [f"{site}/article"]})
+    assert (busy.status_code, busy.get_json()["error"]) == (429, "collection_limit")
+    too_many = who.post("/collections", {"mode": "batch",
+                                         "urls": [f"{site}/p{n}" for n in range(101)]})
+    assert (too_many.status_code, too_many.get_json()["error"]) == (413, "too_many_urls")
+    bad = who.post("/collections", {"mode": "batch", "urls": [f"{site}/a", "ftp://x/", "nope"]})
+    assert bad.status_code == 422 and set(bad.get_json()["errors"]["urls"]) == {"1", "2"}
+    pages = who.post("/collections", {"mode": "crawl", "url": f"{site}/", "max_pages": 101})
+    assert pages.status_code == 422 and "max_pages" in pages.get_json()["errors"]
+    broke = customer(stack, credits=0).post("/collections", {"mode": "batch",
+                                                             "urls": [f"{site}/article"]})
+    assert (broke.status_code, broke.get_json()["error"]) == (402, "insufficient_credits")
+    wait_final(who, created["id"])
+    finished = who.post(f"/collections/{created['id']}/cancel", {})
+    assert (finished.status_code, finished.get_json()["error"]) == (409, "conflict")
+    refused = [a for a in who.activity() if a["operation"] == "collection"
+               and a["status"] == "failed"]
+    assert len(refused) == 4 and all(a["credits"] == 0 for a in refused)
+
+
+def test_listing_is_newest_first_and_paginated(stack, site):
+    who = customer(stack)
+    ids = [start(who, {"mode": "batch", "urls": [f"{site}/article"]})["id"] for _ in range(3)]
+    seen, cursor = [], None
+    while True:
+        query = {"limit": "2", **({"cursor": cursor} if cursor else {})}
+        body = who.get("/collections", query_string=query).get_json()
+        seen += [c["id"] for c in body["collections"]]
+        cursor = body["next_cursor"]
+        if cursor is None:
+            break
+    assert seen == ids[::-1]
+    assert who.get("/collections", query_string={"cursor": "bogus"}).status_code == 422

@@ -1,0 +1,305 @@
+"""Collections run as time-sliced RQ jobs on the ``collections`` queue.
+
+A slice job (:func:`run_slice`) takes pages from the collection's shared frontier in Redis
+(:mod:`crawler.frontier`), keeps up to ``COLLECTION_CONCURRENCY`` of them in flight in the
+worker's one long-lived crawler (the same fetch and extraction as ``/scrape``…), stores their
+results and charges them in batches, and after ``COLLECTION_SLICE_SECONDS`` hands over to a
+successor it enqueues itself. ``COLLECTION_SLICES`` slices run at once, on any worker of any
+machine, so one crawl uses several processes; interactive work keeps its reserved slots
+(``WORKER_INTERACTIVE_RESERVE``).
+
+Every page goes: leased → fetched → (its links admitted) → stored and charged in one
+transaction → acknowledged. A worker killed anywhere in between leaves a lease that expires
+and another slice fetches the page again; the store skips a page stored already, so nothing is
+stored or charged twice. The slice that finds the frontier seeded and idle finishes the
+collection; the database lets exactly one such transition happen.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import functools
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import timedelta
+from typing import Any
+
+from itemadapter import ItemAdapter
+from redis import Redis
+from rq import get_current_job
+
+from crawler.canonical import canonical_url
+from crawler.config import Config
+from crawler.contract import ErrorCode, PageStatus
+from crawler.frontier import Entry, Frontier
+from crawler.runner import shared_crawler
+from crawler.scope import CrawlScope
+from crawler.spiders.collected import CollectedPage, collection_spider
+from storage import collections
+from storage.collections import PageOutcome
+from storage.db import Database, shared
+from storage.models import LIVE_STATUSES, CollectionStatus
+from worker import queues
+
+logger = logging.getLogger(__name__)
+
+#: Seconds between two looks at the slice's pages in flight (and at a cancel).
+POLL = 0.2
+#: Results stored in one transaction at most, and the longest a result waits for one (s).
+FLUSH_SIZE = 50
+FLUSH_EVERY = 0.5
+#: The reason of a collection stopped because the balance ran out.
+OUT_OF_CREDITS = "insufficient_credits"
+
+
+def run_slice(collection_id: str) -> dict[str, Any]:
+    """One slice of collection ``collection_id`` (an RQ job; see the module)."""
+    config = Config.from_env()
+    job = get_current_job()
+    redis = job.connection if job is not None else queues.redis_connection()
+    db = shared(config.database_url, config.database_timeout)
+    try:
+        return Slice(collection_id, config, db, redis).run()
+    finally:
+        if job is not None:
+            Frontier(redis, collection_id).drop_slice(job.id)
+
+
+@dataclass
+class _InFlight:
+    entry: Entry
+    give_up: Callable[[], None]
+    deadline: float
+
+
+@dataclass
+class Slice:
+    """One slice's run (see the module)."""
+
+    collection_id: str
+    config: Config
+    db: Database
+    redis: Redis
+    frontier: Frontier = field(init=False)
+    scope: CrawlScope | None = None
+    extract: str = "page"
+    stats: dict[str, int] = field(default_factory=lambda: {"stored": 0, "duplicates": 0})
+
+    def __post_init__(self) -> None:
+        self.frontier = Frontier(self.redis, self.collection_id)
+        self._flying: dict[concurrent.futures.Future[list[Any]], _InFlight] = {}
+        self._done: list[tuple[Entry, PageOutcome | None, list[Entry]]] = []
+        self._last_flush = self._last_renew = time.monotonic()
+        self._stopped: str | None = None  # why no more page of this collection may be fetched
+
+    @property
+    def retention(self) -> timedelta:
+        return timedelta(seconds=self.config.collection_retention_seconds)
+
+    def run(self) -> dict[str, Any]:
+        row = collections.get(self.db, self.collection_id)
+        if row is None or row.status not in LIVE_STATUSES:
+            return {"collection": self.collection_id, "status": row.status if row else None}
+        spec = collections.spec_of(row)
+        self.extract = row.extract
+        if row.mode == "crawl":
+            self.scope = CrawlScope(start_url=spec["url"], max_depth=spec["max_depth"],
+                                    include_paths=tuple(spec.get("include_paths") or ()),
+                                    exclude_paths=tuple(spec.get("exclude_paths") or ()))
+        collections.start(self.db, self.collection_id)
+        self.frontier.beat()
+        if not self.frontier.state().seeded:
+            self._seed(row.mode, spec)
+        try:
+            self._crawl()
+        except BaseException:
+            self._give_up_all()  # a job timeout, a stop: the leases go back to the frontier
+            raise
+        self._end()
+        return {"collection": self.collection_id, **self.stats}
+
+    # --- seeding ---------------------------------------------------------------------------
+
+    def _seed(self, mode: str, spec: dict[str, Any]) -> None:
+        """Admit the batch's URLs, or the crawl's start URL and sitemap URLs, then mark the
+        frontier seeded and start the other slices. Idempotent (admission is)."""
+        if mode == "batch":
+            self.frontier.admit([Entry(url, canonical_url(url), 0) for url in spec["urls"]])
+        else:
+            assert self.scope is not None
+            start = spec["url"]
+            self.frontier.admit([Entry(start, canonical_url(start), 0)], spec["max_pages"])
+            if spec.get("use_sitemap") and spec["max_depth"] >= 1:
+                self.frontier.admit(self._sitemap_entries(start, spec["max_pages"]),
+                                    spec["max_pages"])
+        if self.frontier.mark("seeded"):
+            for _ in range(self.config.collection_slices - 1):
+                queues.enqueue_slice(self.redis, self.collection_id, self.config)
+        self._report_total()
+
+    def _sitemap_entries(self, start: str, max_pages: int) -> list[Entry]:
+        from crawler.spiders.sitemap import SitemapUrlsSpider
+
+        assert self.scope is not None
+        try:
+            items = shared_crawler().crawl(SitemapUrlsSpider, url=start,
+                                           max_urls=max(10 * max_pages, 1000))
+        except Exception:
+            logger.exception("Sitemap discovery failed for %s", start)
+            return []
+        urls = (item["url"] for item in items)
+        return [Entry(url, canonical_url(url), 1) for url in urls if self.scope.follows(url, 1)]
+
+    # --- the loop ----------------------------------------------------------------------------
+
+    def _crawl(self) -> None:
+        slice_end = time.monotonic() + self.config.collection_slice_seconds
+        while True:
+            now = time.monotonic()
+            if self.frontier.flag("cancelled"):
+                self._stopped = "cancelled"
+            if self._stopped:
+                self._give_up_all()
+                return
+            leasing = now < slice_end
+            if leasing:
+                self._lease()
+            if not self._flying and not self._done:
+                if not leasing:
+                    return
+                state = self.frontier.state()
+                if state.idle:
+                    return  # the end of the collection (checked again in _end)
+                if not state.queued:
+                    time.sleep(POLL)  # other slices' pages are in flight: they may add more
+                    continue
+            self._collect(now)
+            if self._done and (len(self._done) >= FLUSH_SIZE or not self._flying
+                               or now - self._last_flush >= FLUSH_EVERY):
+                self._flush()
+            if now - self._last_renew >= self.config.collection_lease_seconds / 3:
+                self.frontier.renew([f.entry for f in self._flying.values()],
+                                    self.config.collection_lease_seconds)
+                self._last_renew = now
+
+    def _lease(self) -> None:
+        room = self.config.collection_concurrency - len(self._flying)
+        if room <= 0:
+            return
+        spider = collection_spider(self.extract)
+        deadline = time.monotonic() + self.config.crawl_timeout
+        for entry in self.frontier.lease(room, self.config.collection_lease_seconds):
+            future, give_up = shared_crawler().submit(
+                spider, url=entry.url, follow=self.scope is not None)
+            self._flying[future] = _InFlight(entry, give_up, deadline)
+
+    def _collect(self, now: float) -> None:
+        """Wait a little for pages in flight; turn the finished (and the overdue) into
+        outcomes ready to store."""
+        if self._flying:
+            done, _ = concurrent.futures.wait(list(self._flying), timeout=POLL,
+                                              return_when=concurrent.futures.FIRST_COMPLETED)
+        else:
+            done = set()
+        for future in done:
+            flying = self._flying.pop(future)
+            try:
+                items = future.result()
+            except Exception as exc:
+                logger.exception("Page %s of %s failed", flying.entry.url, self.collection_id)
+                items = [_failure(flying.entry.url, ErrorCode.INTERNAL_ERROR,
+                                  f"The page could not be processed ({type(exc).__name__}).")]
+            self._done.append(self._outcome(flying.entry, items))
+        for future, flying in list(self._flying.items()):
+            if flying.deadline < now:
+                del self._flying[future]
+                flying.give_up()
+                self._done.append(self._outcome(flying.entry, [_failure(
+                    flying.entry.url, ErrorCode.TIMEOUT, "The page took too long to fetch.")]))
+
+    def _outcome(self, entry: Entry, items: list[Any]
+                 ) -> tuple[Entry, PageOutcome | None, list[Entry]]:
+        """(the entry, its outcome or None for a duplicate, the links to admit)."""
+        page = items[0] if items else _failure(entry.url, ErrorCode.FETCH_FAILED,
+                                               "The crawl ended without a result.")
+        result = ItemAdapter(page.result).asdict()
+        if self.scope is not None and result["status"] == PageStatus.SUCCEEDED:
+            # A crawl meets one page under many addresses; a batch fetches what it lists.
+            addresses = [canonical_url(a) for a in (result["final_url"], page.canonical) if a]
+            if self.frontier.claim(entry, addresses) is not None:
+                self.stats["duplicates"] += 1
+                return entry, None, []
+        error = result["error"]
+        outcome = PageOutcome(
+            key=collections.page_key(entry.key), url=entry.url, status=result["status"],
+            final_url=result["final_url"], status_code=result["status_code"],
+            fetched_at=result["fetched_at"], error=error, data=result["data"],
+            robots_blocked=bool(error and error.get("error") == ErrorCode.ROBOTS_DISALLOWED))
+        links = []
+        if self.scope is not None and page.links:
+            depth = entry.depth + 1
+            links = [Entry(link, canonical_url(link), depth) for link in page.links
+                     if self.scope.follows(link, depth)]
+        return entry, outcome, links
+
+    def _flush(self) -> None:
+        """Admit the links found, store and charge the results, acknowledge the pages."""
+        done, self._done = self._done, []
+        self._last_flush = time.monotonic()
+        if self.scope is not None:
+            links = [link for _, _, found in done for link in found]
+            self.frontier.admit(links, self._budget)
+        outcomes = [outcome for _, outcome, _ in done if outcome is not None]
+        stored = collections.store(self.db, self.collection_id, outcomes)
+        if stored.closed:
+            self._stopped = "closed"
+        elif stored.out_of_credits:
+            self._stopped = OUT_OF_CREDITS
+        self.stats["stored"] += len(outcomes)
+        self.frontier.ack([entry for entry, _, _ in done])
+        self.frontier.beat()
+        self._report_total()
+
+    @functools.cached_property
+    def _budget(self) -> int:
+        row = collections.get(self.db, self.collection_id)
+        return int(collections.spec_of(row).get("max_pages") or 0) if row else 0
+
+    def _report_total(self) -> None:
+        collections.report_total(self.db, self.collection_id, self.frontier.state().total)
+
+    def _give_up_all(self) -> None:
+        for flying in self._flying.values():
+            flying.give_up()
+        self._flying.clear()
+        if self._done and self._stopped is None:
+            self._flush()
+
+    # --- the end of a slice ------------------------------------------------------------------
+
+    def _end(self) -> None:
+        """Finish the collection (once), or hand over to a successor slice."""
+        state = self.frontier.state()
+        if self._stopped == OUT_OF_CREDITS:
+            self._finish(CollectionStatus.FAILED, OUT_OF_CREDITS)
+        elif self._stopped or state.cancelled:
+            return
+        elif state.seeded and state.idle:
+            self._finish(CollectionStatus.COMPLETED)
+        else:
+            queues.enqueue_slice(self.redis, self.collection_id, self.config)
+
+    def _finish(self, status: CollectionStatus, stop_reason: str | None = None) -> None:
+        if collections.finish(self.db, self.collection_id, status, retention=self.retention,
+                              stop_reason=stop_reason):
+            logger.info("Collection %s %s", self.collection_id, status)
+        self.frontier.linger()
+
+
+def _failure(url: str, code: ErrorCode, message: str) -> CollectedPage:
+    from crawler.items import PageResult
+
+    return CollectedPage(PageResult(url=url, status=PageStatus.FAILED,
+                                    error={"error": code, "message": message}))
