@@ -31,7 +31,7 @@ def _fail(exc: Exception) -> None:
 def create_account(name: str, credits_: int, plan: str) -> None:
     """Create account NAME with its first API key (printed on the last line)."""
     try:
-        with _db().session() as session:
+        with _db().write() as session:
             account = accounts.create_account(session, name, plan)
             key = accounts.create_key(session, account)
             account_id = account.id
@@ -87,7 +87,7 @@ def show_account(name: str) -> None:
 def create_key(name: str) -> None:
     """A new API key for account NAME (printed on the last line)."""
     try:
-        with _db().session() as session:
+        with _db().write() as session:
             key = accounts.create_key(session, accounts.get_account(session, name))
     except accounts.AccountError as exc:
         _fail(exc)
@@ -99,7 +99,7 @@ def create_key(name: str) -> None:
 def revoke_key(key_prefix: str) -> None:
     """Revoke the key that starts with KEY_PREFIX (as shown by ``accounts show``)."""
     try:
-        with _db().session() as session:
+        with _db().write() as session:
             accounts.revoke_keys(session, key_prefix)
     except accounts.AccountError as exc:
         _fail(exc)

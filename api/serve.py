@@ -134,7 +134,7 @@ def demo_key(app, var_dir: Path) -> str:
     key_file = var_dir / "demo-key"
     db = app.extensions["webdata.db"]
     saved = key_file.read_text().strip() if key_file.exists() else ""
-    with db.session() as session:
+    with db.write() as session:
         if saved and accounts.authenticate(session, saved):
             return saved
         try:

@@ -218,6 +218,11 @@ class Config:
     collection_concurrency: int = var("COLLECTION_CONCURRENCY", integer(
         "a whole number of pages, at least 1", 1), 16)
     """Pages one slice job keeps in flight."""
+    collection_host_concurrency: int = var("COLLECTION_HOST_CONCURRENCY", integer(
+        "a whole number of requests, at least 1", 1), 8)
+    """Pages of collections in flight to one host:port at once, across every worker process
+    and machine together (kept in Redis, :mod:`crawler.host_gate`); robots.txt
+    ``Crawl-delay`` is obeyed on top of it."""
     collection_slice_seconds: float = var("COLLECTION_SLICE_SECONDS", seconds(), 10.0)
     """Seconds a slice job leases new pages before it hands over to the next slice: a long
     crawl never holds a worker slot for long, and a cancel or a deploy takes effect soon."""
@@ -229,8 +234,9 @@ class Config:
     """Seconds a finished collection's results are kept (``expires_at``)."""
     collection_stall_seconds: int = var("COLLECTION_STALL_SECONDS", integer(
         "a whole number of seconds, at least 1", 1), 3600)
-    """Seconds a running collection may go without any slice job alive and without progress
-    before the watchdog fails it (``stop_reason: "stalled"``); before that it is resumed."""
+    """Seconds a live collection may go without progress while no worker listens to the
+    ``collections`` queue before the watchdog fails it (``stop_reason: "stalled"``); a
+    collection whose slices were lost is resumed at once when workers are there."""
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Config:

@@ -89,6 +89,17 @@ end
 return 1
 """
 
+_GIVE_BACK = """
+-- KEYS: leases, queue; ARGV: entries. Only entries still leased go back (not acknowledged
+-- ones, nor ones whose lease expired and went back already).
+for i = #ARGV, 1, -1 do
+  if redis.call('ZREM', KEYS[1], ARGV[i]) == 1 then
+    redis.call('LPUSH', KEYS[2], ARGV[i])
+  end
+end
+return 1
+"""
+
 _CLAIM = """
 -- KEYS: claims, meta, overflow, queue; ARGV: the page's own key, then its other addresses
 -- A page is a duplicate when one of its addresses belongs to another page already; then it
@@ -168,6 +179,7 @@ class Frontier:
         self.keys = {name: base + name for name in KEYS}
         self._scripts = {name: redis.register_script(source) for name, source in (
             ("admit", _ADMIT), ("lease", _LEASE), ("renew", _RENEW), ("claim", _CLAIM),
+            ("give_back", _GIVE_BACK),
             ("state", _STATE))}
 
     def _key(self, *names: str) -> list[str]:
@@ -196,6 +208,12 @@ class Frontier:
         if entries:
             self._scripts["renew"](keys=self._key("leases"),
                                    args=[int(seconds * 1000), *(e.dumps() for e in entries)])
+
+    def give_back(self, entries: list[Entry]) -> None:
+        """Return leased entries not started to the front of the queue, in their order."""
+        if entries:
+            self._scripts["give_back"](keys=self._key("leases", "queue"),
+                                       args=[entry.dumps() for entry in entries])
 
     def ack(self, entries: list[Entry]) -> None:
         """The entries' results are stored (or they will never have one): drop their leases."""

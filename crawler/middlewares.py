@@ -107,6 +107,21 @@ class RobotsCache:
 _robots_cache = RobotsCache()
 
 
+def cached_crawl_delay(url: str, user_agent: str) -> float | None:
+    """The ``Crawl-delay`` robots.txt of ``url``'s site sets for ``user_agent``, when this
+    process has the file parsed (it has, once a page of the site went through the middleware
+    below); None otherwise. Reactor thread only, as the cache."""
+    parts = urlsplit(url)
+    parser = _robots_cache.get(f"{parts.scheme}://{parts.netloc}")
+    delay_of = getattr(parser, "crawl_delay", None)
+    if delay_of is None:
+        return None
+    try:
+        return delay_of(user_agent)
+    except Exception:  # a parser of another kind, or an odd file: no delay known
+        return None
+
+
 class SharedRobotsTxtMiddleware(RobotsTxtMiddleware):
     """Scrapy's robots.txt middleware (Protego), with parsed files reused across crawls.
 

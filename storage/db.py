@@ -153,7 +153,9 @@ class Database:
 
     @contextmanager
     def write(self) -> Iterator[Session]:
-        """A unit of work that changes balances: serialised on SQLite (BEGIN IMMEDIATE)."""
+        """A unit of work that reads then writes (balances, accounts, keys): serialised on
+        SQLite (BEGIN IMMEDIATE), where a plain transaction that reads first fails at once
+        ("database is locked") when another connection wrote meanwhile."""
         with self._writes.begin() as session:
             yield session
 

@@ -22,9 +22,12 @@ from api.serve import start_redis
 from tests.conftest import ROOT, WORKER_ENV, _stop, make_config
 from tests.waits import wait_until
 
+#: Pages of collections in flight to one host at once, all workers together (below what the
+#: two workers' slices would open without it: 2 x 8).
+HOST_CAP = 3
 #: Short slices and leases, so that hand-overs and lost leases happen within a test.
 ENV = {"COLLECTION_SLICE_SECONDS": "2", "COLLECTION_LEASE_SECONDS": "3",
-       "COLLECTION_CONCURRENCY": "8"}
+       "COLLECTION_CONCURRENCY": "8", "COLLECTION_HOST_CONCURRENCY": str(HOST_CAP)}
 FINAL = {"completed", "cancelled", "failed"}
 
 

@@ -246,7 +246,7 @@ class Customer:
 
 def new_customer(app, credits: int = 100, plan: str = "free") -> Customer:
     db = app.extensions["webdata.db"]
-    with db.session() as session:
+    with db.write() as session:
         account = accounts.create_account(session, f"test-{uuid.uuid4().hex[:10]}", plan)
         key = accounts.create_key(session, account)
         account_id = account.id

@@ -5,15 +5,17 @@ fetch after cancel, another account's collection."""
 
 from __future__ import annotations
 
+import itertools
 import time
 from collections.abc import Iterator
 from urllib.parse import urlsplit
 
 import pytest
 
-from tests.collection_stack import Stack, all_results, wait_final
-from tests.conftest import Customer, new_customer
+from tests.collection_stack import HOST_CAP, Stack, all_results, wait_final
+from tests.conftest import SITE_HOST, Customer, new_customer
 from tests.site import crawlsite
+from tests.site.server import serve
 from tests.waits import wait_until
 
 
@@ -167,3 +169,31 @@ def test_listing_is_newest_first_and_paginated(stack, site):
             break
     assert seen == ids[::-1]
     assert who.get("/collections", query_string={"cursor": "bogus"}).status_code == 422
+
+
+def test_the_host_cap_holds_across_worker_processes(stack, site, site_server):
+    """Two workers, two slices of 8 pages each: one host still never has more than the
+    cap open at once (the test site counts them)."""
+    who = customer(stack)
+    urls = [f"{site}/slow/polite?ms=300&n={n}" for n in range(24)]
+    final = wait_final(who, start(who, {"mode": "batch", "urls": urls})["id"])
+    assert final["progress"]["succeeded"] == 24
+    assert site_server.open_peak["polite"] == HOST_CAP
+
+
+def test_crawl_delay_holds_across_worker_processes(stack):
+    """A site whose robots.txt asks for a second between requests gets them a second apart,
+    whichever worker sends them, from the first page on."""
+    server = serve(SITE_HOST, 0, robots_extra="Crawl-delay: 1\n")
+    try:
+        base = f"http://{SITE_HOST}:{server.server_address[1]}"
+        who = customer(stack)
+        urls = [f"{base}/site/{name}" for name in ("a", "b", "c", "a/1")]
+        final = wait_final(who, start(who, {"mode": "batch", "urls": urls})["id"])
+        assert final["progress"]["succeeded"] == 4
+        pages = [at for at, path in server.arrivals if path.startswith("/site/")]
+        assert len(pages) == 4
+        gaps = [later - earlier for earlier, later in itertools.pairwise(pages)]
+        assert min(gaps) >= 0.95, gaps
+    finally:
+        server.shutdown()

@@ -4,6 +4,8 @@ charges none twice, and a collection whose every worker died is resumed by the n
 from __future__ import annotations
 
 import signal
+import time
+import uuid
 from collections.abc import Iterator
 
 import pytest
@@ -12,9 +14,13 @@ from rq import Worker
 from rq.job import Job
 from rq.registry import StartedJobRegistry
 
-from storage import collections
+from crawler.config import Config
+from crawler.frontier import Frontier
+from storage import accounts, collections, ledger
+from storage.db import Database
 from tests.collection_stack import Stack, all_results, wait_final
-from tests.conftest import new_customer
+from tests.conftest import _redis_db, new_customer
+from tests.test_frontier import DB_OFFSET
 from tests.waits import wait_until
 from worker import queues
 from worker.maintenance import look_after_collections
@@ -92,3 +98,31 @@ def test_a_collection_whose_workers_all_died_is_resumed(stack, site):
                "the watchdog to see the collection has no live slice", timeout=60, pause=0.5)
     stack.start_workers(1)
     _assert_each_page_once_and_billed_once(who, created, urls)
+
+
+def test_a_collection_no_worker_takes_fails_after_the_stall_time(sqlite_url, redis_url):
+    """Its slice waits in the queue (no worker on ``collections``): resumed, no; failed with
+    a stop_reason once it made no progress for COLLECTION_STALL_SECONDS."""
+    redis_db = _redis_db(redis_url, DB_OFFSET)
+    config = Config(database_url=sqlite_url, redis_url=redis_db, collection_stall_seconds=1)
+    db = Database(sqlite_url)
+    who = account_with_credits(db)
+    row = collections.create(db, account_id=who, mode="batch", extract="page",
+                             spec={"urls": ["http://a.test/"]}, max_running=5)
+    redis = Redis.from_url(redis_db)
+    queues.enqueue_slice(redis, row.id, config)
+    slices = Frontier(redis, row.id).slices()
+    look_after_collections(config, redis)  # (it looks after every live collection)
+    assert Frontier(redis, row.id).slices() == slices  # its slice waits: not resumed twice
+    assert collections.get(db, row.id).status == "queued"
+    time.sleep(1.2)
+    look_after_collections(config, redis)
+    final = collections.get(db, row.id)
+    assert (final.status, final.stop_reason) == ("failed", "stalled")
+
+
+def account_with_credits(db: Database) -> str:
+    with db.write() as session:
+        account_id = accounts.create_account(session, f"stall-{uuid.uuid4().hex[:8]}").id
+    ledger.grant(db, account_id, 5, f"grant:{uuid.uuid4().hex}")
+    return account_id

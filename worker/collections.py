@@ -21,6 +21,7 @@ import concurrent.futures
 import functools
 import logging
 import time
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import timedelta
@@ -34,6 +35,7 @@ from crawler.canonical import canonical_url
 from crawler.config import Config
 from crawler.contract import ErrorCode, PageStatus
 from crawler.frontier import Entry, Frontier
+from crawler.host_gate import HostGate, host_of
 from crawler.runner import shared_crawler
 from crawler.scope import CrawlScope
 from crawler.spiders.collected import CollectedPage, collection_spider
@@ -72,6 +74,8 @@ class _InFlight:
     entry: Entry
     give_up: Callable[[], None]
     deadline: float
+    host: str
+    permit: str
 
 
 @dataclass
@@ -89,7 +93,15 @@ class Slice:
 
     def __post_init__(self) -> None:
         self.frontier = Frontier(self.redis, self.collection_id)
+        self.gate = HostGate(self.redis, self.config.collection_host_concurrency,
+                             self.config.crawl_timeout + 30)
+        self._id = uuid.uuid4().hex
         self._flying: dict[concurrent.futures.Future[list[Any]], _InFlight] = {}
+        #: Leased pages waiting for their host's permit; when each host may be asked again.
+        self._waiting: list[Entry] = []
+        self._retry_at: dict[str, float] = {}
+        #: Hosts whose Crawl-delay this slice reported to the gate.
+        self._delays_known: set[str] = set()
         self._done: list[tuple[Entry, PageOutcome | None, list[Entry]]] = []
         self._last_flush = self._last_renew = time.monotonic()
         self._stopped: str | None = None  # why no more page of this collection may be fetched
@@ -164,9 +176,11 @@ class Slice:
                 self._give_up_all()
                 return
             leasing = now < slice_end
-            if leasing:
-                self._lease()
-            if not self._flying and not self._done:
+            self._lease(leasing)
+            if not leasing and self._waiting:  # the successor starts them
+                self.frontier.give_back(self._waiting)
+                self._waiting = []
+            if not self._flying and not self._done and not self._waiting:
                 if not leasing:
                     return
                 state = self.frontier.state()
@@ -174,26 +188,40 @@ class Slice:
                     return  # the end of the collection (checked again in _end)
                 if not state.queued:
                     time.sleep(POLL)  # other slices' pages are in flight: they may add more
-                    continue
+                continue
             self._collect(now)
             if self._done and (len(self._done) >= FLUSH_SIZE or not self._flying
                                or now - self._last_flush >= FLUSH_EVERY):
                 self._flush()
             if now - self._last_renew >= self.config.collection_lease_seconds / 3:
-                self.frontier.renew([f.entry for f in self._flying.values()],
+                self.frontier.renew([f.entry for f in self._flying.values()] + self._waiting,
                                     self.config.collection_lease_seconds)
                 self._last_renew = now
 
-    def _lease(self) -> None:
-        room = self.config.collection_concurrency - len(self._flying)
-        if room <= 0:
-            return
-        spider = collection_spider(self.extract)
-        deadline = time.monotonic() + self.config.crawl_timeout
-        for entry in self.frontier.lease(room, self.config.collection_lease_seconds):
+    def _lease(self, leasing: bool) -> None:
+        """Lease pages up to the slice's concurrency (while ``leasing``), then start the
+        waiting ones whose host gives a permit (:mod:`crawler.host_gate`)."""
+        room = self.config.collection_concurrency - len(self._flying) - len(self._waiting)
+        if leasing and room > 0:
+            self._waiting += self.frontier.lease(room, self.config.collection_lease_seconds)
+        now = time.monotonic()
+        still: list[Entry] = []
+        for entry in self._waiting:
+            host = host_of(entry.url)
+            if self._retry_at.get(host, 0.0) > now:
+                still.append(entry)
+                continue
+            permit = f"{self._id}:{entry.key}"
+            wait_ms = self.gate.acquire(host, permit)
+            if wait_ms:
+                self._retry_at[host] = now + wait_ms / 1000
+                still.append(entry)
+                continue
             future, give_up = shared_crawler().submit(
-                spider, url=entry.url, follow=self.scope is not None)
-            self._flying[future] = _InFlight(entry, give_up, deadline)
+                collection_spider(self.extract), url=entry.url, follow=self.scope is not None)
+            self._flying[future] = _InFlight(entry, give_up, now + self.config.crawl_timeout,
+                                             host, permit)
+        self._waiting = still
 
     def _collect(self, now: float) -> None:
         """Wait a little for pages in flight; turn the finished (and the overdue) into
@@ -203,6 +231,8 @@ class Slice:
                                               return_when=concurrent.futures.FIRST_COMPLETED)
         else:
             done = set()
+            if not self._done:
+                time.sleep(POLL)  # only pages waiting for their host
         for future in done:
             flying = self._flying.pop(future)
             try:
@@ -211,11 +241,14 @@ class Slice:
                 logger.exception("Page %s of %s failed", flying.entry.url, self.collection_id)
                 items = [_failure(flying.entry.url, ErrorCode.INTERNAL_ERROR,
                                   f"The page could not be processed ({type(exc).__name__}).")]
+            # the site's Crawl-delay is reported (in _outcome) before its permit comes free
             self._done.append(self._outcome(flying.entry, items))
+            self.gate.release(flying.host, flying.permit)
         for future, flying in list(self._flying.items()):
             if flying.deadline < now:
                 del self._flying[future]
                 flying.give_up()
+                self.gate.release(flying.host, flying.permit)
                 self._done.append(self._outcome(flying.entry, [_failure(
                     flying.entry.url, ErrorCode.TIMEOUT, "The page took too long to fetch.")]))
 
@@ -224,6 +257,10 @@ class Slice:
         """(the entry, its outcome or None for a duplicate, the links to admit)."""
         page = items[0] if items else _failure(entry.url, ErrorCode.FETCH_FAILED,
                                                "The crawl ended without a result.")
+        host = host_of(entry.url)
+        if host not in self._delays_known and page.crawl_delay is not None:
+            self.gate.set_delay(host, page.crawl_delay)
+            self._delays_known.add(host)
         result = ItemAdapter(page.result).asdict()
         if self.scope is not None and result["status"] == PageStatus.SUCCEEDED:
             # A crawl meets one page under many addresses; a batch fetches what it lists.
@@ -273,7 +310,11 @@ class Slice:
     def _give_up_all(self) -> None:
         for flying in self._flying.values():
             flying.give_up()
+            self.gate.release(flying.host, flying.permit)
         self._flying.clear()
+        if self._waiting and not self._stopped:
+            self.frontier.give_back(self._waiting)
+        self._waiting = []
         if self._done and self._stopped is None:
             self._flush()
 

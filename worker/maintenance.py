@@ -47,15 +47,18 @@ def release_abandoned_reservations() -> int:
 def look_after_collections(config: Config | None = None, redis: Redis | None = None
                            ) -> dict[str, int]:
     """Keep every live collection going: one whose slice jobs all vanished (their workers
-    were killed, or Redis lost them) gets a new slice, so the next worker resumes it; one with
-    slices but no progress for ``COLLECTION_STALL_SECONDS`` (no worker takes the
-    ``collections`` queue) is failed with ``stop_reason: "stalled"``. Idempotent."""
+    were killed, or Redis lost them) gets a new slice, so the next worker resumes it; one that
+    made no progress for ``COLLECTION_STALL_SECONDS`` while no worker listens to the
+    ``collections`` queue is failed with ``stop_reason: "stalled"``. Idempotent."""
     config = config or Config.from_env()
     if redis is None:
         job = get_current_job()
         redis = job.connection if job is not None else queues.redis_connection()
     db = shared(config.database_url, config.database_timeout)
     report = {"resumed": 0, "stalled": 0}
+    # A slice waiting its turn behind other collections is not stalled; one that no worker
+    # will ever take (none listens to the queue) is, after the stall time.
+    workers = Worker.count(queue=queues.queue(queues.COLLECTIONS, redis))
     for collection_id in collections.running(db):
         frontier = Frontier(redis, collection_id)
         alive = [job_id for job_id in frontier.slices() if _slice_alive(redis, job_id)]
@@ -65,7 +68,7 @@ def look_after_collections(config: Config | None = None, redis: Redis | None = N
             logger.warning("Collection %s has no live slice: resuming it", collection_id)
             queues.enqueue_slice(redis, collection_id, config)
             report["resumed"] += 1
-        elif frontier.idle_for() > config.collection_stall_seconds:
+        elif frontier.idle_for() > config.collection_stall_seconds and not workers:
             retention = timedelta(seconds=config.collection_retention_seconds)
             if collections.finish(db, collection_id, CollectionStatus.FAILED,
                                   retention=retention, stop_reason=STALLED):

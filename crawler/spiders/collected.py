@@ -2,7 +2,8 @@
 
 A collection page is fetched and extracted exactly as ``/scrape``, ``/contacts`` or
 ``/products`` would (one result shape everywhere), and a crawl also needs what the page links
-to and its ``rel=canonical`` (duplicates). Reading those from the :class:`FetchedPage` the
+to and its ``rel=canonical`` (duplicates), and politeness its site's robots.txt
+``Crawl-delay``. Reading those from the :class:`FetchedPage` the
 extractor parsed already costs no second parse.
 
 The classes are made per extractor on demand (:func:`collection_spider`), not defined at
@@ -19,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from crawler.extract.links import PageLinks, page_links
 from crawler.items import PageResult
+from crawler.middlewares import cached_crawl_delay
 from crawler.spiders.base import SinglePageSpider, as_bool
 from crawler.spiders.contacts import ContactsSpider
 from crawler.spiders.page import PageSpider
@@ -42,6 +44,9 @@ class CollectedPage:
     result: PageResult
     links: tuple[str, ...] = ()
     canonical: str | None = None
+    #: The site's robots.txt Crawl-delay for our user agent (0: none); None when the page
+    #: never reached the spider (a timeout), so nothing is known.
+    crawl_delay: float | None = None
 
 
 class _Collecting(SinglePageSpider):
@@ -64,11 +69,19 @@ class _Collecting(SinglePageSpider):
             yield CollectedPage(
                 result=result,
                 links=found.links if found is not None and self.follow else (),
-                canonical=found.canonical if found is not None else None)
+                canonical=found.canonical if found is not None else None,
+                crawl_delay=self._crawl_delay())
 
     def failed(self, failure: Any) -> Iterator[CollectedPage]:
         for result in super().failed(failure):
-            yield CollectedPage(result=result)
+            yield CollectedPage(result=result, crawl_delay=self._crawl_delay())
+
+    def _crawl_delay(self) -> float:
+        """The site's Crawl-delay (0: none): its robots.txt was read before the page was
+        requested (none cached: it had none, or it could not be read; so no delay)."""
+        settings = self.crawler.settings
+        return cached_crawl_delay(self.url, settings.get("ROBOTSTXT_USER_AGENT")
+                                  or settings.get("USER_AGENT")) or 0.0
 
 
 @functools.cache

@@ -31,6 +31,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
     loopback_target = "http://127.0.0.1:9/"
     #: Set by :func:`serve`: paths this site answers 404 for (a site without robots.txt…).
     missing: frozenset[str] = frozenset()
+    #: Set by :func:`serve`: lines added to robots.txt (a ``Crawl-delay``…).
+    robots_extra = ""
 
     def log_message(self, *args):
         pass
@@ -48,6 +50,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
     def do_GET(self):
         path = self.path.split("?", 1)[0]
         self.server.requests[path] += 1
+        self.server.arrivals.append((time.monotonic(), path))
         if path in self.missing:
             route = _error(404)
         else:
@@ -86,7 +89,8 @@ def _slow(h: Handler) -> None:
 
 
 def _robots(h: Handler) -> None:
-    h.send_body(ROBOTS + sitemaps.robots_line(h).encode(), "text/plain")
+    h.send_body(ROBOTS + h.robots_extra.encode() + sitemaps.robots_line(h).encode(),
+                "text/plain")
 
 
 def _private(h: Handler) -> None:
@@ -201,15 +205,19 @@ class Server(http.server.ThreadingHTTPServer):
         #: ``/slow/<tag>`` requests open now, and the most open at once, by tag.
         self.open_now: Counter[str] = Counter()
         self.open_peak: Counter[str] = Counter()
+        #: When each request came (``time.monotonic()``, path), in order.
+        self.arrivals: list[tuple[float, str]] = []
 
 
 def serve(host: str = "127.0.0.2", port: int = 0, loopback_target: str | None = None,
-          missing: Iterable[str] = ()) -> Server:
+          missing: Iterable[str] = (), robots_extra: str = "") -> Server:
     """Start the site in a daemon thread; ``server.server_address`` tells where.
 
-    ``missing``: paths answered 404 by this instance (``/robots.txt``, ``/sitemap.xml``…).
+    ``missing``: paths answered 404 by this instance (``/robots.txt``, ``/sitemap.xml``…);
+    ``robots_extra``: lines its robots.txt adds to the usual ones.
     """
-    handler = type("SiteHandler", (Handler,), {"missing": frozenset(missing)})
+    handler = type("SiteHandler", (Handler,), {"missing": frozenset(missing),
+                                               "robots_extra": robots_extra})
     if loopback_target:
         handler.loopback_target = loopback_target
     server = Server((host, port), handler)
