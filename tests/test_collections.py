@@ -12,9 +12,10 @@ from urllib.parse import urlsplit
 
 import pytest
 
+from crawler.canonical import canonical_url
 from tests.collection_stack import HOST_CAP, Stack, all_results, wait_final
 from tests.conftest import SITE_HOST, Customer, new_customer
-from tests.site import crawlsite
+from tests.site import crawlsite, sitemaps
 from tests.site.server import serve
 from tests.waits import wait_until
 
@@ -75,13 +76,29 @@ def test_a_crawl_stays_on_the_site_within_its_depth(stack, site, depth):
     final = wait_final(who, created["id"])
     assert final["status"] == "completed", final
     results = all_results(who, created["id"], limit=4)
-    # a page stored under its redirect or its rel=canonical is the same page
-    same = {"/site/moved": "/site/a", "/site/canon": "/site/c"}
-    pages = [same.get(path(r["url"]), path(r["url"])) for r in results]
-    assert sorted(pages) == sorted(crawlsite.STORED[depth])  # each page once
+    assert sorted(_pages(results)) == sorted(crawlsite.STORED[depth])  # each page once
     assert final["progress"]["robots_blocked"] == 1
     assert final["progress"]["done"] == final["progress"]["total"] == len(results)
     assert final["credits_used"] == len(results) - 1 == 100 - who.balance()
+
+
+def _pages(results: list[dict]) -> list[str]:
+    """Each result as the page it is: one stored under its redirect or rel=canonical counts
+    as the page it leads to."""
+    same = {"/site/moved": "/site/a", "/site/canon": "/site/c"}
+    paths = (path(canonical_url(r["url"])) for r in results)  # as the frontier saw them
+    return [same.get(p, p) for p in paths]
+
+
+@pytest.mark.parametrize(("depth", "from_sitemap"), [(1, set(sitemaps.SITE_PAGES)), (0, set())])
+def test_a_crawl_reads_the_sitemaps_as_depth_one(stack, site, depth, from_sitemap):
+    who = customer(stack)
+    created = start(who, {"mode": "crawl", "url": f"{site}/site/", "max_depth": depth,
+                          "use_sitemap": True})
+    assert wait_final(who, created["id"])["status"] == "completed"
+    pages = _pages(all_results(who, created["id"], limit=50))
+    expected = crawlsite.STORED[depth] if depth else {"/site/"}
+    assert sorted(pages) == sorted(expected | from_sitemap)  # other sites' URLs dropped
 
 
 def test_max_pages_is_exact(stack, site, hit_counter):
