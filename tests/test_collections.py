@@ -207,10 +207,32 @@ def test_crawl_delay_holds_across_worker_processes(stack):
         who = customer(stack)
         urls = [f"{base}/site/{name}" for name in ("a", "b", "c", "a/1")]
         final = wait_final(who, start(who, {"mode": "batch", "urls": urls})["id"])
-        assert final["progress"]["succeeded"] == 4
+        assert final["progress"]["succeeded"] == 4, final
         pages = [at for at, path in server.arrivals if path.startswith("/site/")]
-        assert len(pages) == 4
+        assert len(pages) == 4, server.arrivals
         gaps = [later - earlier for earlier, later in itertools.pairwise(pages)]
-        assert min(gaps) >= 0.95, gaps
+        assert min(gaps) >= 0.95, (gaps, server.arrivals)
     finally:
         server.shutdown()
+
+
+def test_the_collection_stops_when_the_balance_runs_out(stack, site):
+    who = customer(stack, credits=2)
+    urls = [f"{site}/site/{name}" for name in ("a", "b", "c", "a/1", "a/2", "b/1")]
+    final = wait_final(who, start(who, {"mode": "batch", "urls": urls})["id"])
+    assert (final["status"], final["stop_reason"]) == ("failed", "insufficient_credits")
+    assert final["credits_used"] == 2 == final["progress"]["succeeded"]
+    assert who.balance() == 0
+    assert sum(a["credits"] for a in who.activity()) == 0  # granted 2, charged 2
+
+
+def test_an_idempotent_retry_creates_no_second_collection(stack, site):
+    who = customer(stack)
+    body = {"mode": "batch", "urls": [f"{site}/article"]}
+    headers = {**who.headers, "Idempotency-Key": "col-retry-1"}
+    first = who.client.post("/api/service/v1/collections", json=body, headers=headers)
+    again = who.client.post("/api/service/v1/collections", json=body, headers=headers)
+    assert first.status_code == again.status_code == 202
+    assert again.headers["Idempotent-Replayed"] == "true"
+    assert again.get_json()["id"] == first.get_json()["id"]
+    assert len(who.get("/collections").get_json()["collections"]) == 1
