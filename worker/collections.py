@@ -156,7 +156,10 @@ class Slice:
 
         assert self.scope is not None
         try:
+            # a site's sitemaps may be many files: twice a page's budget (within the slice's
+            # job timeout); what a slower discovery found is lost, the links still lead on
             items = shared_crawler().crawl(SitemapUrlsSpider, url=start,
+                                           timeout=2 * self.config.crawl_timeout,
                                            max_urls=max(10 * max_pages, 1000))
         except Exception:
             logger.exception("Sitemap discovery failed for %s", start)
