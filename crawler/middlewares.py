@@ -10,6 +10,7 @@ from urllib.parse import urljoin, urlsplit
 
 from scrapy.downloadermiddlewares.robotstxt import RobotsTxtMiddleware
 from scrapy.exceptions import IgnoreRequest
+from scrapy.utils.defer import maybe_deferred_to_future
 from scrapy.utils.httpobj import urlparse_cached
 from twisted.internet.defer import Deferred
 
@@ -141,6 +142,9 @@ class SharedRobotsTxtMiddleware(RobotsTxtMiddleware):
         cached = _robots_cache.get(site)
         if cached is not None:
             return cached
+        pending = self._parsers.get(parts.netloc)
+        if isinstance(pending, Deferred):  # another request is fetching this robots.txt
+            return await maybe_deferred_to_future(_branch(pending))
         parser = await super().robot_parser(request)
         if parser is not None:
             _robots_cache.put(site, parser, self._ttl)
@@ -159,4 +163,22 @@ class SharedRobotsTxtMiddleware(RobotsTxtMiddleware):
             raise RobotsDisallowed(
                 "robots.txt of this site disallows the URL for our user agent.", url=request.url
             ) from None
+
+
+def _branch(deferred: Deferred[Any]) -> Deferred[Any]:
+    """A Deferred fired with ``deferred``'s result, which stays in place for the next waiter.
+
+    Scrapy 2.19's middleware makes every request that waits for a robots.txt being fetched
+    await the one shared Deferred (``asFuture``), whose callback passes ``None`` on: of three
+    or more requests waiting for one site's robots.txt, all but the first read "no robots.txt"
+    and were fetched even where disallowed (a batch of URLs of one site starts that way).
+    """
+    branch: Deferred[Any] = Deferred()
+
+    def forward(result: Any) -> Any:
+        branch.callback(result)
+        return result
+
+    deferred.addCallback(forward)
+    return branch
 
