@@ -57,3 +57,14 @@ def dig(node: Any, *path: str | int) -> Any:
         if node is None:
             return None
     return node
+
+
+#: First characters that make a spreadsheet read a cell as a formula (OWASP, "CSV injection").
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
+def csv_cell(value: str) -> str:
+    """A text cell a spreadsheet shows as text: one that would start a formula gets a ``'``
+    in front (API.md: exported cells that start with ``=``, ``+``, ``-``, ``@``, tab or CR are
+    neutralised); page text is written by strangers."""
+    return f"'{value}" if value.startswith(FORMULA_STARTS) else value
