@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Iterator
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit, urlunsplit
 
 from scrapy import Request, Spider
 from scrapy.http import HtmlResponse
@@ -13,7 +14,7 @@ from crawler.exceptions import CrawlError, ExtractionFailed, UnsupportedContent
 from crawler.extract.fetched import FetchedPage
 from crawler.failures import classify
 from crawler.items import PageResult
-from crawler.policy import ascii_url
+from crawler.policy import ALLOWED_SCHEMES, ascii_url
 
 if TYPE_CHECKING:
     from scrapy.http import Response
@@ -25,6 +26,34 @@ def as_bool(value: Any) -> bool:
     if isinstance(value, str):
         return value.strip().lower() not in {"", "0", "false", "no", "off"}
     return bool(value)
+
+
+def as_http_url(spider: str, url: str | None, what: str = "the page") -> str:
+    """``-a url=…`` as an http(s) URL with a host, its host in ASCII (see
+    :func:`~crawler.policy.ascii_url`); a clear ``ValueError`` naming ``spider`` otherwise,
+    raised when the spider is made rather than as a failed fetch later."""
+    if not url or not url.strip():
+        raise ValueError(f"{spider}: pass {what} with -a url=…")
+    try:
+        parts = urlsplit(ascii_url(url.strip()))
+        valid = parts.scheme.lower() in ALLOWED_SCHEMES and bool(parts.hostname)
+    except ValueError:
+        valid = False
+    if not valid:
+        raise ValueError(f"{spider}: {url!r} is not an http(s) URL")
+    return urlunsplit(parts)
+
+
+def as_whole_number(spider: str, name: str, value: Any, minimum: int = 0) -> int:
+    """``-a name=…`` as an integer of at least ``minimum``; a clear ``ValueError`` otherwise."""
+    try:
+        number = int(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{spider}: {name} must be a whole number, not {value!r}") from None
+    if number < minimum or (isinstance(value, float) and value != number):
+        raise ValueError(f"{spider}: {name} must be a whole number of at least {minimum}, "
+                         f"not {value!r}")
+    return number
 
 
 def fetched_page(url: str, response: HtmlResponse) -> FetchedPage:

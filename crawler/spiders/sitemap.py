@@ -7,6 +7,9 @@ reads sitemaps: robots.txt ``Sitemap:`` lines and ``/sitemap.xml`` of the start 
 :class:`~scrapy.spiders.SitemapSpider`, whose ``<loc>`` entries become items here instead of
 requests. Sitemaps are often larger than the crawl that uses them, hence ``max_urls``: the
 spider closes once it has that many.
+
+The reading itself is :class:`SitemapReading`, which ``scrapy crawl site``
+(:mod:`crawler.spiders.site`) inherits too, so both read a site's sitemaps the same way.
 """
 
 from __future__ import annotations
@@ -23,7 +26,8 @@ from scrapy.spiders import SitemapSpider
 from scrapy.utils.sitemap import Sitemap, sitemap_urls_from_robots
 
 from crawler.canonical import canonical_url, same_site
-from crawler.policy import ALLOWED_SCHEMES, ascii_url
+from crawler.policy import ascii_url
+from crawler.spiders.base import as_http_url
 
 if TYPE_CHECKING:
     from scrapy.http import Response
@@ -35,46 +39,58 @@ logger = logging.getLogger(__name__)
 MAX_URLS = 50_000
 
 
-class SitemapUrlsSpider(SitemapSpider):
-    """Yields ``{"url": <loc>}`` for each page URL in the sitemaps of ``url``'s site.
+def sitemap_budget(max_pages: int) -> int:
+    """Sitemap URLs worth reading for a crawl of ``max_pages`` pages (0: no limit): most of a
+    site's sitemap entries fall to the crawl's filters, so ten times the budget, and at least
+    1,000 — the same bound the workers apply (:mod:`worker.collections`)."""
+    return max(10 * max_pages, 1000) if max_pages else MAX_URLS
 
-    Only URLs of that site (:func:`~crawler.canonical.same_site`), each once (by its
-    :func:`~crawler.canonical.canonical_url`; the item keeps the ``<loc>`` as written), at
-    most ``max_urls`` (``-a max_urls=…``). Sitemaps themselves may live anywhere (robots.txt
-    may point to another host); the source policy and robots.txt apply to each fetch.
-    A sitemap that is missing, unreachable or not a sitemap yields nothing: a site without
-    sitemaps is an empty list, never an error.
+
+class SitemapReading(SitemapSpider):
+    """Reads the sitemaps of one site and hands each page URL they list to
+    :meth:`sitemap_page`, for spiders that want a site's page URLs from its sitemaps.
+
+    Call :meth:`read_sitemaps_of` from ``__init__`` and yield :meth:`sitemap_start` from
+    ``start()``. Only URLs of that site (:func:`~crawler.canonical.same_site`), each once (by
+    its :func:`~crawler.canonical.canonical_url`; the URL keeps the ``<loc>`` as written), at
+    most ``max_urls``. Sitemaps themselves may live anywhere (robots.txt may point to another
+    host); the source policy and robots.txt apply to each fetch. A sitemap that is missing,
+    unreachable or not a sitemap gives nothing: a site without sitemaps has no URLs, never an
+    error. Scrapy's :class:`~scrapy.spiders.SitemapSpider` reads indexes and gzip sitemaps;
+    its ``<loc>`` entries become calls of :meth:`sitemap_page` here instead of requests.
     """
 
-    name = "sitemap_urls"
     sitemap_rules = ()  # no <loc> of a urlset becomes a request (see _parse_sitemap)
 
-    def __init__(self, url: str | None = None, max_urls: int | str = MAX_URLS,
-                 *args: Any, **kwargs: Any):
+    def __init__(self, *args: Any, **kwargs: Any):
         super().__init__(*args, **kwargs)
-        if not url:
-            raise ValueError(f"{self.name}: pass the site with -a url=…")
-        parts = urlsplit(ascii_url(url.strip()))
-        if parts.scheme.lower() not in ALLOWED_SCHEMES or not parts.netloc:
-            raise ValueError(f"{self.name}: {url!r} is not an http(s) URL")
+        self.max_urls = MAX_URLS
+        self._sitemap_seen: set[str] = set()
+
+    def read_sitemaps_of(self, url: str, max_urls: int | str = MAX_URLS) -> None:
+        """Read the sitemaps of ``url``'s site (an http(s) URL), keeping ``max_urls`` URLs."""
         self.max_urls = int(max_urls)
         if self.max_urls < 1:
             raise ValueError(f"{self.name}: max_urls must be at least 1, not {max_urls!r}")
-        self.url = urlunsplit(parts)
+        parts = urlsplit(url)
         scheme = parts.scheme.lower()
+        self.sitemap_site = url
         self.robots_url = urlunsplit((scheme, parts.netloc, "/robots.txt", "", ""))
         self.sitemap_urls = [urlunsplit((scheme, parts.netloc, "/sitemap.xml", "", ""))]
-        self._seen: set[str] = set()
 
-    async def start(self) -> AsyncIterator[Request]:
+    def sitemap_start(self) -> Iterator[Request]:
+        """The first requests: robots.txt (for its ``Sitemap:`` lines) and ``/sitemap.xml``."""
         yield Request(self.robots_url, callback=self._parse_robots, errback=self._missing)
-        for request in self._sitemap_requests(self.sitemap_urls):
-            yield request
+        yield from self._sitemap_requests(self.sitemap_urls)
+
+    def sitemap_page(self, url: str) -> Iterable[Any]:
+        """What the spider makes of a page URL the sitemaps list (each URL once)."""
+        raise NotImplementedError
 
     @property
     def full(self) -> bool:
-        """Whether ``max_urls`` URLs have been yielded."""
-        return len(self._seen) >= self.max_urls
+        """Whether ``max_urls`` URLs have been found."""
+        return len(self._sitemap_seen) >= self.max_urls
 
     def _sitemap_requests(self, urls: Iterable[str]) -> Iterator[Request]:
         """Requests for sitemaps; a URL Scrapy cannot request (a site's typo) is skipped.
@@ -99,7 +115,7 @@ class SitemapUrlsSpider(SitemapSpider):
         yield from self._sitemap_requests(urls)
 
     def _parse_sitemap(self, response: Response) -> Iterable[Any]:  # type: ignore[override]
-        """Requests for the sitemaps of an index; items for the page URLs of a urlset."""
+        """Requests for the sitemaps of an index; page URLs of a urlset."""
         if self.full:
             return
         body = self._get_sitemap_body(response)
@@ -119,24 +135,47 @@ class SitemapUrlsSpider(SitemapSpider):
         else:
             logger.info("Not a sitemap: %s", response.url)
 
-    def _page_urls(self, entries: Iterable[dict[str, Any]]) -> Iterator[dict[str, str]]:
+    def _page_urls(self, entries: Iterable[dict[str, Any]]) -> Iterator[Any]:
         for entry in entries:
             locs = [entry.get("loc")]
             if self.sitemap_alternate_links:
                 locs += entry.get("alternate") or []
             for loc in locs:
-                if not loc or not same_site(loc, self.url):
+                if self.full:
+                    return
+                if not loc or not same_site(loc, self.sitemap_site):
                     continue
                 key = canonical_url(loc)
-                if key in self._seen:
+                if key in self._sitemap_seen:
                     continue
-                self._seen.add(key)
-                yield {"url": loc}
-                if self.full:
-                    # Stop here, not at the end of the sitemaps: a site's sitemaps can be far
-                    # larger than the crawl that asked (downloads already open still finish).
-                    raise CloseSpider("max_urls")
+                self._sitemap_seen.add(key)
+                yield from self.sitemap_page(loc)
 
     def _missing(self, failure: Failure) -> None:
         request = getattr(failure, "request", None)
         logger.info("No sitemap from %s: %s", request.url if request else "?", failure.value)
+
+
+class SitemapUrlsSpider(SitemapReading):
+    """Yields ``{"url": <loc>}`` for each page URL in the sitemaps of ``url``'s site, at most
+    ``max_urls`` (``-a max_urls=…``), never fetching the pages (see :class:`SitemapReading`).
+    """
+
+    name = "sitemap_urls"
+
+    def __init__(self, url: str | None = None, max_urls: int | str = MAX_URLS,
+                 *args: Any, **kwargs: Any):
+        super().__init__(*args, **kwargs)
+        self.url = as_http_url(self.name, url, "the site")
+        self.read_sitemaps_of(self.url, max_urls)
+
+    async def start(self) -> AsyncIterator[Request]:
+        for request in self.sitemap_start():
+            yield request
+
+    def sitemap_page(self, url: str) -> Iterator[dict[str, str]]:
+        yield {"url": url}
+        if self.full:
+            # Stop here, not at the end of the sitemaps: a site's sitemaps can be far larger
+            # than the crawl that asked (downloads already open still finish).
+            raise CloseSpider("max_urls")

@@ -1,0 +1,74 @@
+"""The base of ``scrapy crawl site`` and ``scrapy crawl batch``: many pages, each fetched and
+extracted as a collection's page is.
+
+A worker runs each page of a collection as a single-page job of
+:func:`~crawler.spiders.collected.collection_spider` (one spider object per page, fed to its
+long-lived crawler). These spiders run many pages in one crawl of their own, and hand each
+page's response to the same per-page spider object: the same request, the same extractor, the
+same failures and error codes (robots.txt, source policy, non-HTML…), the same
+:class:`~crawler.items.PageResult` — so a feed export writes what the API stores.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
+
+from scrapy import Request, Spider
+
+from crawler.frontier import Entry
+from crawler.items import PageResult
+from crawler.policy import ascii_url
+from crawler.spiders.collected import EXTRACTORS, CollectedPage, collection_spider
+
+if TYPE_CHECKING:
+    from scrapy.http import Response
+    from twisted.python.failure import Failure
+
+logger = logging.getLogger(__name__)
+
+#: What a page's callback yields: its result, and the requests it makes possible.
+Output = PageResult | Request
+
+
+class MultiPageSpider(Spider):
+    """Fetches entries (:class:`~crawler.frontier.Entry`: a URL, its canonical key, its depth)
+    with :meth:`page_request`; each page's :class:`CollectedPage` goes to :meth:`collected`,
+    which subclasses implement (what to yield, what to fetch next).
+
+    ``-a extract=page|contacts|products`` (default ``page``) picks the extractor, as a
+    collection's ``extract`` does.
+    """
+
+    def __init__(self, *args: Any, extract: str = "page", **kwargs: Any):
+        super().__init__(*args, **kwargs)
+        if extract not in EXTRACTORS:
+            raise ValueError(f"{self.name}: extract must be one of {', '.join(EXTRACTORS)}, "
+                             f"not {extract!r}")
+        self.extract = extract
+        self._page_spider = collection_spider(extract)
+
+    def page_request(self, entry: Entry, follow: bool = False) -> Request:
+        """The request of one page, as its single-page spider would make it (``follow``: read
+        the links it has too)."""
+        return Request(ascii_url(entry.url), callback=self._parse_page, errback=self._failed_page,
+                       dont_filter=True,  # Admission dedupes, by canonical URL
+                       cb_kwargs={"entry": entry, "follow": follow})
+
+    def collected(self, entry: Entry, page: CollectedPage) -> Iterator[Output]:
+        raise NotImplementedError
+
+    def _page(self, entry: Entry, follow: bool) -> Any:
+        """The page's own single-page spider object: what parses it, as in a worker."""
+        return self._page_spider(url=entry.url, follow=follow)
+
+    def _parse_page(self, response: Response, entry: Entry, follow: bool) -> Iterator[Output]:
+        for page in self._page(entry, follow).parse(response):
+            yield from self.collected(entry, page)
+
+    def _failed_page(self, failure: Failure) -> Iterator[Output]:
+        kwargs = failure.request.cb_kwargs
+        for page in self._page(kwargs["entry"], kwargs["follow"]).failed(failure):
+            yield from self.collected(kwargs["entry"], page)
+
