@@ -9,11 +9,8 @@ from marshmallow import ValidationError, fields, validate, validates_schema
 
 from api.schemas import RequestSchema, Response, Url, WholeNumber
 from crawler.scope import pattern_errors
+from worker.new_collections import DEFAULT_MAX_DEPTH, EXTRACTS, MAX_DEPTH, MODES
 
-MODES = ("batch", "crawl")
-EXTRACTS = ("page", "contacts", "products")
-#: Deepest crawl accepted (link hops from the start URL).
-MAX_DEPTH = 20
 #: Most ``include_paths`` / ``exclude_paths`` patterns each.
 MAX_PATTERNS = 50
 #: Fields a batch, or a crawl, refuses (422).
@@ -61,7 +58,8 @@ class CollectionRequestSchema(RequestSchema):
     max_pages = WholeNumber(validate=validate.Range(min=1), metadata={
         "description": "crawl: pages stored at most, exactly; default and maximum: the plan's "
                        "`max_crawl_pages` (larger: 422)."})
-    max_depth = WholeNumber(load_default=3, validate=validate.Range(min=0, max=MAX_DEPTH),
+    max_depth = WholeNumber(load_default=DEFAULT_MAX_DEPTH,
+                            validate=validate.Range(min=0, max=MAX_DEPTH),
                             metadata={"description": "crawl: link hops from the start URL "
                                                      "(sitemap URLs are depth 1)."})
     include_paths = Patterns("crawl: regexes on path + query; a page must match one "

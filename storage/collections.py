@@ -141,6 +141,16 @@ def results(db: Database, collection_id: str, *, after: int = 0, limit: int = 10
     return rows, (rows[-1].seq if more and rows else None)
 
 
+def result_body(row: CollectionResult) -> dict[str, Any]:
+    """A stored result as the API answers it (API.md, Results): the error's code and message
+    (its details are the crawler's), ``data`` as the operation's body fields."""
+    error = json.loads(row.error) if row.error else None
+    return {"url": row.url, "final_url": row.final_url, "status": row.status,
+            "status_code": row.status_code, "fetched_at": row.fetched_at,
+            "error": {"error": error["error"], "message": error["message"]} if error else None,
+            "data": json.loads(row.data) if row.data else None}
+
+
 def start(db: Database, collection_id: str) -> bool:
     """``queued`` → ``running``; whether this call made the change."""
     with db.session() as session:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import base64
 import binascii
-import json
 import logging
 import time
 from datetime import UTC, datetime, timedelta
@@ -36,10 +35,10 @@ from api.operations import history_written, refuse
 from crawler.formats import format_utc
 from crawler.frontier import Frontier
 from crawler.policy import PolicyRefusal
-from storage import accounts, collections
+from storage import collections
 from storage.ledger import InsufficientCredits
 from storage.models import LIVE_STATUSES, Collection, CollectionStatus, utcnow
-from worker.queues import enqueue_slice
+from worker import new_collections
 
 logger = logging.getLogger(__name__)
 
@@ -129,34 +128,24 @@ def create(args: dict):
     collection at once; the pages are fetched in the background. 1 credit per successful page,
     booked as it is stored; failed pages, duplicates and anything after a cancel cost nothing.
     """
-    with db().session() as session:
-        plan = accounts.find_account(session, g.principal.account_id).plan
     url = args.get("url")
-    if args["mode"] == "batch":
-        if len(args["urls"]) > plan.max_batch_urls:
-            raise refuse(OPERATION, ApiError(
-                "too_many_urls", f"This batch has {len(args['urls'])} URLs; the plan allows "
-                f"{plan.max_batch_urls}."))
-        spec: dict[str, Any] = {"urls": list(args["urls"])}
-    else:
-        max_pages = args.get("max_pages") or plan.max_crawl_pages
-        if max_pages > plan.max_crawl_pages:
-            raise refuse(OPERATION, ApiError(
-                "validation_error", "Invalid request: check max_pages.",
-                errors={"max_pages": [f"At most {plan.max_crawl_pages} on this plan."]}), url=url)
-        try:
-            source_policy().check_url(url)
-        except PolicyRefusal as exc:
-            raise refuse(OPERATION, ApiError(exc.code, exc.message, details={
-                "url": url, "target_status": None}), url=url) from None
-        spec = {"url": url, "max_pages": max_pages, "max_depth": args["max_depth"],
-                "include_paths": args["include_paths"], "exclude_paths": args["exclude_paths"],
-                "use_sitemap": args["use_sitemap"]}
     try:
-        row = collections.create(
-            db(), account_id=g.principal.account_id, mode=args["mode"], extract=args["extract"],
-            spec=spec, max_running=plan.max_running_collections, request_id=g.request_id,
-            url=url, webhook_url=args["webhook_url"])
+        row = new_collections.create(
+            db(), source_policy(), account_id=g.principal.account_id, mode=args["mode"],
+            extract=args["extract"], urls=args.get("urls"), url=url,
+            max_pages=args.get("max_pages"), max_depth=args["max_depth"],
+            include_paths=args["include_paths"], exclude_paths=args["exclude_paths"],
+            use_sitemap=args["use_sitemap"], request_id=g.request_id,
+            webhook_url=args["webhook_url"])
+    except new_collections.TooManyUrls as exc:
+        raise refuse(OPERATION, ApiError("too_many_urls", str(exc))) from None
+    except new_collections.TooManyPages as exc:
+        raise refuse(OPERATION, ApiError(
+            "validation_error", "Invalid request: check max_pages.",
+            errors={"max_pages": [str(exc)]}), url=url) from None
+    except PolicyRefusal as exc:
+        raise refuse(OPERATION, ApiError(exc.code, exc.message, details={
+            "url": url, "target_status": None}), url=url) from None
     except collections.CollectionLimit as exc:
         raise refuse(OPERATION, ApiError("collection_limit", str(exc)), url=url) from None
     except InsufficientCredits as exc:
@@ -165,11 +154,8 @@ def create(args: dict):
             f"the balance is {exc.balance}."), url=url) from None
     history_written()  # by collections.create
     try:
-        enqueue_slice(redis(), row.id, _config())
-    except RedisError as exc:
-        logger.error("Could not enqueue collection %s: %s", row.id, exc)
-        collections.finish(db(), row.id, CollectionStatus.FAILED, retention=_retention(),
-                           stop_reason="unavailable")
+        new_collections.enqueue(db(), redis(), row.id, _config())
+    except RedisError:
         raise ApiError("unavailable", "The job queue is unreachable; nothing was charged. "
                                       "Try again shortly.") from None
     return body(row), 202
@@ -263,12 +249,6 @@ def results(args: dict, collection_id: str):
                                      status=args["status"])
     position = rows[-1].seq if rows else after
     cursor = None if final and more is None else _encode("r", str(position))
-    return {"results": [_result(r) for r in rows], "next_cursor": cursor}
+    return {"results": [collections.result_body(r) for r in rows], "next_cursor": cursor}
 
 
-def _result(row: Any) -> dict[str, Any]:
-    error = json.loads(row.error) if row.error else None
-    return {"url": row.url, "final_url": row.final_url, "status": row.status,
-            "status_code": row.status_code, "fetched_at": row.fetched_at,
-            "error": {"error": error["error"], "message": error["message"]} if error else None,
-            "data": json.loads(row.data) if row.data else None}

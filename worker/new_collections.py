@@ -1,0 +1,110 @@
+"""Starting a collection: the plan's limits, the row, the first slice job — for every producer.
+
+``POST /collections`` (:mod:`api.resources.collections`) and batch code
+(:mod:`worker.batch`) start collections the same way, so they share this: one place decides
+what a plan allows, and the row always exists before its first slice is enqueued (a worker
+never looks for a collection that is not there yet; warehouse's habit). Each refusal is an
+exception of its own, which the API turns into its error (413, 422, 403, 429, 402) and batch
+code sees as it is.
+
+Free of Flask and of the crawler (the API process imports it): storage, the source policy's
+pure URL rules and the queue.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from datetime import timedelta
+from typing import Any
+
+from redis import Redis
+from redis.exceptions import RedisError
+
+from crawler.config import Config
+from crawler.policy import SourcePolicy
+from storage import accounts, collections
+from storage.db import Database
+from storage.models import Collection, CollectionStatus
+from worker.queues import enqueue_slice
+
+logger = logging.getLogger(__name__)
+
+MODES = ("batch", "crawl")
+#: What each page of a collection gives: as ``/scrape``, ``/contacts``, ``/products``.
+EXTRACTS = ("page", "contacts", "products")
+#: Link hops a crawl follows when not told, and the most it may be told.
+DEFAULT_MAX_DEPTH = 3
+MAX_DEPTH = 20
+
+
+class TooManyUrls(Exception):
+    """Raised by :func:`create`: the batch has more URLs than the plan's ``max_batch_urls``."""
+
+    def __init__(self, count: int, limit: int):
+        super().__init__(f"This batch has {count} URLs; the plan allows {limit}.")
+        self.count, self.limit = count, limit
+
+
+class TooManyPages(Exception):
+    """Raised by :func:`create`: a crawl's ``max_pages`` is over the plan's
+    ``max_crawl_pages``."""
+
+    def __init__(self, limit: int):
+        super().__init__(f"At most {limit} on this plan.")
+        self.limit = limit
+
+
+def create(db: Database, policy: SourcePolicy, *, account_id: str, mode: str,
+           extract: str = "page", urls: Sequence[str] | None = None, url: str | None = None,
+           max_pages: int | None = None, max_depth: int = DEFAULT_MAX_DEPTH,
+           include_paths: Sequence[str] = (), exclude_paths: Sequence[str] = (),
+           use_sitemap: bool = True, request_id: str | None = None,
+           webhook_url: str | None = None) -> Collection:
+    """A new ``queued`` collection of the account, within its plan, with its line of history.
+
+    Checked in this order: a batch's size (:class:`TooManyUrls`); a crawl's ``max_pages``
+    (default: the plan's ``max_crawl_pages``; :class:`TooManyPages`) and its start URL
+    against ``policy`` (:class:`~crawler.policy.PolicyRefusal`); then, in the transaction
+    that writes the row, the plan's running collections
+    (:class:`~storage.collections.CollectionLimit`) and a balance of at least 1
+    (:class:`~storage.ledger.InsufficientCredits`). The values themselves are taken as
+    valid (the API's schema, or :func:`worker.batch.start_collection`, checked them).
+    """
+    with db.session() as session:
+        account = accounts.find_account(session, account_id)
+        if account is None:
+            raise LookupError(f"No account {account_id!r}.")
+        plan = account.plan
+        limits = (plan.max_batch_urls, plan.max_crawl_pages, plan.max_running_collections)
+    max_batch_urls, max_crawl_pages, max_running = limits
+    if mode == "batch":
+        urls = list(urls or ())
+        if len(urls) > max_batch_urls:
+            raise TooManyUrls(len(urls), max_batch_urls)
+        spec: dict[str, Any] = {"urls": urls}
+    else:
+        max_pages = max_pages or max_crawl_pages
+        if max_pages > max_crawl_pages:
+            raise TooManyPages(max_crawl_pages)
+        policy.check_url(url)
+        spec = {"url": url, "max_pages": max_pages, "max_depth": max_depth,
+                "include_paths": list(include_paths), "exclude_paths": list(exclude_paths),
+                "use_sitemap": use_sitemap}
+    return collections.create(db, account_id=account_id, mode=mode, extract=extract, spec=spec,
+                              max_running=max_running, request_id=request_id, url=url,
+                              webhook_url=webhook_url)
+
+
+def enqueue(db: Database, redis: Redis, collection_id: str, config: Config) -> None:
+    """Enqueue the collection's first slice; if Redis cannot take it, the collection fails
+    (``stop_reason: "unavailable"``, nothing was fetched or charged) and the RedisError is
+    raised again."""
+    try:
+        enqueue_slice(redis, collection_id, config)
+    except RedisError as exc:
+        logger.error("Could not enqueue collection %s: %s", collection_id, exc)
+        collections.finish(db, collection_id, CollectionStatus.FAILED,
+                           retention=timedelta(seconds=config.collection_retention_seconds),
+                           stop_reason="unavailable")
+        raise
