@@ -1,0 +1,123 @@
+"""Collections from batch code (``worker.batch``): started without the API, run by real
+workers on a private Redis, waited on, read back — the README's snippet as written, and the
+API's rules (plan limits, balance, credits, history) holding for it too."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from urllib.parse import urlsplit
+
+import pytest
+
+from crawler.config import variables
+from crawler.policy import PolicyRefusal
+from storage import collections
+from storage.collections import CollectionLimit
+from storage.ledger import InsufficientCredits
+from tests.collection_stack import Stack
+from tests.conftest import ROOT, Customer, new_customer
+from tests.site import crawlsite
+from tests.test_readme_snippets import readme_code
+from worker.batch import CollectionTimeout, run_collection, start_collection, wait_collection
+from worker.new_collections import TooManyPages, TooManyUrls
+
+
+@pytest.fixture(scope="module")
+def stack(tmp_path_factory, sqlite_url, site) -> Iterator[Stack]:
+    stack = Stack(tmp_path_factory.mktemp("batch-collections"), sqlite_url, site, workers=1)
+    yield stack
+    stack.close()
+
+
+def customer(stack: Stack, credits: int = 100, plan: str = "standard") -> Customer:
+    return new_customer(stack.app, credits=credits, plan=plan)
+
+
+def path(url: str) -> str:
+    parts = urlsplit(url)
+    return parts.path + (f"?{parts.query}" if parts.query else "")
+
+
+def test_the_readme_snippet_runs_a_batch_and_reads_its_results(stack, site):
+    """"Collections from batch code", verbatim but for the account and the URLs (the test
+    site's), run as batch code runs: its own process, the deployment's variables."""
+    who = customer(stack, credits=10)
+    code = readme_code("Collections from batch code", "python")
+    for old, new in (('"acct_0123456789abcdef"', who.account_id),
+                     ('"https://example.com/"', f"{site}/article"),
+                     ('"https://example.com/about"', f"{site}/missing")):
+        assert old in code
+        code = code.replace(old, json.dumps(new))
+    env = {k: v for k, v in os.environ.items() if k not in variables()}
+    env.update({**stack.env, "REDIS_URL": stack.redis_url})
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True,
+                          text=True, timeout=120, env=env)
+    assert done.returncode == 0, done.stderr[-3000:]
+    lines = done.stdout.splitlines()
+    assert lines[0] == "completed 1 1"
+    assert sorted(lines[1:]) == [
+        f"failed {site}/missing {{'error': 'target_http_error', 'message': "
+        "'The target answered HTTP 404.'}",
+        f"succeeded {site}/article Tide tables of the Thames estuary"]
+    assert who.balance() == 9
+    line = next(a for a in who.activity() if a["operation"] == "collection")
+    assert line["credits"] == 1 and line["collection_id"]
+
+
+def test_a_crawl_from_batch_code_stores_and_bills_as_the_api(stack, site):
+    who = customer(stack)
+    run = run_collection(who.account_id, mode="crawl", url=f"{site}/site/", max_depth=1,
+                         use_sitemap=False, wait=120, config=stack.config)
+    assert (run.collection.status, run.collection.stop_reason) == ("completed", None)
+    results = list(run.results)
+    same = {"/site/moved": "/site/a", "/site/canon": "/site/c"}
+    assert sorted(same.get(path(r["url"]), path(r["url"])) for r in results) == sorted(
+        crawlsite.STORED[1])
+    assert run.collection.robots_blocked == 1 and run.collection.succeeded == len(results) - 1
+    assert run.collection.credits_used == len(results) - 1 == 100 - who.balance()
+    # the API shows the same collection and the same results
+    body = who.get(f"/collections/{run.collection.id}/results?limit=100").get_json()
+    assert body["results"] == results
+
+
+def test_waiting_is_bounded_and_can_resume(stack, site):
+    who = customer(stack)
+    row = start_collection(who.account_id, urls=[f"{site}/slow/batch-wait?ms=1500"],
+                           config=stack.config)
+    assert row.status == "queued"
+    with pytest.raises(CollectionTimeout) as timeout:
+        wait_collection(row.id, wait=0, config=stack.config)
+    assert timeout.value.collection_id == row.id
+    run = wait_collection(row.id, wait=120, config=stack.config)
+    assert run.collection.status == "completed"
+    assert [r["status"] for r in run.results] == ["succeeded"]
+
+
+def test_batch_code_meets_the_plans_limits_and_the_balance(stack, site):
+    free = customer(stack, plan="free")
+    refusals = {
+        TooManyUrls: dict(urls=[f"{site}/p{n}" for n in range(101)]),
+        TooManyPages: dict(mode="crawl", url=f"{site}/", max_pages=101),
+        PolicyRefusal: dict(mode="crawl", url="http://127.0.0.1:9/"),
+        ValueError: dict(urls=["https://example.com/", "ftp://example.com/"]),
+    }
+    for error, options in refusals.items():
+        with pytest.raises(error):
+            start_collection(free.account_id, config=stack.config, **options)
+    with pytest.raises(ValueError, match="include_paths"):
+        start_collection(free.account_id, mode="crawl", url=f"{site}/",
+                         include_paths=["("], config=stack.config)
+    with pytest.raises(InsufficientCredits):
+        start_collection(customer(stack, credits=0).account_id, urls=[f"{site}/article"],
+                         config=stack.config)
+    first = start_collection(free.account_id, urls=[f"{site}/slow/batch-limit?ms=1500"],
+                             config=stack.config)
+    with pytest.raises(CollectionLimit):  # free: one collection at a time
+        start_collection(free.account_id, urls=[f"{site}/article"], config=stack.config)
+    assert wait_collection(first.id, wait=120, config=stack.config).collection.succeeded == 1
+    rows, _ = collections.page(stack.app.extensions["webdata.db"], free.account_id)
+    assert [row.id for row in rows] == [first.id]  # the refused ones left nothing behind
