@@ -60,8 +60,11 @@ class MultiPageSpider(Spider):
         raise NotImplementedError
 
     def _page(self, entry: Entry, follow: bool) -> Any:
-        """The page's own single-page spider object: what parses it, as in a worker."""
-        return self._page_spider(url=entry.url, follow=follow)
+        """The page's own single-page spider object: what parses it, as in a worker (bound to
+        this crawl, as the worker binds it to its long-lived one: it reads the settings)."""
+        page = self._page_spider(url=entry.url, follow=follow)
+        page.crawler, page.settings = self.crawler, self.crawler.settings
+        return page
 
     def _parse_page(self, response: Response, entry: Entry, follow: bool) -> Iterator[Output]:
         for page in self._page(entry, follow).parse(response):
