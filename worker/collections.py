@@ -152,7 +152,7 @@ class Slice:
         self._report_total()
 
     def _sitemap_entries(self, start: str, max_pages: int) -> list[Entry]:
-        from crawler.spiders.sitemap import SitemapUrlsSpider
+        from crawler.spiders.sitemap import SitemapUrlsSpider, sitemap_budget
 
         assert self.scope is not None
         try:
@@ -160,7 +160,7 @@ class Slice:
             # job timeout); what a slower discovery found is lost, the links still lead on
             items = shared_crawler().crawl(SitemapUrlsSpider, url=start,
                                            timeout=2 * self.config.crawl_timeout,
-                                           max_urls=max(10 * max_pages, 1000))
+                                           max_urls=sitemap_budget(max_pages))
         except Exception:
             logger.exception("Sitemap discovery failed for %s", start)
             return []
