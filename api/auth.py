@@ -5,6 +5,8 @@ Blueprint-level, not app-level, so unknown paths answer 404 rather than 401.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from flask import current_app, g, request
 from flask_smorest import Blueprint
 
@@ -30,9 +32,19 @@ def _authenticate() -> None:
     current_app.extensions["webdata.limiter"].check(principal)
 
 
+def bodyless(view: Callable) -> Callable:
+    """Mark a POST that takes no body (a cancel): it may come without one, whatever its
+    Content-Type; a body it does get must still be a JSON object."""
+    view.bodyless = True  # type: ignore[attr-defined]
+    return view
+
+
 def _require_json_object() -> None:
     """A 400 that says what is wrong, before webargs would report a missing field instead."""
     if request.method not in ("POST", "PUT", "PATCH"):
+        return
+    view = current_app.view_functions.get(request.endpoint or "")
+    if getattr(view, "bodyless", False) and not request.get_data(cache=True):
         return
     if not request.is_json:
         raise ApiError(

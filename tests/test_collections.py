@@ -236,3 +236,15 @@ def test_an_idempotent_retry_creates_no_second_collection(stack, site):
     assert again.headers["Idempotent-Replayed"] == "true"
     assert again.get_json()["id"] == first.get_json()["id"]
     assert len(who.get("/collections").get_json()["collections"]) == 1
+
+
+def test_a_cancel_needs_no_body(stack, site):
+    who = customer(stack)
+    created = start(who, {"mode": "batch", "urls": [f"{site}/slow/bodyless?ms=1500"]})
+    url = f"/api/service/v1/collections/{created['id']}/cancel"
+    for headers in ({}, {"Content-Type": "application/json"}, {"Idempotency-Key": "c-1"}):
+        answer = who.client.post(url, headers={**who.headers, **headers})
+        assert answer.status_code == 200, answer.get_json()
+        assert answer.get_json()["status"] == "cancelled"
+    not_json = who.client.post(url, data="cancel", headers=who.headers)
+    assert (not_json.status_code, not_json.get_json()["error"]) == (400, "bad_request")

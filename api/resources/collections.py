@@ -19,7 +19,7 @@ from flask import current_app, g
 from flask_smorest import Blueprint
 from redis.exceptions import RedisError
 
-from api.auth import authenticated
+from api.auth import authenticated, bodyless
 from api.collection_schemas import (
     CollectionPageSchema,
     CollectionRequestSchema,
@@ -187,6 +187,7 @@ def get_collection(collection_id: str):
 
 
 @blp.route("/collections/<collection_id>/cancel", methods=["POST"])
+@bodyless
 @documented(blp, "cancelCollection", CollectionSchema,
             (*AUTHENTICATED, 400, 404, 409, 413, 422), descriptions={
                 400: "bad_request: the body, if any, is not JSON.",
