@@ -9,7 +9,7 @@ LOCK := requirements.lock
 # Two test processes by default (the suite starts its own Redis, workers and site per process).
 PYTEST_ARGS ?= -n 2
 
-.PHONY: run test lint lock bench clean
+.PHONY: run test lint lock bench bench-deps bench-crawl clean
 
 $(STAMP): pyproject.toml $(LOCK)
 	$(PYTHON) -m venv $(VENV)
@@ -39,6 +39,20 @@ lock:
 
 bench: $(STAMP)
 	$(PY) bench/latency.py
+
+# nginx serves the crawl bench's site (bench/crawl.py); Debian's nginx-light, via apt-get.
+NGINX := /usr/sbin/nginx
+bench-deps:
+	@if [ -x $(NGINX) ]; then :; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nginx-light; \
+	else \
+	  echo "bench-deps: $(NGINX) is missing; install nginx-light as root" \
+	       "(apt-get install nginx-light). bench/crawl.py falls back to a slower static server."; \
+	fi
+
+bench-crawl: $(STAMP) bench-deps
+	$(PY) bench/crawl.py
 
 clean:
 	rm -rf $(VENV) var .pytest_cache

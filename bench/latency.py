@@ -40,8 +40,17 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from stack import (  # noqa: E402
+    funded_key,
+    stack_env,
+    start,
+    start_api,
+    start_workers,
+    stop,
+    wait_for,
+)
+
 from api.serve import free_port, start_redis  # noqa: E402
-from crawler.config import Config  # noqa: E402
 from crawler.extract.fetched import FetchedPage  # noqa: E402
 from crawler.extract.page import extract_page  # noqa: E402
 
@@ -52,7 +61,6 @@ BAR_P50_MS, BAR_OVER_BARE_MS = 25.0, 10.0
 BAR_C8_SHARE = 0.35
 #: Issue 10's bar for 500 ms pages at 32 clients.
 BAR_SLOW_CLIENTS, BAR_SLOW_RPS, BAR_SLOW_P50_MS = 32, 45.0, 750.0
-PLAN = "enterprise"
 # ``python -m http.server`` plus TCP_NODELAY and HTTP/1.1: it writes headers and body in two
 # sends, and with Nagle on, a keep-alive client's delayed ACK adds ~40 ms to every response.
 STATIC_SERVER = """
@@ -75,36 +83,6 @@ Server(("127.0.0.1", int(sys.argv[2])), handler).serve_forever()
 """
 
 Request = Callable[[], None]  # one timed operation, made by a per-thread factory
-
-
-def wait_for(check: Callable[[], object], what: str, timeout: float = 60.0) -> None:
-    """Until ``check()`` neither raises nor returns False (bounded by ``timeout``)."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        try:
-            if check() is not False:
-                return
-        except (OSError, RuntimeError):
-            pass
-        time.sleep(0.1)
-    raise SystemExit(f"Timed out waiting for {what}.")
-
-
-def funded_key(database_url: str, credits: int) -> str:
-    """Migrate the database and create an account holding ``credits``; its API key."""
-    from storage import accounts, ledger
-    from storage.db import Database, migrate
-
-    migrate(database_url)
-    db = Database(database_url)
-    with db.session() as session:
-        # The top plan: its rate limit (6000/min) stays above what the benchmark sends.
-        account = accounts.create_account(session, "bench", plan=PLAN)
-        key = accounts.create_key(session, account)
-        account_id = account.id
-    ledger.grant(db, account_id, credits, "grant:bench")
-    db.dispose()
-    return key
 
 
 def client(port: int, method: str, path: str, body: str | None = None,
@@ -170,11 +148,6 @@ def measure(factory: Callable[[], Request], requests: int, concurrency: int) -> 
             "throughput_rps": len(latencies) / wall}
 
 
-def start(command: list[str], env: dict[str, str], procs: list[subprocess.Popen]) -> None:
-    procs.append(subprocess.Popen(command, env=env, cwd=ROOT, stdout=subprocess.DEVNULL,
-                                  stderr=subprocess.DEVNULL))
-
-
 def rss_mb(pid: int) -> float:
     """Resident memory of process ``pid`` in MB (Linux), 0 when it cannot be read."""
     try:
@@ -209,19 +182,6 @@ class Peaks:
         self._thread.join()
 
 
-def stop(procs: list[subprocess.Popen]) -> None:
-    for proc in procs:
-        if proc.poll() is None:
-            proc.terminate()
-    deadline = time.monotonic() + 10
-    for proc in procs:
-        try:
-            proc.wait(timeout=max(0.1, deadline - time.monotonic()))
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-
-
 def run(args: argparse.Namespace, tmp: Path, procs: list[subprocess.Popen]) -> dict:
     redis_proc, redis_url = start_redis(tmp)
     procs.append(redis_proc)
@@ -232,18 +192,12 @@ def run(args: argparse.Namespace, tmp: Path, procs: list[subprocess.Popen]) -> d
     database_url = f"sqlite:///{tmp / 'bench.db'}"
     key = funded_key(database_url, args.warmup * 2 + sum(n for _, n in args.plan) + 100)
 
-    py = sys.executable
-    env = dict(os.environ, REDIS_URL=redis_url, DATABASE_URL=database_url, LOG_LEVEL="WARNING",
-               CRAWLER_ALLOWED_NETWORKS="127.0.0.0/8", PYTHONUNBUFFERED="1")
-    site_port, api_port = free_port(), free_port()
-    start([py, "-c", STATIC_SERVER, str(site), str(site_port), str(args.slow_ms)], env, procs)
-    for _ in range(args.workers):
-        start([py, "-m", "worker", "interactive"], env, procs)
-    worker_pids = [proc.pid for proc in procs[-args.workers:]]
-    defaults = Config()  # make run's processes and threads, so the figures are make run's
-    start([py, "-m", "gunicorn", "--bind", f"127.0.0.1:{api_port}", "--worker-class", "gthread",
-           "--workers", str(defaults.api_processes), "--threads", str(defaults.api_threads),
-           "--timeout", "120", "--access-logfile", "-", "api:create_app()"], env, procs)
+    env = stack_env(redis_url, database_url)
+    site_port = free_port()
+    start([sys.executable, "-c", STATIC_SERVER, str(site), str(site_port), str(args.slow_ms)],
+          env, procs)
+    worker_pids = [proc.pid for proc in start_workers(args.workers, env, procs, ("interactive",))]
+    api_port = start_api(env, procs)
 
     from rq import Worker
     from rq.registry import StartedJobRegistry

@@ -27,13 +27,13 @@ import tempfile
 from pathlib import Path
 from urllib.parse import urlencode
 
-from latency import client, funded_key, measure, start, stop, wait_for
+from latency import client, measure
+from stack import funded_key, stack_env, start, start_api, stop, wait_for
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from api.serve import free_port, start_redis  # noqa: E402
-from crawler.config import Config  # noqa: E402
 from tests.fakes.search_providers import KEYS  # noqa: E402
 
 SEARCH = "/api/service/v1/search"
@@ -64,17 +64,12 @@ def run_provider(name: str, args: argparse.Namespace, tmp: Path, redis_url: str,
     """Measure one provider: its fake and an API configured for it, both started here."""
     database_url = f"sqlite:///{tmp / f'{name}.db'}"
     key = funded_key(database_url, 5 * (args.warmup + args.c1 + args.c8) + 100)
-    fake_port, api_port = free_port(), free_port()
+    fake_port = free_port()
     settings, path, headers = provider_setup(name, f"http://127.0.0.1:{fake_port}")
-    env = dict(os.environ, REDIS_URL=redis_url, DATABASE_URL=database_url, LOG_LEVEL="WARNING",
-               PYTHONUNBUFFERED="1", SEARCH_PROVIDER=name, **settings)
-    py = sys.executable
+    env = stack_env(redis_url, database_url, SEARCH_PROVIDER=name, **settings)
     own: list[subprocess.Popen] = []
-    start([py, "-m", "tests.fakes.search_providers", name, str(fake_port)], env, own)
-    defaults = Config()  # make run's processes and threads, so the figures are make run's
-    start([py, "-m", "gunicorn", "--bind", f"127.0.0.1:{api_port}", "--worker-class", "gthread",
-           "--workers", str(defaults.api_processes), "--threads", str(defaults.api_threads),
-           "--timeout", "120", "--access-logfile", "-", "api:create_app()"], env, own)
+    start([sys.executable, "-m", "tests.fakes.search_providers", name, str(fake_port)], env, own)
+    api_port = start_api(env, own)
     procs.extend(own)
     direct = client(fake_port, "GET", path, headers=headers)
     api = client(api_port, "POST", SEARCH, json.dumps(QUERY),

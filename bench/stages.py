@@ -35,7 +35,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from latency import PAGE, STATIC_SERVER, client, funded_key, start, stop, wait_for  # noqa: E402
+from latency import PAGE, STATIC_SERVER, client  # noqa: E402
+from stack import funded_key, start, stop, wait_for  # noqa: E402
 
 from api.serve import free_port, start_redis  # noqa: E402
 

@@ -1,0 +1,234 @@
+"""Collections throughput against bare Scrapy, side by side in one run (issue 11, "Speed").
+
+    .venv/bin/python bench/crawl.py [--pages 2000] [--batch 1000] [--workers 1,2] [--json]
+    make bench-crawl                  # the same, after `make bench-deps` (installs nginx-light)
+
+Why: a collection adds a Redis frontier, RQ slice jobs, per-page storage and charging and a
+politeness gate around the fetch + ``extract_page`` that plain Scrapy does alone; the bars are
+that, with ``make run``'s 2 worker processes, the platform crawls at least 1.3x as many pages
+a second as one bare Scrapy process (0.9x with 1 worker), that ``/scrape`` stays fast while a
+crawl runs (p95 <= 250 ms) and that a cancel stops the fetching quickly (p95 <= 2 s).
+
+What runs, all private and on 127.0.0.1, set up and torn down here: a site of ``--pages``
+pages from ``../shared/tools/make_site.py`` served by nginx (one process, one access log with
+``$msec``) on 23 ports — the crawl's, the cancels', /scrape's and 20 for the batch, each a
+host of its own to the politeness gates — a redis-server, a SQLite database with an account
+on the ``enterprise`` plan, the API under gunicorn with ``make run``'s flags and, for each
+``--workers`` count in turn, that many warm ``python -m worker`` (maintenance, interactive,
+collections) with ``CRAWLER_ALLOWED_NETWORKS=127.0.0.0/8``.
+
+Measured, one after the other (never two at once):
+
+* **bare crawl**: bench/bare_scrapy.py, a ``CrawlSpider`` in one process from the start page,
+  same extraction, robots.txt obeyed, at most ``--pages`` pages, depth 20; pages/s =
+  pages extracted / its crawl's wall time. **bare batch**: the same process fetching the
+  batch's URLs.
+* **crawl**: ``POST /collections {"mode": "crawl", "max_pages": --pages, "max_depth": 20,
+  "use_sitemap": false, "extract": "page"}``; pages/s = ``done`` / (POST → seen completed,
+  polled every 0.1 s). **batch**: ``--batch`` URLs spread over the 20 batch hosts.
+* with the most workers: **scrape**, ``/scrape`` of one page (its own host) from one client
+  in a loop while another crawl of the site runs (that crawl's pages/s is printed too), and
+  **cancel**, ``--cancels`` crawls cancelled ``--cancel-after`` s after their start: the time
+  from sending the cancel to the last request nginx answered for it.
+
+Exit status 0 when every bar is met, 1 when one is not (the figures are printed either way).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+
+from crawl_steps import Api, bare, cancels, collection, scrape_beside
+from nginx_site import generate, serve
+from stack import (
+    funded_key,
+    stack_env,
+    start_api,
+    start_workers,
+    stop,
+    wait_for,
+    wait_workers,
+)
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from api.serve import free_port, start_redis  # noqa: E402
+
+#: Issue 11's bars: platform pages/s over the bare figure, by worker processes.
+BAR_RATIO = {1: 0.9, 2: 1.3}
+BAR_SCRAPE_P95_MS, BAR_CANCEL_P95_S = 250.0, 2.0
+BATCH_HOSTS, MAX_DEPTH = 20, 20
+
+
+def note(text: str) -> None:
+    """Progress on stderr (the report and the JSON go to stdout)."""
+    print(f"[{time.strftime('%H:%M:%S')}] {text}", file=sys.stderr, flush=True)
+
+
+def crawl_body(url: str, pages: int) -> dict:
+    return {"mode": "crawl", "url": url, "max_pages": pages, "max_depth": MAX_DEPTH,
+            "use_sitemap": False, "extract": "page"}
+
+
+def warm(api: Api, page_url: str, urls: list[str]) -> None:
+    """Every worker's crawler, extractor and collection code warm (not the crawl hosts'
+    robots.txt: those are fetched inside the timed runs, as by the bare side)."""
+    for _ in range(16):
+        api.expect(200, "POST", "/scrape", {"url": page_url})
+    collection(api, {"mode": "batch", "urls": urls, "extract": "page"})
+
+
+def platform_runs(args: argparse.Namespace, workers: int, api: Api, env: dict[str, str],
+                  redis_url: str, procs: list[subprocess.Popen], ports: dict, site) -> dict:
+    """Every platform measurement with ``workers`` worker processes."""
+    name = f"bench-{workers}"
+    own = start_workers(workers, env, procs, name=name)
+    try:
+        wait_workers(redis_url, workers, name)
+        scrape_page = site.url(ports["scrape"], "/p/1.html")
+        warm(api, scrape_page, [site.url(ports["scrape"], f"/p/{i}.html") for i in range(2, 22)])
+        note(f"{workers} worker(s): crawl")
+        runs = {"crawl": collection(api, crawl_body(site.url(ports["crawl"]), args.pages))}
+        note(f"{workers} worker(s): batch")
+        runs["batch"] = collection(api, {"mode": "batch", "urls": args.urls, "extract": "page"})
+        if workers == max(args.workers):
+            note(f"{workers} worker(s): /scrape beside a crawl")
+            runs["scrape"] = scrape_beside(api, scrape_page,
+                                           crawl_body(site.url(ports["crawl"]), args.pages))
+            note(f"{workers} worker(s): {args.cancels} cancels")
+            runs["cancel"] = cancels(api, site, ports["cancel"],
+                                     crawl_body(site.url(ports["cancel"]), args.pages),
+                                     args.cancels, args.cancel_after)
+        return runs
+    finally:
+        stop(own)
+        for proc in own:
+            procs.remove(proc)
+
+
+def run(args: argparse.Namespace, tmp: Path, procs: list[subprocess.Popen]) -> dict:
+    ports = {"crawl": free_port(), "cancel": free_port(), "scrape": free_port(),
+             "batch": [free_port() for _ in range(BATCH_HOSTS)]}
+    root = tmp / "site"
+    generate(root, args.pages, f"http://127.0.0.1:{ports['crawl']}")
+    all_ports = [ports["crawl"], ports["cancel"], ports["scrape"], *ports["batch"]]
+    site = serve(root, all_ports, tmp, dict(os.environ), procs)
+    for port in all_ports:
+        wait_for(lambda p=port: urllib.request.urlopen(site.url(p, "/robots.txt"),
+                                                       timeout=5).read(), "the site")
+    args.urls = [site.url(ports["batch"][i % BATCH_HOSTS], f"/p/{i % args.pages}.html")
+                 for i in range(args.batch)]
+    (tmp / "batch.txt").write_text("\n".join(args.urls) + "\n")
+
+    redis_proc, redis_url = start_redis(tmp)
+    procs.append(redis_proc)
+    database_url = f"sqlite:///{tmp / 'bench.db'}"
+    key = funded_key(database_url, 10_000_000)
+    env = stack_env(redis_url, database_url)
+    api_port = start_api(env, procs)
+    api = Api(api_port, key)
+    wait_for(lambda: api.expect(200, "GET", "/account"), "the API")
+
+    note(f"bare Scrapy: crawl of {args.pages} pages, then the batch of {args.batch}")
+    results: dict = {
+        "server": site.server, "pages": args.pages, "batch": args.batch,
+        "batch_hosts": BATCH_HOSTS, "cores": os.cpu_count(), "python": platform.python_version(),
+        "load_before": os.getloadavg(),
+        "bare": {"crawl": bare("crawl", site.url(ports["crawl"]), str(args.pages),
+                               str(MAX_DEPTH)),
+                 "batch": bare("batch", str(tmp / "batch.txt"))},
+        "platform": {}}
+    for workers in args.workers:
+        results["platform"][str(workers)] = platform_runs(args, workers, api, env, redis_url,
+                                                          procs, ports, site)
+    return results
+
+
+def report(r: dict) -> bool:
+    bare = r["bare"]
+    print(f"\nsite: {r['pages']} pages from make_site.py, served by {r['server']}; "
+          f"batch: {r['batch']} URLs on {r['batch_hosts']} hosts; cores={r['cores']}, "
+          f"Python {r['python']}, load before {r['load_before'][0]:.2f}")
+    print(f"bare Scrapy: one process, CONCURRENT_REQUESTS={bare['crawl']['concurrent_requests']}"
+          f", per domain {bare['crawl']['per_domain']}")
+    print(f"\n{'':26}{'pages':>7}{'seconds':>9}{'pages/s':>9}{'x bare':>8}")
+    checks: dict[str, bool] = {}
+    for kind in ("crawl", "batch"):
+        b = bare[kind]
+        print(f"{'bare ' + kind:26}{b['pages']:>7}{b['seconds']:>9.1f}{b['pages_per_s']:>9.1f}")
+        for workers, runs in r["platform"].items():
+            p = runs[kind]
+            ratio = p["ratio"] = p["pages_per_s"] / b["pages_per_s"]
+            print(f"{f'platform {kind}, {workers} worker(s)':26}{p['done']:>7}"
+                  f"{p['seconds']:>9.1f}{p['pages_per_s']:>9.1f}{ratio:>8.2f}"
+                  f"   ({p['status']}, {p['succeeded']} ok, {p['failed']} failed)")
+            bar = BAR_RATIO.get(int(workers))
+            if bar is not None:
+                checks[f"{kind} with {workers} worker(s) >= {bar:g} x bare ({ratio:.2f} x)"] = \
+                    ratio >= bar
+    for workers, runs in r["platform"].items():
+        if "scrape" in runs:
+            s, c = runs["scrape"], runs["scrape"]["crawl"]
+            ms = s["scrape_ms"]
+            print(f"\n/scrape beside a crawl, {workers} worker(s): n={ms['n']} p50={ms['p50']:.1f}"
+                  f" ms p95={ms['p95']:.1f} ms max={ms['max']:.1f} ms, {s['errors']} errors"
+                  f" (the crawl meanwhile: {c['done']} pages, {c['pages_per_s']:.1f} pages/s)")
+            checks[f"/scrape p95 beside a crawl <= {BAR_SCRAPE_P95_MS:g} ms "
+                   f"({ms['p95']:.1f} ms)"] = ms["p95"] <= BAR_SCRAPE_P95_MS and not s["errors"]
+            lag = runs["cancel"]["lag_s"]
+            print(f"cancel → last fetch, {workers} worker(s): n={lag['n']} p50={lag['p50']:.2f} s"
+                  f" p95={lag['p95']:.2f} s max={lag['max']:.2f} s; the cancel call "
+                  f"p95={runs['cancel']['cancel_call_s']['p95']:.2f} s; requests per run "
+                  f"{runs['cancel']['requests_per_run']}")
+            checks[f"cancel to last fetch p95 <= {BAR_CANCEL_P95_S:g} s "
+                   f"({lag['p95']:.2f} s)"] = lag["p95"] <= BAR_CANCEL_P95_S
+    print()
+    for text, ok in checks.items():
+        print(f"{'PASS' if ok else 'FAIL'}  {text}")
+    r["bar_passed"] = all(checks.values())
+    return r["bar_passed"]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--pages", type=int, default=2000, help="site size and max_pages")
+    parser.add_argument("--batch", type=int, default=1000, help="batch URLs (20 hosts)")
+    parser.add_argument("--workers", default="1,2",
+                        help="worker counts, measured in turn (default 1,2)")
+    parser.add_argument("--cancels", type=int, default=5, help="crawls cancelled (default 5)")
+    parser.add_argument("--cancel-after", type=float, default=2.0,
+                        help="seconds between a crawl's start and its cancel (default 2)")
+    parser.add_argument("--json", action="store_true", help="print the results as JSON too")
+    args = parser.parse_args()
+    args.workers = [int(n) for n in args.workers.split(",")]
+    procs: list[subprocess.Popen] = []
+    began = time.monotonic()
+    with tempfile.TemporaryDirectory(prefix="webdata-bench-crawl-") as tmp:
+        try:
+            results = run(args, Path(tmp), procs)
+        except KeyboardInterrupt:
+            raise SystemExit("Interrupted.") from None
+        finally:
+            stop(procs)
+    results["bench_seconds"] = time.monotonic() - began
+    passed = report(results)
+    if args.json:
+        print(json.dumps(results, indent=2))
+    sys.exit(0 if passed else 1)
+
+
+if __name__ == "__main__":
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # tear down on kill too
+    main()

@@ -1,0 +1,119 @@
+"""The private platform every API bench starts: processes, a funded account, the API, workers.
+
+Used by bench/latency.py, bench/search_latency.py, bench/stages.py and bench/crawl.py, so they
+all measure the same thing: ``make run``'s API (gunicorn, gthread, its default processes and
+threads) and warm ``python -m worker`` processes, against a private redis-server and a SQLite
+database in the bench's temp dir, everything on 127.0.0.1.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from api.serve import free_port  # noqa: E402
+from crawler.config import Config  # noqa: E402
+
+#: The top plan: its rate limit (6000/min), batch size and crawl pages (10,000 each) stay above
+#: what any bench sends; the free plan's 60/min would answer 429.
+PLAN = "enterprise"
+
+
+def wait_for(check: Callable[[], object], what: str, timeout: float = 60.0) -> None:
+    """Until ``check()`` neither raises nor returns False (bounded by ``timeout``)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            if check() is not False:
+                return
+        except (OSError, RuntimeError):
+            pass
+        time.sleep(0.1)
+    raise SystemExit(f"Timed out waiting for {what}.")
+
+
+def funded_key(database_url: str, credits: int, plan: str = PLAN) -> str:
+    """Migrate the database and create an account on ``plan`` holding ``credits``; its key."""
+    from storage import accounts, ledger
+    from storage.db import Database, migrate
+
+    migrate(database_url)
+    db = Database(database_url)
+    with db.session() as session:
+        account = accounts.create_account(session, "bench", plan=plan)
+        key = accounts.create_key(session, account)
+        account_id = account.id
+    ledger.grant(db, account_id, credits, "grant:bench")
+    db.dispose()
+    return key
+
+
+def stack_env(redis_url: str, database_url: str, **extra: str) -> dict[str, str]:
+    """The environment of the API and the workers: loopback targets allowed."""
+    return {**os.environ, "REDIS_URL": redis_url, "DATABASE_URL": database_url,
+            "LOG_LEVEL": "WARNING", "CRAWLER_ALLOWED_NETWORKS": "127.0.0.0/8",
+            "PYTHONUNBUFFERED": "1", **extra}
+
+
+def start(command: list[str], env: dict[str, str], procs: list[subprocess.Popen],
+          **popen: object) -> subprocess.Popen:
+    """``command`` in the checkout, output discarded unless told otherwise; kept in ``procs``."""
+    popen = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL, **popen}
+    proc = subprocess.Popen(command, env=env, cwd=ROOT, **popen)  # type: ignore[call-overload]
+    procs.append(proc)
+    return proc
+
+
+def start_api(env: dict[str, str], procs: list[subprocess.Popen]) -> int:
+    """The API under gunicorn with ``make run``'s processes and threads; its port (not yet
+    answering: wait for ``/healthz``)."""
+    port = free_port()
+    defaults = Config()  # make run's processes and threads, so the figures are make run's
+    start([sys.executable, "-m", "gunicorn", "--bind", f"127.0.0.1:{port}",
+           "--worker-class", "gthread", "--workers", str(defaults.api_processes),
+           "--threads", str(defaults.api_threads), "--timeout", "120",
+           "--access-logfile", "-", "api:create_app()"], env, procs)
+    return port
+
+
+def start_workers(count: int, env: dict[str, str], procs: list[subprocess.Popen],
+                  queues: tuple[str, ...] = (), name: str = "") -> list[subprocess.Popen]:
+    """``count`` warm ``python -m worker`` processes on ``queues`` (default: the worker's
+    own default, maintenance, interactive and collections); with ``name``, they are called
+    ``name-0``, ``name-1``… (see :func:`wait_workers`)."""
+    named = [["--name", f"{name}-{i}"] if name else [] for i in range(count)]
+    return [start([sys.executable, "-m", "worker", *queues, *named[i]], env, procs)
+            for i in range(count)]
+
+
+def wait_workers(redis_url: str, count: int, name: str) -> None:
+    """Until the ``count`` workers called ``name-0``… (:func:`start_workers`) listen."""
+    from rq import Worker
+
+    from worker.queues import redis_connection
+
+    connection = redis_connection(redis_url)
+    wanted = {f"{name}-{i}" for i in range(count)}
+    wait_for(lambda: wanted <= {w.name for w in Worker.all(connection=connection)},
+             f"{count} workers", 120)
+
+
+def stop(procs: list[subprocess.Popen]) -> None:
+    """SIGTERM every process still running, then SIGKILL what is left after 10 s."""
+    for proc in procs:
+        if proc.poll() is None:
+            proc.terminate()
+    deadline = time.monotonic() + 10
+    for proc in procs:
+        try:
+            proc.wait(timeout=max(0.1, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
