@@ -14,8 +14,9 @@ reactor, the extensions off), and Scrapy's own concurrency (16 requests, 8 per d
 platform's ``COLLECTION_HOST_CONCURRENCY`` is 8 per host too). None of the platform: no
 Redis, no database, no workers.
 
-Prints one JSON object: pages extracted, failures, seconds from ``crawl()`` to the spider's
-close, pages/s and the concurrency used.
+Prints one JSON object: pages extracted, failures (robots.txt refusals included), seconds
+from ``crawl()`` to the spider's close, pages/s, the CPU seconds used meanwhile and the
+concurrency.
 """
 
 from __future__ import annotations
@@ -130,13 +131,16 @@ def main() -> None:
     ended: list[float] = []
     crawler.signals.connect(lambda **_: ended.append(time.perf_counter()), signals.spider_closed,
                             weak=False)
+    cpu = time.process_time()
     began = time.perf_counter()
     process.crawl(crawler, **kwargs)
     process.start()
     seconds = ended[0] - began
+    cpu = time.process_time() - cpu
     s = crawler.settings
     print(json.dumps({"pages": crawler.spider.pages, "failures": crawler.spider.failures,
                       "seconds": seconds, "pages_per_s": crawler.spider.pages / seconds,
+                      "cpu_s": {"bare": cpu},
                       "concurrent_requests": s.getint("CONCURRENT_REQUESTS"),
                       "per_domain": s.getint("CONCURRENT_REQUESTS_PER_DOMAIN")}))
 

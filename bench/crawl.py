@@ -81,12 +81,28 @@ def crawl_body(url: str, pages: int) -> dict:
             "use_sitemap": False, "extract": "page"}
 
 
-def warm(api: Api, page_url: str, urls: list[str]) -> None:
-    """Every worker's crawler, extractor and collection code warm (not the crawl hosts'
-    robots.txt: those are fetched inside the timed runs, as by the bare side)."""
+def warm(api: Api, page_url: str, urls: list[str], redis_url: str, names: set[str]) -> None:
+    """Every worker's crawler, extractor and collection code warm (a slice's first run
+    imports the storage layer and builds the HTTPS context: a second or so), with small
+    batches until each worker of ``names`` ran a slice. The crawl hosts' robots.txt are not
+    fetched: inside the timed runs, as by the bare side."""
+    from rq.job import Job
+    from rq.registry import FinishedJobRegistry
+
+    from worker.queues import COLLECTIONS, queue, redis_connection
+
     for _ in range(16):
         api.expect(200, "POST", "/scrape", {"url": page_url})
-    collection(api, {"mode": "batch", "urls": urls, "extract": "page"})
+    connection = redis_connection(redis_url)
+    finished = FinishedJobRegistry(COLLECTIONS, connection=connection)
+    serializer = queue(COLLECTIONS, connection).serializer
+    for _ in range(10):
+        collection(api, {"mode": "batch", "urls": urls, "extract": "page"})
+        jobs = Job.fetch_many(finished.get_job_ids(), connection=connection,
+                              serializer=serializer)
+        if names <= {job.worker_name for job in jobs if job is not None}:
+            return
+    note("warm-up: not every worker ran a collection slice")
 
 
 def platform_runs(args: argparse.Namespace, workers: int, api: Api, env: dict[str, str],
@@ -97,15 +113,19 @@ def platform_runs(args: argparse.Namespace, workers: int, api: Api, env: dict[st
     try:
         wait_workers(redis_url, workers, name)
         scrape_page = site.url(ports["scrape"], "/p/1.html")
-        warm(api, scrape_page, [site.url(ports["scrape"], f"/p/{i}.html") for i in range(2, 22)])
+        warm(api, scrape_page, [site.url(ports["scrape"], f"/p/{i}.html") for i in range(2, 22)],
+             redis_url, {f"{name}-{i}" for i in range(workers)})
+        pids = {**args.pids, **{f"worker-{i}": proc.pid for i, proc in enumerate(own)}}
         note(f"{workers} worker(s): crawl")
-        runs = {"crawl": collection(api, crawl_body(site.url(ports["crawl"]), args.pages))}
+        runs = {"crawl": collection(api, crawl_body(site.url(ports["crawl"]), args.pages),
+                                    pids=pids)}
         note(f"{workers} worker(s): batch")
-        runs["batch"] = collection(api, {"mode": "batch", "urls": args.urls, "extract": "page"})
+        runs["batch"] = collection(api, {"mode": "batch", "urls": args.urls, "extract": "page"},
+                                   pids=pids)
         if workers == max(args.workers):
             note(f"{workers} worker(s): /scrape beside a crawl")
             runs["scrape"] = scrape_beside(api, scrape_page,
-                                           crawl_body(site.url(ports["crawl"]), args.pages))
+                                           crawl_body(site.url(ports["crawl"]), args.pages), pids)
             note(f"{workers} worker(s): {args.cancels} cancels")
             runs["cancel"] = cancels(api, site, ports["cancel"],
                                      crawl_body(site.url(ports["cancel"]), args.pages),
@@ -124,6 +144,7 @@ def run(args: argparse.Namespace, tmp: Path, procs: list[subprocess.Popen]) -> d
     generate(root, args.pages, f"http://127.0.0.1:{ports['crawl']}")
     all_ports = [ports["crawl"], ports["cancel"], ports["scrape"], *ports["batch"]]
     site = serve(root, all_ports, tmp, dict(os.environ), procs)
+    args.pids = {"site": procs[-1].pid}
     for port in all_ports:
         wait_for(lambda p=port: urllib.request.urlopen(site.url(p, "/robots.txt"),
                                                        timeout=5).read(), "the site")
@@ -133,10 +154,12 @@ def run(args: argparse.Namespace, tmp: Path, procs: list[subprocess.Popen]) -> d
 
     redis_proc, redis_url = start_redis(tmp)
     procs.append(redis_proc)
+    args.pids["redis"] = redis_proc.pid
     database_url = f"sqlite:///{tmp / 'bench.db'}"
     key = funded_key(database_url, 10_000_000)
     env = stack_env(redis_url, database_url)
     api_port = start_api(env, procs)
+    args.pids["api"] = procs[-1].pid
     api = Api(api_port, key)
     wait_for(lambda: api.expect(200, "GET", "/account"), "the API")
 
@@ -155,6 +178,14 @@ def run(args: argparse.Namespace, tmp: Path, procs: list[subprocess.Popen]) -> d
     return results
 
 
+def cpu_line(run: dict) -> str:
+    """CPU seconds per process during a run, and in all per page."""
+    used = run["cpu_s"]
+    pages = run.get("pages", run.get("done")) or 1
+    return (f"CPU ms/page {1000 * sum(used.values()) / pages:.1f} (s: "
+            + ", ".join(f"{name} {spent:.1f}" for name, spent in used.items()) + ")")
+
+
 def report(r: dict) -> bool:
     bare = r["bare"]
     print(f"\nsite: {r['pages']} pages from make_site.py, served by {r['server']}; "
@@ -166,13 +197,15 @@ def report(r: dict) -> bool:
     checks: dict[str, bool] = {}
     for kind in ("crawl", "batch"):
         b = bare[kind]
-        print(f"{'bare ' + kind:26}{b['pages']:>7}{b['seconds']:>9.1f}{b['pages_per_s']:>9.1f}")
+        print(f"{'bare ' + kind:26}{b['pages']:>7}{b['seconds']:>9.1f}{b['pages_per_s']:>9.1f}"
+              f"{'':8}   {cpu_line(b)}")
         for workers, runs in r["platform"].items():
             p = runs[kind]
             ratio = p["ratio"] = p["pages_per_s"] / b["pages_per_s"]
             print(f"{f'platform {kind}, {workers} worker(s)':26}{p['done']:>7}"
                   f"{p['seconds']:>9.1f}{p['pages_per_s']:>9.1f}{ratio:>8.2f}"
                   f"   ({p['status']}, {p['succeeded']} ok, {p['failed']} failed)")
+            print(f"{'':26}{'':33}   {cpu_line(p)}")
             bar = BAR_RATIO.get(int(workers))
             if bar is not None:
                 checks[f"{kind} with {workers} worker(s) >= {bar:g} x bare ({ratio:.2f} x)"] = \

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from nginx_site import Site
+from stack import cpu_seconds
 
 BASE = "/api/service/v1"
 FINAL = {"completed", "cancelled", "failed", "expired"}
@@ -71,9 +72,12 @@ def quantiles(values: list[float]) -> dict[str, float]:
     return {"n": len(values), "p50": cuts[49], "p95": cuts[94], "max": max(values)}
 
 
-def collection(api: Api, body: dict[str, Any], timeout: float = 1800) -> dict[str, Any]:
+def collection(api: Api, body: dict[str, Any], timeout: float = 1800,
+               pids: dict[str, int] | None = None) -> dict[str, Any]:
     """Create a collection and wait for its end; its progress, seconds from the POST to the
-    first look that saw it final, and pages/s (done / seconds)."""
+    first look that saw it final, pages/s (done / seconds) and the CPU seconds each process
+    of ``pids`` used meanwhile."""
+    cpu = cpu_seconds(pids or {})
     began = time.perf_counter()
     row = api.expect(202, "POST", "/collections", body)
     while row["status"] not in FINAL:
@@ -82,13 +86,15 @@ def collection(api: Api, body: dict[str, Any], timeout: float = 1800) -> dict[st
         time.sleep(POLL)
         row = api.expect(200, "GET", f"/collections/{row['id']}")
     seconds = time.perf_counter() - began
+    used = {name: spent - cpu.get(name, 0.0) for name, spent in cpu_seconds(pids or {}).items()}
     progress = row["progress"]
     return {"id": row["id"], "status": row["status"], "stop_reason": row["stop_reason"],
             **progress, "credits_used": row["credits_used"], "seconds": seconds,
-            "pages_per_s": progress["done"] / seconds}
+            "pages_per_s": progress["done"] / seconds, "cpu_s": used}
 
 
-def scrape_beside(api: Api, page_url: str, body: dict[str, Any]) -> dict[str, Any]:
+def scrape_beside(api: Api, page_url: str, body: dict[str, Any],
+                  pids: dict[str, int] | None = None) -> dict[str, Any]:
     """``/scrape`` of ``page_url`` in a loop from one client while collection ``body`` runs;
     latency quantiles in ms and the collection's own figures."""
     latencies: list[float] = []
@@ -112,7 +118,7 @@ def scrape_beside(api: Api, page_url: str, body: dict[str, Any]) -> dict[str, An
     thread = threading.Thread(target=loop, daemon=True)
     thread.start()
     try:
-        crawl = collection(api, body)
+        crawl = collection(api, body, pids=pids)
     finally:
         stop.set()
         thread.join()

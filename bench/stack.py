@@ -105,6 +105,28 @@ def wait_workers(redis_url: str, count: int, name: str) -> None:
              f"{count} workers", 120)
 
 
+def cpu_seconds(pids: dict[str, int]) -> dict[str, float]:
+    """CPU time (user + system, s) used so far by each named process and its children."""
+    import psutil
+
+    used: dict[str, float] = {}
+    for name, pid in pids.items():
+        try:
+            root = psutil.Process(pid)
+            family = [root, *root.children(recursive=True)]
+        except psutil.Error:
+            continue
+        total = 0.0
+        for proc in family:
+            try:
+                times = proc.cpu_times()
+                total += times.user + times.system
+            except psutil.Error:
+                pass
+        used[name] = total
+    return used
+
+
 def stop(procs: list[subprocess.Popen]) -> None:
     """SIGTERM every process still running, then SIGKILL what is left after 10 s."""
     for proc in procs:
