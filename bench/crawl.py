@@ -208,7 +208,7 @@ def report(r: dict) -> bool:
             print(f"{'':26}{'':33}   {cpu_line(p)}")
             bar = BAR_RATIO.get(int(workers))
             if bar is not None:
-                checks[f"{kind} with {workers} worker(s) >= {bar:g} x bare ({ratio:.2f} x)"] = \
+                checks[f"{kind} with {workers} worker(s) >= {bar:g} x bare ({ratio:.3f} x)"] = \
                     ratio >= bar
     for workers, runs in r["platform"].items():
         if "scrape" in runs:
