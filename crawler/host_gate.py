@@ -82,8 +82,14 @@ class HostGate:
         return int(self._acquire(keys=self._keys(host),
                                  args=[self.cap, self.permit_ms, token, FULL_RETRY_MS]))
 
-    def release(self, host: str, token: str) -> None:
-        self.redis.zrem(self._keys(host)[0], token)
+    def release(self, *permits: tuple[str, str]) -> None:
+        """Give back ``(host, token)`` permits, in one round trip."""
+        if not permits:
+            return
+        with self.redis.pipeline(transaction=False) as pipe:
+            for host, token in permits:
+                pipe.zrem(self._keys(host)[0], token)
+            pipe.execute()
 
     def set_delay(self, host: str, seconds: float, remember: float = 3600) -> None:
         """``host``'s robots.txt Crawl-delay (0: none; capped at :data:`MAX_CRAWL_DELAY`), as

@@ -30,14 +30,14 @@ def test_one_page_at_a_time_until_the_crawl_delay_is_known(gate, host):
     gate.set_delay(host, 0)
     assert gate.acquire(host, "b") == 0
     assert gate.acquire(host, "c") > 0  # the cap: 2
-    gate.release(host, "a")
+    gate.release((host, "a"))
     assert gate.acquire(host, "c") == 0
 
 
 def test_the_crawl_delay_spaces_the_permits(gate, host):
     assert gate.acquire(host, "a") == 0
     gate.set_delay(host, 2.0)  # read with page a: the next waits 2 s from now
-    gate.release(host, "a")
+    gate.release((host, "a"))
     wait_ms = gate.acquire(host, "b")
     assert 1500 < wait_ms <= 2000
 

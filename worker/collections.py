@@ -20,14 +20,15 @@ from __future__ import annotations
 import concurrent.futures
 import functools
 import logging
+import math
 import time
 import uuid
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
 
-from itemadapter import ItemAdapter
 from redis import Redis
 from rq import get_current_job
 
@@ -36,6 +37,7 @@ from crawler.config import Config
 from crawler.contract import ErrorCode, PageStatus
 from crawler.frontier import Entry, Frontier
 from crawler.host_gate import HostGate, host_of
+from crawler.items import plain
 from crawler.runner import shared_crawler
 from crawler.scope import CrawlScope
 from crawler.spiders.collected import CollectedPage, collection_spider
@@ -100,6 +102,11 @@ class Slice:
         #: Leased pages waiting for their host's permit; when each host may be asked again.
         self._waiting: list[Entry] = []
         self._retry_at: dict[str, float] = {}
+        #: Pages of each host this slice has in flight, and the most it may (its share of
+        #: the host's permits: every slice of the collection gets one).
+        self._per_host: Counter[str] = Counter()
+        self._share = max(1, math.ceil(self.config.collection_host_concurrency
+                                       / self.config.collection_slices))
         #: Hosts whose Crawl-delay this slice reported to the gate.
         self._delays_known: set[str] = set()
         self._done: list[tuple[Entry, PageOutcome | None, list[Entry]]] = []
@@ -171,10 +178,13 @@ class Slice:
 
     def _crawl(self) -> None:
         slice_end = time.monotonic() + self.config.collection_slice_seconds
+        looked = 0.0
         while True:
             now = time.monotonic()
-            if self.frontier.flag("cancelled"):
-                self._stopped = "cancelled"
+            if now - looked >= POLL:  # a cancel is seen within POLL (not one Redis call a page)
+                looked = now
+                if self.frontier.flag("cancelled"):
+                    self._stopped = "cancelled"
             if self._stopped:
                 self._give_up_all()
                 return
@@ -203,15 +213,21 @@ class Slice:
 
     def _lease(self, leasing: bool) -> None:
         """Lease pages up to the slice's concurrency (while ``leasing``), then start the
-        waiting ones whose host gives a permit (:mod:`crawler.host_gate`)."""
-        room = self.config.collection_concurrency - len(self._flying) - len(self._waiting)
+        waiting ones whose host gives a permit (:mod:`crawler.host_gate`).
+
+        A slice takes at most its share of a host's permits, and leases little more than it
+        can start: one slice holding every permit (and the pages behind them) leaves the
+        others idle, so a crawl of one site used one worker's core of two (``bench/crawl.py``).
+        """
+        room = min(self.config.collection_concurrency - len(self._flying) - len(self._waiting),
+                   self._share - len(self._waiting))
         if leasing and room > 0:
             self._waiting += self.frontier.lease(room, self.config.collection_lease_seconds)
         now = time.monotonic()
         still: list[Entry] = []
         for entry in self._waiting:
             host = host_of(entry.url)
-            if self._retry_at.get(host, 0.0) > now:
+            if self._retry_at.get(host, 0.0) > now or self._per_host[host] >= self._share:
                 still.append(entry)
                 continue
             permit = f"{self._id}:{entry.key}"
@@ -224,7 +240,15 @@ class Slice:
                 collection_spider(self.extract), url=entry.url, follow=self.scope is not None)
             self._flying[future] = _InFlight(entry, give_up, now + self.config.crawl_timeout,
                                              host, permit)
+            self._per_host[host] += 1
         self._waiting = still
+
+    def _landed(self, *pages: _InFlight) -> None:
+        """Pages in flight are done (or given up): their hosts' permits come free (one Redis
+        round trip for all)."""
+        self.gate.release(*((page.host, page.permit) for page in pages))
+        for page in pages:
+            self._per_host[page.host] -= 1
 
     def _collect(self, now: float) -> None:
         """Wait a little for pages in flight; turn the finished (and the overdue) into
@@ -236,6 +260,7 @@ class Slice:
             done = set()
             if not self._done:
                 time.sleep(POLL)  # only pages waiting for their host
+        landed: list[_InFlight] = []
         for future in done:
             flying = self._flying.pop(future)
             try:
@@ -246,14 +271,16 @@ class Slice:
                                   f"The page could not be processed ({type(exc).__name__}).")]
             # the site's Crawl-delay is reported (in _outcome) before its permit comes free
             self._done.append(self._outcome(flying.entry, items))
-            self.gate.release(flying.host, flying.permit)
+            landed.append(flying)
         for future, flying in list(self._flying.items()):
             if flying.deadline < now:
                 del self._flying[future]
                 flying.give_up()
-                self.gate.release(flying.host, flying.permit)
+                landed.append(flying)
                 self._done.append(self._outcome(flying.entry, [_failure(
                     flying.entry.url, ErrorCode.TIMEOUT, "The page took too long to fetch.")]))
+        if landed:
+            self._landed(*landed)
 
     def _outcome(self, entry: Entry, items: list[Any]
                  ) -> tuple[Entry, PageOutcome | None, list[Entry]]:
@@ -264,7 +291,7 @@ class Slice:
         if host not in self._delays_known and page.crawl_delay is not None:
             self.gate.set_delay(host, page.crawl_delay)
             self._delays_known.add(host)
-        result = ItemAdapter(page.result).asdict()
+        result = plain(page.result)
         if self.scope is not None and result["status"] == PageStatus.SUCCEEDED:
             # A crawl meets one page under many addresses; a batch fetches what it lists.
             addresses = [canonical_url(a) for a in (result["final_url"], page.canonical) if a]
@@ -311,14 +338,24 @@ class Slice:
         collections.report_total(self.db, self.collection_id, self.frontier.state().total)
 
     def _give_up_all(self) -> None:
-        for flying in self._flying.values():
-            flying.give_up()
-            self.gate.release(flying.host, flying.permit)
+        """Drop the pages in flight. Stopped (a cancel, the end of the money): their leases
+        are dropped too, nobody fetches them (and a cancel sees no lease left at once);
+        interrupted (a job timeout): they go back to the frontier, and what is done is
+        stored."""
+        flying = list(self._flying.values())
+        for page in flying:
+            page.give_up()
+        if flying:
+            self._landed(*flying)
         self._flying.clear()
-        if self._waiting and not self._stopped:
+        if self._stopped:
+            self.frontier.ack([page.entry for page in flying] + self._waiting
+                              + [entry for entry, _, _ in self._done])
+            self._done = []
+        else:
             self.frontier.give_back(self._waiting)
         self._waiting = []
-        if self._done and self._stopped is None:
+        if self._done:
             self._flush()
 
     # --- the end of a slice ------------------------------------------------------------------

@@ -14,13 +14,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from itemadapter import ItemAdapter
 from scrapy import Spider
 from scrapy.utils.misc import load_object
 
 from crawler.contract import PageStatus
 from crawler.exceptions import CrawlError, FetchFailed
-from crawler.items import PageResult
+from crawler.items import PageResult, plain
 from crawler.runner import shared_crawler
 
 
@@ -43,7 +42,7 @@ def run_single_page(spider: str, url: str, **options: Any) -> dict[str, Any]:
     if not items:
         error = FetchFailed("The crawl ended without a result.", url=url)
         items = [PageResult(url=url, status=PageStatus.FAILED, error=error.as_dict())]
-    return ItemAdapter(items[0]).asdict()
+    return plain(items[0])
 
 
 def scrape(url: str, include_links: bool = True, include_metadata: bool = True) -> dict[str, Any]:

@@ -6,7 +6,7 @@ collection results — so ``scrapy crawl … -O out.jsonl`` records failures as 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields, is_dataclass
 from typing import Any
 
 from crawler.contract import PageStatus
@@ -20,7 +20,8 @@ class PageResult:
     ``url`` is the URL as requested; ``final_url`` the one after redirects (``None`` when no
     response came); ``error`` is ``{"error": code, "message": …, "details": {…}}`` on failure;
     ``data`` holds the operation's item (for ``page``, the :class:`~crawler.items.page.Page`
-    that :func:`~crawler.extract.page.extract_page` returns); ``ItemAdapter(result).asdict()``
+    that :func:`~crawler.extract.page.extract_page` returns); :func:`plain` (or
+    ``ItemAdapter(result).asdict()``, the same)
     (what jobs return and feed exports write) turns it into plain JSON values.
     """
 
@@ -31,3 +32,17 @@ class PageResult:
     fetched_at: str = field(default_factory=utc_now)
     error: dict[str, Any] | None = None
     data: Any = None
+
+
+def plain(value: Any) -> Any:
+    """``value`` as plain JSON values: every item (a dataclass) a dict of its fields, all the
+    way down — what ``ItemAdapter(item).asdict()`` gives for our items, in a fraction of its
+    time (it asks every value which kind of item it may be; a page result holds hundreds of
+    values, and a collection converts one per page on a busy worker)."""
+    if is_dataclass(value) and not isinstance(value, type):
+        return {spec.name: plain(getattr(value, spec.name)) for spec in fields(value)}
+    if isinstance(value, list | tuple):
+        return [plain(item) for item in value]
+    if isinstance(value, dict):
+        return {key: plain(item) for key, item in value.items()}
+    return value
