@@ -248,3 +248,16 @@ def test_a_cancel_needs_no_body(stack, site):
         assert answer.get_json()["status"] == "cancelled"
     not_json = who.client.post(url, data="cancel", headers=who.headers)
     assert (not_json.status_code, not_json.get_json()["error"]) == (400, "bad_request")
+
+
+def test_a_bad_pattern_or_a_refused_start_url_is_refused_before_anything_runs(stack, site):
+    who = customer(stack)
+    bad = who.post("/collections", {"mode": "crawl", "url": f"{site}/site/",
+                                    "include_paths": ["^/ok/", "(unclosed"]})
+    assert bad.status_code == 422 and set(bad.get_json()["errors"]["include_paths"]) == {"1"}
+    private = who.post("/collections", {"mode": "crawl", "url": "http://10.0.0.1/"})
+    assert (private.status_code, private.get_json()["error"]) == (403, "source_policy")
+    foreign = who.post("/collections", {"mode": "batch", "urls": [f"{site}/a"], "url": site})
+    assert foreign.status_code == 422 and "url" in foreign.get_json()["errors"]
+    assert who.get("/collections").get_json()["collections"] == []
+    assert who.balance() == 100
