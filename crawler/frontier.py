@@ -242,6 +242,14 @@ class Frontier:
     def flag(self, flag: str) -> bool:
         return bool(self.redis.hexists(self.keys["meta"], flag))
 
+    def set_width(self, slices: int) -> None:
+        """Record how many slices run this collection at once (the first seeder's word)."""
+        self.redis.hsetnx(self.keys["meta"], "width", slices)
+
+    def width(self) -> int:
+        """How many slices run this collection at once (1 before :meth:`set_width`)."""
+        return int(self.redis.hget(self.keys["meta"], "width") or 1)
+
     def linger(self, seconds: int = LINGER) -> None:
         """Let the keys expire: the collection is final."""
         with self.redis.pipeline(transaction=False) as pipe:

@@ -79,8 +79,18 @@ class HostGate:
     def acquire(self, host: str, token: str) -> int:
         """0 when ``token`` may fetch from ``host`` now (then :meth:`release` it), else the
         milliseconds to wait before asking again."""
-        return int(self._acquire(keys=self._keys(host),
-                                 args=[self.cap, self.permit_ms, token, FULL_RETRY_MS]))
+        return self.acquire_many([(host, token)])[0]
+
+    def acquire_many(self, asks: list[tuple[str, str]]) -> list[int]:
+        """:meth:`acquire` for each ``(host, token)``, in order, in one round trip."""
+        if not asks:
+            return []
+        with self.redis.pipeline(transaction=False) as pipe:
+            for host, token in asks:
+                self._acquire(keys=self._keys(host),
+                              args=[self.cap, self.permit_ms, token, FULL_RETRY_MS],
+                              client=pipe)
+            return [int(answer) for answer in pipe.execute()]
 
     def release(self, *permits: tuple[str, str]) -> None:
         """Give back ``(host, token)`` permits, in one round trip."""

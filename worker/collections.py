@@ -30,7 +30,7 @@ from datetime import timedelta
 from typing import Any
 
 from redis import Redis
-from rq import get_current_job
+from rq import Worker, get_current_job
 
 from crawler.canonical import canonical_url
 from crawler.config import Config
@@ -51,6 +51,8 @@ logger = logging.getLogger(__name__)
 
 #: Seconds between two looks at the slice's pages in flight (and at a cancel).
 POLL = 0.2
+#: Seconds a slice waits for more pages to land once one did (see ``_collect``).
+GATHER = 0.01
 #: Results stored in one transaction at most, and the longest a result waits for one (s).
 FLUSH_SIZE = 50
 FLUSH_EVERY = 0.5
@@ -105,8 +107,7 @@ class Slice:
         #: Pages of each host this slice has in flight, and the most it may (its share of
         #: the host's permits: every slice of the collection gets one).
         self._per_host: Counter[str] = Counter()
-        self._share = max(1, math.ceil(self.config.collection_host_concurrency
-                                       / self.config.collection_slices))
+        self._share = self.config.collection_host_concurrency  # set in run(), once seeded
         #: Hosts whose Crawl-delay this slice reported to the gate.
         self._delays_known: set[str] = set()
         self._done: list[tuple[Entry, PageOutcome | None, list[Entry]]] = []
@@ -131,6 +132,8 @@ class Slice:
         self.frontier.beat()
         if not self.frontier.state().seeded:
             self._seed(row.mode, spec)
+        self._share = max(1, math.ceil(self.config.collection_host_concurrency
+                                       / self.frontier.width()))
         try:
             self._crawl()
         except BaseException:
@@ -153,8 +156,12 @@ class Slice:
             if spec.get("use_sitemap") and spec["max_depth"] >= 1:
                 self.frontier.admit(self._sitemap_entries(start, spec["max_pages"]),
                                     spec["max_pages"])
+        # As many slices as there are workers to run them, up to COLLECTION_SLICES: two
+        # slices in one process only compete for its one core (and its GIL).
+        workers = Worker.count(queue=queues.queue(queues.COLLECTIONS, self.redis))
+        self.frontier.set_width(max(1, min(self.config.collection_slices, workers)))
         if self.frontier.mark("seeded"):
-            for _ in range(self.config.collection_slices - 1):
+            for _ in range(self.frontier.width() - 1):
                 queues.enqueue_slice(self.redis, self.collection_id, self.config)
         self._report_total()
 
@@ -225,13 +232,18 @@ class Slice:
             self._waiting += self.frontier.lease(room, self.config.collection_lease_seconds)
         now = time.monotonic()
         still: list[Entry] = []
+        asking: list[tuple[Entry, str, str]] = []
+        planned: Counter[str] = Counter()
         for entry in self._waiting:
             host = host_of(entry.url)
-            if self._retry_at.get(host, 0.0) > now or self._per_host[host] >= self._share:
+            if (self._retry_at.get(host, 0.0) > now
+                    or self._per_host[host] + planned[host] >= self._share):
                 still.append(entry)
                 continue
-            permit = f"{self._id}:{entry.key}"
-            wait_ms = self.gate.acquire(host, permit)
+            planned[host] += 1
+            asking.append((entry, host, f"{self._id}:{entry.key}"))
+        answers = self.gate.acquire_many([(host, permit) for _, host, permit in asking])
+        for (entry, host, permit), wait_ms in zip(asking, answers, strict=True):
             if wait_ms:
                 self._retry_at[host] = now + wait_ms / 1000
                 still.append(entry)
@@ -256,6 +268,11 @@ class Slice:
         if self._flying:
             done, _ = concurrent.futures.wait(list(self._flying), timeout=POLL,
                                               return_when=concurrent.futures.FIRST_COMPLETED)
+            if done and len(done) < len(self._flying) // 2:
+                # let a few more land: one turn of this loop (Redis calls, a GIL hand-over
+                # from the reactor) for several pages instead of one each
+                time.sleep(GATHER)
+                done = {future for future in self._flying if future.done()}
         else:
             done = set()
             if not self._done:
