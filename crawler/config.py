@@ -212,9 +212,10 @@ class Config:
     # Collections (the workers' slice jobs, the API's limits).
     collection_slices: int = var("COLLECTION_SLICES", integer(
         "a whole number of jobs, at least 1", 1), 2)
-    """Slice jobs one collection keeps on the ``collections`` queue at once, so that one
-    crawl uses several worker processes (``make run`` starts 2); each re-enqueues itself
-    while work remains."""
+    """Most slice jobs one collection keeps on the ``collections`` queue at once, so that one
+    crawl uses several worker processes (``make run`` starts 2): it runs as many as there are
+    workers on that queue when it starts, up to this; each re-enqueues itself while work
+    remains."""
     collection_concurrency: int = var("COLLECTION_CONCURRENCY", integer(
         "a whole number of pages, at least 1", 1), 16)
     """Pages one slice job keeps in flight."""
