@@ -37,13 +37,11 @@ Exit status 0 when every bar is met, 1 when one is not (the figures are printed 
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import platform
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 import urllib.request
 from pathlib import Path
@@ -52,6 +50,7 @@ from crawl_steps import Api, bare, cancels, collection, scrape_beside
 from nginx_site import generate, serve
 from stack import (
     funded_key,
+    run_and_report,
     stack_env,
     start_api,
     start_workers,
@@ -246,20 +245,8 @@ def main() -> None:
     parser.add_argument("--json", action="store_true", help="print the results as JSON too")
     args = parser.parse_args()
     args.workers = [int(n) for n in args.workers.split(",")]
-    procs: list[subprocess.Popen] = []
-    began = time.monotonic()
-    with tempfile.TemporaryDirectory(prefix="webdata-bench-crawl-") as tmp:
-        try:
-            results = run(args, Path(tmp), procs)
-        except KeyboardInterrupt:
-            raise SystemExit("Interrupted.") from None
-        finally:
-            stop(procs)
-    results["bench_seconds"] = time.monotonic() - began
-    passed = report(results)
-    if args.json:
-        print(json.dumps(results, indent=2))
-    sys.exit(0 if passed else 1)
+    run_and_report("webdata-bench-crawl-", lambda tmp, procs: run(args, tmp, procs), report,
+                   args.json)
 
 
 if __name__ == "__main__":

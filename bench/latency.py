@@ -31,7 +31,6 @@ import signal
 import statistics
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 from collections.abc import Callable
@@ -42,11 +41,11 @@ sys.path.insert(0, str(ROOT))
 
 from stack import (  # noqa: E402
     funded_key,
+    run_and_report,
     stack_env,
     start,
     start_api,
     start_workers,
-    stop,
     wait_for,
 )
 
@@ -293,18 +292,7 @@ def main() -> None:
     else:
         levels = [int(c) for c in (args.levels or "1,8").split(",")]
         args.plan = [(c, {1: args.c1, 8: args.c8}.get(c, 50 * c)) for c in levels]
-    procs: list[subprocess.Popen] = []
-    with tempfile.TemporaryDirectory(prefix="webdata-bench-") as tmp:
-        try:
-            results = run(args, Path(tmp), procs)
-        except KeyboardInterrupt:
-            raise SystemExit("Interrupted.") from None
-        finally:
-            stop(procs)
-    passed = report(results)
-    if args.json:
-        print(json.dumps(results, indent=2))
-    sys.exit(0 if passed else 1)
+    run_and_report("webdata-bench-", lambda tmp, procs: run(args, tmp, procs), report, args.json)
 
 
 if __name__ == "__main__":

@@ -139,3 +139,27 @@ def stop(procs: list[subprocess.Popen]) -> None:
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
+
+
+def run_and_report(prefix: str, run: Callable[[Path, list[subprocess.Popen]], dict],
+                   report: Callable[[dict], bool], as_json: bool) -> None:
+    """A bench's main: ``run(tmp, procs)`` in a private temporary directory, every process it
+    started stopped whatever happens, then ``report(results)`` (and the results as JSON when
+    asked); exits 0 when the bars are met, 1 when not."""
+    import json
+    import tempfile
+
+    procs: list[subprocess.Popen] = []
+    began = time.monotonic()
+    with tempfile.TemporaryDirectory(prefix=prefix) as tmp:
+        try:
+            results = run(Path(tmp), procs)
+        except KeyboardInterrupt:
+            raise SystemExit("Interrupted.") from None
+        finally:
+            stop(procs)
+    results["bench_seconds"] = time.monotonic() - began
+    passed = report(results)
+    if as_json:
+        print(json.dumps(results, indent=2))
+    sys.exit(0 if passed else 1)
