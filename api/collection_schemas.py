@@ -8,8 +8,10 @@ from urllib.parse import urlsplit
 from marshmallow import ValidationError, fields, validate, validates_schema
 
 from api.schemas import RequestSchema, Response, Url, WholeNumber
+from crawler.contract import COLLECTION_EXTRACTS as EXTRACTS
+from crawler.contract import COLLECTION_MODES as MODES
+from crawler.contract import DEFAULT_MAX_DEPTH, MAX_DEPTH
 from crawler.scope import pattern_errors
-from worker.new_collections import DEFAULT_MAX_DEPTH, EXTRACTS, MAX_DEPTH, MODES
 
 #: Most ``include_paths`` / ``exclude_paths`` patterns each.
 MAX_PATTERNS = 50

@@ -177,9 +177,7 @@ def finish(db: Database, collection_id: str, status: CollectionStatus, *,
     """Move a live collection to the final ``status``; whether this call did (exactly one
     caller ever does). A completed collection's ``total`` becomes its ``done``: the pages
     recognised as duplicates only after fetching leave it (see :mod:`worker.collections`)."""
-    now = utcnow()
-    values: dict[str, Any] = {"status": status, "stop_reason": stop_reason,
-                              "finished_at": now, "expires_at": now + retention}
+    values = _final(status, retention, stop_reason)
     if status == CollectionStatus.COMPLETED:
         values["total"] = Collection.succeeded + Collection.failed
     with db.session() as session:
@@ -190,19 +188,25 @@ def finish(db: Database, collection_id: str, status: CollectionStatus, *,
         return done.rowcount == 1
 
 
+def _final(status: CollectionStatus, retention: timedelta, stop_reason: str | None
+           ) -> dict[str, Any]:
+    """The columns of a collection's terminal transition (status, reason, times)."""
+    now = utcnow()
+    return {"status": status, "stop_reason": stop_reason, "finished_at": now,
+            "expires_at": now + retention}
+
+
 def cancel(db: Database, collection_id: str, account_id: str, *, retention: timedelta,
            request_id: str | None = None) -> Collection | None:
     """Cancel a live collection, with the request's line of history; the row after (None: no
     such collection of the account). Repeating it is harmless (and recorded again); a
     collection that ended otherwise raises NotCancellable."""
-    now = utcnow()
     with db.session() as session:
         session.execute(
             update(Collection)
             .where(Collection.id == collection_id, Collection.account_id == account_id,
                    Collection.status.in_(LIVE_STATUSES))
-            .values(status=CollectionStatus.CANCELLED, stop_reason="cancelled",
-                    finished_at=now, expires_at=now + retention))
+            .values(**_final(CollectionStatus.CANCELLED, retention, "cancelled")))
         row = session.scalar(select(Collection).where(Collection.id == collection_id,
                                                       Collection.account_id == account_id))
         if row is None:

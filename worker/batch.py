@@ -28,13 +28,15 @@ from urllib.parse import urlsplit
 from redis import Redis
 
 from crawler.config import Config
+from crawler.contract import COLLECTION_EXTRACTS as EXTRACTS
+from crawler.contract import COLLECTION_MODES as MODES
+from crawler.contract import DEFAULT_MAX_DEPTH, MAX_DEPTH
 from crawler.policy import SourcePolicy
 from crawler.scope import pattern_errors
 from storage import collections
 from storage.db import Database, shared
 from storage.models import LIVE_STATUSES, Collection
 from worker import new_collections, queues
-from worker.new_collections import DEFAULT_MAX_DEPTH, EXTRACTS, MAX_DEPTH, MODES
 
 logger = logging.getLogger(__name__)
 

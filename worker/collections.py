@@ -18,7 +18,6 @@ collection; the database lets exactly one such transition happen.
 from __future__ import annotations
 
 import concurrent.futures
-import functools
 import logging
 import math
 import time
@@ -37,7 +36,7 @@ from crawler.config import Config
 from crawler.contract import ErrorCode, PageStatus
 from crawler.frontier import Entry, Frontier
 from crawler.host_gate import HostGate, host_of
-from crawler.items import plain
+from crawler.items import PageResult, plain
 from crawler.runner import shared_crawler
 from crawler.scope import CrawlScope
 from crawler.spiders.collected import CollectedPage, collection_spider
@@ -113,6 +112,8 @@ class Slice:
         self._done: list[tuple[Entry, PageOutcome | None, list[Entry]]] = []
         self._last_flush = self._last_renew = time.monotonic()
         self._stopped: str | None = None  # why no more page of this collection may be fetched
+        self._budget = 0
+        self._reported = 0  # the total this slice last wrote
 
     @property
     def retention(self) -> timedelta:
@@ -124,6 +125,7 @@ class Slice:
             return {"collection": self.collection_id, "status": row.status if row else None}
         spec = collections.spec_of(row)
         self.extract = row.extract
+        self._budget = int(spec.get("max_pages") or 0)  # a crawl's pages in all; 0: none
         if row.mode == "crawl":
             self.scope = CrawlScope(start_url=spec["url"], max_depth=spec["max_depth"],
                                     include_paths=tuple(spec.get("include_paths") or ()),
@@ -152,10 +154,9 @@ class Slice:
         else:
             assert self.scope is not None
             start = spec["url"]
-            self.frontier.admit([Entry(start, canonical_url(start), 0)], spec["max_pages"])
+            self.frontier.admit([Entry(start, canonical_url(start), 0)], self._budget)
             if spec.get("use_sitemap") and spec["max_depth"] >= 1:
-                self.frontier.admit(self._sitemap_entries(start, spec["max_pages"]),
-                                    spec["max_pages"])
+                self.frontier.admit(self._sitemap_entries(start, self._budget), self._budget)
         # As many slices as there are workers to run them, up to COLLECTION_SLICES: two
         # slices in one process only compete for its one core (and its GIL).
         workers = Worker.count(queue=queues.queue(queues.COLLECTIONS, self.redis))
@@ -346,13 +347,12 @@ class Slice:
         self.frontier.beat()
         self._report_total()
 
-    @functools.cached_property
-    def _budget(self) -> int:
-        row = collections.get(self.db, self.collection_id)
-        return int(collections.spec_of(row).get("max_pages") or 0) if row else 0
-
     def _report_total(self) -> None:
-        collections.report_total(self.db, self.collection_id, self.frontier.state().total)
+        """Raise the stored ``total`` to the frontier's (a write only when it grew)."""
+        total = self.frontier.state().total
+        if total > self._reported:
+            collections.report_total(self.db, self.collection_id, total)
+            self._reported = total
 
     def _give_up_all(self) -> None:
         """Drop the pages in flight. Stopped (a cancel, the end of the money): their leases
@@ -397,7 +397,5 @@ class Slice:
 
 
 def _failure(url: str, code: ErrorCode, message: str) -> CollectedPage:
-    from crawler.items import PageResult
-
     return CollectedPage(PageResult(url=url, status=PageStatus.FAILED,
                                     error={"error": code, "message": message}))

@@ -22,6 +22,7 @@ from redis import Redis
 from redis.exceptions import RedisError
 
 from crawler.config import Config
+from crawler.contract import DEFAULT_MAX_DEPTH
 from crawler.policy import SourcePolicy
 from storage import accounts, collections
 from storage.db import Database
@@ -29,13 +30,6 @@ from storage.models import Collection, CollectionStatus
 from worker.queues import enqueue_slice
 
 logger = logging.getLogger(__name__)
-
-MODES = ("batch", "crawl")
-#: What each page of a collection gives: as ``/scrape``, ``/contacts``, ``/products``.
-EXTRACTS = ("page", "contacts", "products")
-#: Link hops a crawl follows when not told, and the most it may be told.
-DEFAULT_MAX_DEPTH = 3
-MAX_DEPTH = 20
 
 
 class TooManyUrls(Exception):

@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-import base64
-import binascii
-
 from flask import g
 from flask_smorest import Blueprint
 
+from api import cursors
 from api.auth import authenticated
-from api.errors import ApiError
 from api.extensions import db
 from api.openapi import AUTHENTICATED, BASE_PATH, documented
 from api.schemas import AccountSchema, ActivityPageSchema, ActivityQuerySchema
@@ -19,27 +16,8 @@ from storage import accounts, activity
 blp = authenticated(Blueprint("account", __name__, url_prefix=BASE_PATH,
                               description="Your account, balance and history."))
 
-#: Row ids are 64-bit signed integers on both databases; a larger number reaches the driver as
-#: an OverflowError (a 500), so it is refused as a cursor this API did not return.
-MAX_ROW_ID = 2**63
-
-
-def encode_cursor(row_id: int | None) -> str | None:
-    return base64.urlsafe_b64encode(f"a:{row_id}".encode()).decode() if row_id else None
-
-
-def decode_cursor(cursor: str | None) -> int | None:
-    if not cursor:
-        return None
-    try:
-        kind, _, value = base64.urlsafe_b64decode(cursor.encode()).decode().partition(":")
-        row_id = int(value)
-        if kind != "a" or not 0 < row_id < MAX_ROW_ID:
-            raise ValueError(kind)  # a cursor we never issued (ids fit the databases' BIGINT)
-        return row_id
-    except (ValueError, binascii.Error, UnicodeDecodeError):
-        raise ApiError("validation_error", "Invalid request: check cursor.",
-                       errors={"cursor": ["Not a cursor this API returned."]}) from None
+#: The kind of the history's cursors (:mod:`api.cursors`).
+CURSOR = "a"
 
 
 @blp.route("/account", methods=["GET"])
@@ -59,9 +37,9 @@ def account():
 @blp.arguments(ActivityQuerySchema, location="query")
 def account_activity(args: dict):
     """Every request, billed or not, newest first; pass `next_cursor` back for more."""
-    rows, next_id = activity.page(
-        db(), g.principal.account_id, before=decode_cursor(args["cursor"]), limit=args["limit"]
-    )
+    before = cursors.decode_id(CURSOR, args["cursor"]) if args["cursor"] else None
+    rows, next_id = activity.page(db(), g.principal.account_id, before=before,
+                                  limit=args["limit"])
     return {
         "activity": [
             {
@@ -76,5 +54,5 @@ def account_activity(args: dict):
             }
             for row in rows
         ],
-        "next_cursor": encode_cursor(next_id),
+        "next_cursor": cursors.encode(CURSOR, next_id) if next_id else None,
     }

@@ -8,8 +8,6 @@ storing, charging, finishing — is the workers' (:mod:`worker.collections`).
 
 from __future__ import annotations
 
-import base64
-import binascii
 import logging
 import time
 from datetime import UTC, datetime, timedelta
@@ -19,6 +17,7 @@ from flask import current_app, g
 from flask_smorest import Blueprint
 from redis.exceptions import RedisError
 
+from api import cursors
 from api.auth import authenticated, bodyless
 from api.collection_schemas import (
     CollectionPageSchema,
@@ -43,6 +42,8 @@ from worker import new_collections
 logger = logging.getLogger(__name__)
 
 OPERATION = collections.OPERATION
+#: The kinds of the collections' cursors (:mod:`api.cursors`): the list, a results page.
+LIST_CURSOR, RESULTS_CURSOR = "c", "r"
 #: Seconds a cancel waits for the slices to drop the pages they have in flight.
 CANCEL_WAIT = 3.0
 
@@ -59,12 +60,10 @@ def _retention() -> timedelta:
     return timedelta(seconds=_config().collection_retention_seconds)
 
 
-def _utc(value: datetime | None) -> datetime | None:
-    return value.replace(tzinfo=UTC) if value is not None and value.tzinfo is None else value
-
-
 def expired(row: Collection) -> bool:
-    expires = _utc(row.expires_at)
+    expires = row.expires_at
+    if expires is not None and expires.tzinfo is None:  # SQLite gives naive UTC
+        expires = expires.replace(tzinfo=UTC)
     return expires is not None and expires <= utcnow()
 
 
@@ -74,10 +73,10 @@ def body(row: Collection) -> dict[str, Any]:
     return {
         "id": row.id, "mode": row.mode, "extract": row.extract, "status": status,
         "stop_reason": row.stop_reason,
-        "created_at": format_utc(_utc(row.created_at)),
-        "started_at": format_utc(_utc(row.started_at)) if row.started_at else None,
-        "finished_at": format_utc(_utc(row.finished_at)) if row.finished_at else None,
-        "expires_at": format_utc(_utc(row.expires_at)) if row.expires_at else None,
+        "created_at": format_utc(row.created_at),
+        "started_at": format_utc(row.started_at) if row.started_at else None,
+        "finished_at": format_utc(row.finished_at) if row.finished_at else None,
+        "expires_at": format_utc(row.expires_at) if row.expires_at else None,
         "progress": {"total": max(row.total, row.succeeded + row.failed),
                      "done": row.succeeded + row.failed, "succeeded": row.succeeded,
                      "failed": row.failed, "robots_blocked": row.robots_blocked},
@@ -90,25 +89,6 @@ def _own(collection_id: str) -> Collection:
     if row is None:
         raise ApiError("not_found", "No such collection.")
     return row
-
-
-def _cursor_error() -> ApiError:
-    return ApiError("validation_error", "Invalid request: check cursor.",
-                    errors={"cursor": ["Not a cursor this API returned."]})
-
-
-def _encode(kind: str, value: str) -> str:
-    return base64.urlsafe_b64encode(f"{kind}:{value}".encode()).decode()
-
-
-def _decode(kind: str, cursor: str) -> str:
-    try:
-        found, _, value = base64.urlsafe_b64decode(cursor.encode()).decode().partition(":")
-    except (ValueError, binascii.Error, UnicodeDecodeError):
-        raise _cursor_error() from None
-    if found != kind or not value:
-        raise _cursor_error()
-    return value
 
 
 @blp.route("/collections", methods=["POST"])
@@ -168,14 +148,15 @@ def list_collections(args: dict):
     """Your collections, newest first; pass `next_cursor` back for more."""
     before = None
     if args["cursor"]:
-        at, _, last = _decode("c", args["cursor"]).partition("|")
+        at, _, last = cursors.decode(LIST_CURSOR, args["cursor"]).partition("|")
         try:
             before = (datetime.fromisoformat(at), last)
         except ValueError:
-            raise _cursor_error() from None
+            raise cursors.invalid() from None
     rows, position = collections.page(db(), g.principal.account_id, before=before,
                                       limit=args["limit"])
-    cursor = _encode("c", f"{position[0].isoformat()}|{position[1]}") if position else None
+    cursor = (cursors.encode(LIST_CURSOR, f"{position[0].isoformat()}|{position[1]}")
+              if position else None)
     return {"collections": [body(row) for row in rows], "next_cursor": cursor}
 
 
@@ -240,16 +221,11 @@ def results(args: dict, collection_id: str):
     if expired(row):
         raise ApiError("expired", "This collection's results are past their download window.")
     final = row.status not in LIVE_STATUSES  # read first: nothing is stored after it
-    after = 0
-    if args["cursor"]:
-        try:
-            after = int(_decode("r", args["cursor"]))
-        except ValueError:
-            raise _cursor_error() from None
+    after = cursors.decode_id(RESULTS_CURSOR, args["cursor"]) if args["cursor"] else 0
     rows, more = collections.results(db(), collection_id, after=after, limit=args["limit"],
                                      status=args["status"])
     position = rows[-1].seq if rows else after
-    cursor = None if final and more is None else _encode("r", str(position))
+    cursor = None if final and more is None else cursors.encode(RESULTS_CURSOR, position)
     return {"results": [collections.result_body(r) for r in rows], "next_cursor": cursor}
 
 

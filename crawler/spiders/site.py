@@ -32,7 +32,7 @@ from scrapy.exceptions import DontCloseSpider
 
 from crawler.admission import Admission
 from crawler.canonical import canonical_url
-from crawler.contract import PageStatus
+from crawler.contract import DEFAULT_MAX_DEPTH, PageStatus
 from crawler.frontier import Entry
 from crawler.scope import CrawlScope, pattern_errors
 from crawler.spiders.base import as_bool, as_http_url, as_whole_number
@@ -44,10 +44,6 @@ if TYPE_CHECKING:
     from scrapy.crawler import Crawler
 
 logger = logging.getLogger(__name__)
-
-#: Link hops followed by default, as ``POST /collections``.
-DEFAULT_MAX_DEPTH = 3
-
 
 def as_patterns(spider: str, name: str, value: Any) -> tuple[str, ...]:
     """``-a include_paths=…`` as patterns: one regex, or a JSON list of them

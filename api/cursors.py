@@ -1,0 +1,49 @@
+"""Opaque pagination cursors: ``kind:value`` in URL-safe base64.
+
+Every list of the API pages with one (the history, the collections, a collection's results).
+The kind says which list issued it, so a cursor of one list is refused by another (422), as is
+anything this API did not return.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+
+from api.errors import ApiError
+
+#: Row ids and positions are 64-bit signed integers on both databases; a larger number
+#: reaches the driver as an OverflowError (a 500), so it is refused as a cursor this API did
+#: not return.
+MAX_ROW_ID = 2**63
+
+
+def invalid() -> ApiError:
+    return ApiError("validation_error", "Invalid request: check cursor.",
+                    errors={"cursor": ["Not a cursor this API returned."]})
+
+
+def encode(kind: str, value: object) -> str:
+    return base64.urlsafe_b64encode(f"{kind}:{value}".encode()).decode()
+
+
+def decode(kind: str, cursor: str) -> str:
+    """The value of a cursor of ``kind``; 422 for anything else."""
+    try:
+        found, _, value = base64.urlsafe_b64decode(cursor.encode()).decode().partition(":")
+    except (ValueError, binascii.Error, UnicodeDecodeError):
+        raise invalid() from None
+    if found != kind or not value:
+        raise invalid()
+    return value
+
+
+def decode_id(kind: str, cursor: str) -> int:
+    """A cursor of ``kind`` holding a row id or a position (1 to 2**63 - 1)."""
+    try:
+        number = int(decode(kind, cursor))
+    except ValueError:
+        raise invalid() from None
+    if not 0 < number < MAX_ROW_ID:
+        raise invalid()
+    return number
