@@ -125,9 +125,7 @@ def create_app(config: Config | None = None) -> Flask:
     app.extensions["webdata.db"] = Database(config.database_url, config.database_timeout)
     app.extensions["webdata.redis"] = redis_connection(config.redis_url, config.redis_timeout)
     app.extensions["webdata.limiter"] = AccountRateLimiter(config.redis_url, config.redis_timeout)
-    app.extensions["webdata.policy"] = SourcePolicy.from_lists(
-        config.allowed_networks, config.allowed_ports, config.blocked_domains
-    )
+    app.extensions["webdata.policy"] = SourcePolicy.from_config(config)
     # Built once: each provider keeps a connection pool for every request thread to share.
     try:
         app.extensions["webdata.search"] = Search.from_config(config)

@@ -96,6 +96,14 @@ class ProgressSchema(Response):
         "description": "Pages robots.txt disallowed (never fetched; counted in failed)."})
 
 
+class WebhookDeliverySchema(Response):
+    status = fields.String(metadata={"description": "pending, delivered or failed."})
+    attempts = fields.Integer()
+    last_status = fields.Integer(allow_none=True, metadata={
+        "description": "HTTP status of the last attempt; null before one, or when none "
+                       "answered (refused, timed out)."})
+
+
 class CollectionSchema(Response):
     id = fields.String()
     mode = fields.String()
@@ -110,6 +118,8 @@ class CollectionSchema(Response):
         "description": "finished_at + the retention (7 days by default)."})
     progress = fields.Nested(ProgressSchema)
     credits_used = fields.Integer()
+    webhook = fields.Nested(WebhookDeliverySchema, allow_none=True, metadata={
+        "description": "The delivery of the collection's webhook; null when none was asked."})
 
 
 class CollectionPageSchema(Response):

@@ -217,6 +217,16 @@ class AccountSchema(Response):
     credits = fields.Nested(CreditsSchema)
 
 
+class WebhookSecretSchema(Response):
+    secret = fields.String(metadata={
+        "description": "The new signing secret (`whsec_` + base64 of the key), shown only "
+                       "now: webhooks are signed with it from now on."})
+    previous_secret_expires_at = fields.String(allow_none=True, metadata={
+        "description": "Until then the secret before this one signs too (a second `v1,` "
+                       "signature), so receivers can switch without missing a delivery; "
+                       "null when there was none to keep."})
+
+
 class ActivityQuerySchema(RequestSchema):
     cursor = fields.String(load_default=None)
     limit = fields.Integer(load_default=50, validate=validate.Range(min=1, max=100))

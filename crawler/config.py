@@ -232,7 +232,14 @@ class Config:
     its worker lives): after it, the page goes back to the frontier for another worker."""
     collection_retention_seconds: int = var("COLLECTION_RETENTION_SECONDS", integer(
         "a whole number of seconds, at least 1", 1), 7 * 86400)
-    """Seconds a finished collection's results are kept (``expires_at``)."""
+    """Seconds a finished collection's results are kept (``expires_at``); after it they
+    answer 410 ``expired`` and the cron purge deletes them."""
+    collection_purge_batch: int = var("COLLECTION_PURGE_BATCH", integer(
+        "a whole number of rows, at least 1", 1), 1000)
+    """Results the retention purge deletes per transaction: small enough that the purge of a
+    huge collection never holds the database for long."""
+    webhook_timeout: float = var("WEBHOOK_TIMEOUT", seconds(), 5.0)
+    """Seconds one webhook attempt may take to connect and to get an answer's status."""
     collection_stall_seconds: int = var("COLLECTION_STALL_SECONDS", integer(
         "a whole number of seconds, at least 1", 1), 3600)
     """Seconds a live collection may go without progress while no worker listens to the

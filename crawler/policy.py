@@ -19,11 +19,15 @@ import socket
 import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit, urlunsplit
 
 import idna  # IDNA 2008, as Twisted encodes names (faß.de is xn--fa-hia.de, not fass.de)
 
 from crawler.contract import ErrorCode
+
+if TYPE_CHECKING:
+    from crawler.config import Config
 
 
 class PolicyRefusal(Exception):
@@ -189,6 +193,13 @@ class SourcePolicy:
                 for d in domains if d.strip()
             ),
         )
+
+    @classmethod
+    def from_config(cls, config: Config) -> SourcePolicy:
+        """The deployment's policy (``CRAWLER_ALLOWED_NETWORKS``, ``_PORTS``,
+        ``CRAWLER_BLOCKED_DOMAINS``)."""
+        return cls.from_lists(config.allowed_networks, config.allowed_ports,
+                              config.blocked_domains)
 
     def _trusted(self, ip: IPAddress) -> bool:
         return any(ip.version == net.version and ip in net for net in self.allowed_networks)

@@ -10,6 +10,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from storage.models import Account, ApiKey, Plan, utcnow
+from storage.webhooks import new_secret
 
 #: Every key starts with this, so leaked keys are easy to recognise (and to scan for).
 KEY_PREFIX = "wdp_"
@@ -83,7 +84,7 @@ def create_account(session: Session, name: str, plan: str = DEFAULT_PLAN) -> Acc
         name=name,
         plan_id=plan_id(session, plan),
         balance=0,
-        webhook_secret="whsec_" + secrets.token_urlsafe(24),
+        webhook_secret=new_secret(),
     )
     session.add(account)
     session.flush()

@@ -20,12 +20,14 @@ import json
 import secrets
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from sqlalchemy import func, insert, select, update
 from sqlalchemy.orm import Session
 
+from crawler.formats import format_utc
+from storage import webhooks
 from storage.db import Database
 from storage.ledger import InsufficientCredits
 from storage.models import (
@@ -109,6 +111,31 @@ def spec_of(row: Collection) -> dict[str, Any]:
     return json.loads(row.spec)
 
 
+def expired(row: Collection, now: datetime | None = None) -> bool:
+    """Whether the collection is past its download window (its results gone or going)."""
+    expires = row.expires_at
+    if expires is not None and expires.tzinfo is None:  # SQLite gives naive UTC
+        expires = expires.replace(tzinfo=UTC)
+    return expires is not None and expires <= (now or utcnow())
+
+
+def collection_body(row: Collection) -> dict[str, Any]:
+    """The collection object (API.md), as the API answers it and webhook events carry it."""
+    return {
+        "id": row.id, "mode": row.mode, "extract": row.extract,
+        "status": CollectionStatus.EXPIRED if expired(row) else row.status,
+        "stop_reason": row.stop_reason,
+        "created_at": format_utc(row.created_at),
+        "started_at": format_utc(row.started_at) if row.started_at else None,
+        "finished_at": format_utc(row.finished_at) if row.finished_at else None,
+        "expires_at": format_utc(row.expires_at) if row.expires_at else None,
+        "progress": {"total": max(row.total, row.succeeded + row.failed),
+                     "done": row.succeeded + row.failed, "succeeded": row.succeeded,
+                     "failed": row.failed, "robots_blocked": row.robots_blocked},
+        "credits_used": row.credits_used,
+    }
+
+
 def page(db: Database, account_id: str, *, before: tuple[datetime, str] | None = None,
          limit: int = 20) -> tuple[list[Collection], tuple[datetime, str] | None]:
     """The account's collections, newest first: up to ``limit`` after the ``before``
@@ -185,7 +212,18 @@ def finish(db: Database, collection_id: str, status: CollectionStatus, *,
             update(Collection)
             .where(Collection.id == collection_id, Collection.status.in_(LIVE_STATUSES))
             .values(**values))
-        return done.rowcount == 1
+        if done.rowcount != 1:
+            return False
+        _announce(session, collection_id)
+        return True
+
+
+def _announce(session: Session, collection_id: str) -> None:
+    """In the transaction of the terminal transition: the webhook event, if one was asked
+    for (so there is exactly one, and only when the transition happened)."""
+    row = session.scalar(select(Collection).where(Collection.id == collection_id))
+    if row is not None and row.webhook_url:
+        webhooks.add_event(session, row, collection_body(row))
 
 
 def _final(status: CollectionStatus, retention: timedelta, stop_reason: str | None
@@ -202,11 +240,13 @@ def cancel(db: Database, collection_id: str, account_id: str, *, retention: time
     such collection of the account). Repeating it is harmless (and recorded again); a
     collection that ended otherwise raises NotCancellable."""
     with db.session() as session:
-        session.execute(
+        cancelled = session.execute(
             update(Collection)
             .where(Collection.id == collection_id, Collection.account_id == account_id,
                    Collection.status.in_(LIVE_STATUSES))
             .values(**_final(CollectionStatus.CANCELLED, retention, "cancelled")))
+        if cancelled.rowcount == 1:
+            _announce(session, collection_id)
         row = session.scalar(select(Collection).where(Collection.id == collection_id,
                                                       Collection.account_id == account_id))
         if row is None:
@@ -358,3 +398,4 @@ def running(db: Database, limit: int = 500) -> list[str]:
         return list(session.scalars(
             select(Collection.id).where(Collection.status.in_(LIVE_STATUSES))
             .order_by(Collection.created_at).limit(limit)))
+

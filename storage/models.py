@@ -90,7 +90,13 @@ class Account(Base):
     plan_id: Mapped[int] = mapped_column(ForeignKey("plans.id"))
     #: Credits available now (reservations already deducted). Changed only by storage.ledger.
     balance: Mapped[int] = mapped_column(BigInteger, default=0)
+    #: The Standard Webhooks signing secret (``whsec_`` + base64 of 32 random bytes): made with
+    #: the account, shown only when ``POST /account/webhook-secret`` rotates it.
     webhook_secret: Mapped[str] = mapped_column(String(80))
+    #: The secret before the last rotation: it still signs for a day after it (two ``v1,``
+    #: signatures), so receivers can switch without losing a delivery.
+    previous_webhook_secret: Mapped[str | None] = mapped_column(String(80))
+    webhook_secret_rotated_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
 
     plan: Mapped[Plan] = relationship(lazy="joined")
@@ -231,6 +237,8 @@ class Collection(Base):
     started_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
     finished_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
     expires_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), index=True)
+    #: When the retention purge deleted the results (``storage.collections.purge_expired``).
+    purged_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
 
 
 class CollectionResult(Base):
@@ -256,3 +264,42 @@ class CollectionResult(Base):
     fetched_at: Mapped[str | None] = mapped_column(String(40))
     error: Mapped[str | None] = mapped_column(Text)  # JSON
     data: Mapped[str | None] = mapped_column(Text)  # JSON
+
+
+class DeliveryStatus(StrEnum):
+    """``status`` of a webhook event (the collection object's ``webhook.status``)."""
+
+    PENDING = "pending"
+    DELIVERED = "delivered"
+    FAILED = "failed"
+
+
+class WebhookEvent(Base):
+    """The outbox: one event per finished collection that asked for a webhook, written in the
+    transaction of its terminal transition (so it exists exactly when the transition does), and
+    sent by the workers until a 2xx or the last attempt (``worker.webhooks``).
+
+    ``payload`` is the body as first rendered: every attempt sends the same bytes, so a
+    receiver that deduplicates on ``webhook-id`` sees one event.
+    """
+
+    __tablename__ = "webhook_events"
+    __table_args__ = (Index("ix_webhook_events_due", "status", "next_attempt_at"),)
+
+    id: Mapped[str] = mapped_column(String(40), primary_key=True)
+    collection_id: Mapped[str] = mapped_column(
+        ForeignKey("collections.id", ondelete="CASCADE"), unique=True)
+    account_id: Mapped[str] = mapped_column(ForeignKey("accounts.id"))
+    event: Mapped[str] = mapped_column(String(40))
+    url: Mapped[str] = mapped_column(Text)
+    payload: Mapped[str] = mapped_column(Text)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    status: Mapped[str] = mapped_column(String(16))  # a DeliveryStatus
+    attempts: Mapped[int] = mapped_column(Integer, default=0)
+    #: The HTTP status of the last attempt (None: no answer — refused, timed out, reset).
+    last_status: Mapped[int | None] = mapped_column(Integer)
+    last_error: Mapped[str | None] = mapped_column(Text)
+    next_attempt_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    #: A sender holds the event until then (so two workers never send one attempt twice).
+    claimed_until: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    delivered_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))

@@ -57,11 +57,13 @@ class Stack:
 
 def _spawn(redis_url: str, count: int, env: dict[str, str], log: Path
            ) -> list[subprocess.Popen]:
-    """``count`` more workers on interactive and collections, once registered."""
+    """``count`` more workers on maintenance (webhooks), interactive and collections, once
+    registered."""
     full_env = {**os.environ, **env, "REDIS_URL": redis_url}
     connection = Redis.from_url(redis_url)
     running = len(Worker.all(connection=connection))
-    procs = [subprocess.Popen([sys.executable, "-m", "worker", "interactive", "collections"],
+    procs = [subprocess.Popen([sys.executable, "-m", "worker", "maintenance", "interactive",
+                               "collections"],
                               cwd=ROOT, env=full_env, stdout=log.open("ab"),
                               stderr=subprocess.STDOUT) for _ in range(count)]
     wait_until(lambda: len(Worker.all(connection=connection)) >= running + count,

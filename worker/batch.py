@@ -98,8 +98,7 @@ def start_collection(account_id: str, mode: str = "batch", *,
     config = config or Config.from_env()
     db = _database(config)
     row = new_collections.create(
-        db, SourcePolicy.from_lists(config.allowed_networks, config.allowed_ports,
-                                    config.blocked_domains),
+        db, SourcePolicy.from_config(config),
         account_id=account_id, mode=mode, extract=extract, urls=urls, url=url,
         max_pages=max_pages, max_depth=max_depth, include_paths=include_paths,
         exclude_paths=exclude_paths, use_sitemap=use_sitemap)

@@ -45,6 +45,7 @@ from storage.collections import PageOutcome
 from storage.db import Database, shared
 from storage.models import LIVE_STATUSES, CollectionStatus
 from worker import queues
+from worker.webhooks import announce
 
 logger = logging.getLogger(__name__)
 
@@ -92,6 +93,7 @@ class Slice:
     frontier: Frontier = field(init=False)
     scope: CrawlScope | None = None
     extract: str = "page"
+    webhook: bool = False  #: the collection asked for a webhook (announced when it ends)
     stats: dict[str, int] = field(default_factory=lambda: {"stored": 0, "duplicates": 0})
 
     def __post_init__(self) -> None:
@@ -124,7 +126,7 @@ class Slice:
         if row is None or row.status not in LIVE_STATUSES:
             return {"collection": self.collection_id, "status": row.status if row else None}
         spec = collections.spec_of(row)
-        self.extract = row.extract
+        self.extract, self.webhook = row.extract, bool(row.webhook_url)
         self._budget = int(spec.get("max_pages") or 0)  # a crawl's pages in all; 0: none
         if row.mode == "crawl":
             self.scope = CrawlScope(start_url=spec["url"], max_depth=spec["max_depth"],
@@ -393,6 +395,8 @@ class Slice:
         if collections.finish(self.db, self.collection_id, status, retention=self.retention,
                               stop_reason=stop_reason):
             logger.info("Collection %s %s", self.collection_id, status)
+            if self.webhook:
+                announce(self.redis, self.collection_id)
         self.frontier.linger()
 
 

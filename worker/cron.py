@@ -26,7 +26,12 @@ from rq.job import Job
 
 from crawler.config import Config, load_or_exit
 from worker import queues
-from worker.maintenance import look_after_collections, release_abandoned_reservations
+from worker.maintenance import (
+    look_after_collections,
+    purge_expired_collections,
+    release_abandoned_reservations,
+)
+from worker.webhooks import deliver_due
 
 logger = logging.getLogger(__name__)
 
@@ -60,20 +65,19 @@ class JsonCronScheduler(CronScheduler):
 
 
 def scheduler(config: Config, connection: Redis) -> JsonCronScheduler:
-    """The schedule, every ``SWEEP_INTERVAL`` seconds: the reservation sweep, and the
-    collections' watchdog (resumes a collection whose slices were all lost)."""
+    """The schedule, every ``SWEEP_INTERVAL`` seconds: the reservation sweep, the
+    collections' watchdog (resumes a collection whose slices were all lost), the webhook
+    attempts that are due, and the purge of expired collections' results."""
     cron = JsonCronScheduler(connection=connection, logging_level=config.log_level)
-    cron.register(
-        release_abandoned_reservations, queues.MAINTENANCE, interval=config.sweep_interval,
-        job_timeout=max(60, config.sweep_interval),
+    every = config.sweep_interval
+    for job, timeout in ((release_abandoned_reservations, 60), (look_after_collections, 60),
+                         # up to 100 attempts, 8 at once, each within WEBHOOK_TIMEOUT
+                         (deliver_due, 15 * config.webhook_timeout + 60),
+                         (purge_expired_collections, 3600)):
         # Not taken within an interval (no worker running): dropped, the next one follows.
-        ttl=config.sweep_interval, result_ttl=config.sweep_interval, failure_ttl=86400,
-    )
-    cron.register(
-        look_after_collections, queues.MAINTENANCE, interval=config.sweep_interval,
-        job_timeout=max(60, config.sweep_interval),
-        ttl=config.sweep_interval, result_ttl=config.sweep_interval, failure_ttl=86400,
-    )
+        cron.register(job, queues.MAINTENANCE, interval=every,
+                      job_timeout=int(max(timeout, every)), ttl=every, result_ttl=every,
+                      failure_ttl=86400)
     return cron
 
 

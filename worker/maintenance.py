@@ -8,6 +8,9 @@ its deadline, with the request's line of history (failed, 0 credits, ``abandoned
 A collection runs as slice jobs that enqueue their successors; when every slice of one is lost
 (its workers killed) nothing would ever run it again: :func:`look_after_collections` resumes
 it, or fails it once it has made no progress for too long.
+
+A finished collection's results are kept ``COLLECTION_RETENTION_SECONDS``:
+:func:`purge_expired_collections` deletes them after that.
 """
 
 from __future__ import annotations
@@ -22,10 +25,11 @@ from rq.job import Job, JobStatus
 
 from crawler.config import Config
 from crawler.frontier import Frontier
-from storage import collections, ledger
+from storage import collections, ledger, retention
 from storage.db import shared
 from storage.models import CollectionStatus
 from worker import liveness, queues
+from worker.webhooks import announce
 
 logger = logging.getLogger(__name__)
 
@@ -75,6 +79,7 @@ def look_after_collections(config: Config | None = None, redis: Redis | None = N
                 logger.error("Collection %s made no progress for %d s: failed", collection_id,
                              config.collection_stall_seconds)
                 report["stalled"] += 1
+                announce(redis, collection_id)
             frontier.linger()
     return report
 
@@ -94,3 +99,14 @@ def _slice_alive(redis: Redis, job_id: str) -> bool:
     pid = redis.hget(key, "pid")
     return bool(redis.exists(key)) and not liveness.is_dead(redis, key,
                                                             int(pid) if pid else None)
+
+
+def purge_expired_collections(config: Config | None = None) -> int:
+    """Delete the results of every collection past its ``expires_at``, in bounded batches;
+    returns how many (idempotent: a second run deletes nothing)."""
+    config = config or Config.from_env()
+    deleted = retention.purge_expired(shared(config.database_url, config.database_timeout),
+                                      batch=config.collection_purge_batch)
+    if deleted:
+        logger.info("Purged %d expired collection result(s)", deleted)
+    return deleted

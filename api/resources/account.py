@@ -1,4 +1,4 @@
-"""``GET /account`` and ``GET /account/activity``."""
+"""``GET /account``, ``GET /account/activity`` and ``POST /account/webhook-secret``."""
 
 from __future__ import annotations
 
@@ -6,12 +6,17 @@ from flask import g
 from flask_smorest import Blueprint
 
 from api import cursors
-from api.auth import authenticated
+from api.auth import authenticated, bodyless
 from api.extensions import db
 from api.openapi import AUTHENTICATED, BASE_PATH, documented
-from api.schemas import AccountSchema, ActivityPageSchema, ActivityQuerySchema
+from api.schemas import (
+    AccountSchema,
+    ActivityPageSchema,
+    ActivityQuerySchema,
+    WebhookSecretSchema,
+)
 from crawler.formats import format_utc
-from storage import accounts, activity
+from storage import accounts, activity, webhooks
 
 blp = authenticated(Blueprint("account", __name__, url_prefix=BASE_PATH,
                               description="Your account, balance and history."))
@@ -56,3 +61,18 @@ def account_activity(args: dict):
         ],
         "next_cursor": cursors.encode(CURSOR, next_id) if next_id else None,
     }
+
+
+@blp.route("/account/webhook-secret", methods=["POST"])
+@bodyless
+@documented(blp, "rotateWebhookSecret", WebhookSecretSchema,
+            (*AUTHENTICATED, 400, 409, 413, 422),
+            descriptions={400: "bad_request: the body, if any, is not JSON."})
+def rotate_webhook_secret():
+    """Create or rotate the secret that signs your webhooks, and show it (this once).
+
+    Webhooks are signed the Standard Webhooks way (`webhook-signature: v1,<base64 HMAC>`).
+    For 24 hours after a rotation the secret before signs too, as a second `v1,` entry.
+    """
+    secret, previous_until = webhooks.rotate_secret(db(), g.principal.account_id)
+    return {"secret": secret, "previous_secret_expires_at": format_utc(previous_until)}

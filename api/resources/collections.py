@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import logging
 import time
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from flask import current_app, g
@@ -31,13 +31,13 @@ from api.errors import ApiError
 from api.extensions import db, redis, source_policy
 from api.openapi import AUTHENTICATED, BASE_PATH, documented
 from api.operations import history_written, refuse
-from crawler.formats import format_utc
 from crawler.frontier import Frontier
 from crawler.policy import PolicyRefusal
-from storage import collections
+from storage import collections, webhooks
 from storage.ledger import InsufficientCredits
-from storage.models import LIVE_STATUSES, Collection, CollectionStatus, utcnow
+from storage.models import LIVE_STATUSES, Collection
 from worker import new_collections
+from worker.webhooks import announce
 
 logger = logging.getLogger(__name__)
 
@@ -60,28 +60,14 @@ def _retention() -> timedelta:
     return timedelta(seconds=_config().collection_retention_seconds)
 
 
-def expired(row: Collection) -> bool:
-    expires = row.expires_at
-    if expires is not None and expires.tzinfo is None:  # SQLite gives naive UTC
-        expires = expires.replace(tzinfo=UTC)
-    return expires is not None and expires <= utcnow()
+def bodies(rows: list[Collection]) -> list[dict[str, Any]]:
+    """The collection objects (API.md), with the ``webhook`` delivery of those that asked."""
+    shown = webhooks.deliveries(db(), rows)
+    return [{**collections.collection_body(row), "webhook": shown.get(row.id)} for row in rows]
 
 
 def body(row: Collection) -> dict[str, Any]:
-    """The collection object (API.md)."""
-    status = CollectionStatus.EXPIRED if expired(row) else row.status
-    return {
-        "id": row.id, "mode": row.mode, "extract": row.extract, "status": status,
-        "stop_reason": row.stop_reason,
-        "created_at": format_utc(row.created_at),
-        "started_at": format_utc(row.started_at) if row.started_at else None,
-        "finished_at": format_utc(row.finished_at) if row.finished_at else None,
-        "expires_at": format_utc(row.expires_at) if row.expires_at else None,
-        "progress": {"total": max(row.total, row.succeeded + row.failed),
-                     "done": row.succeeded + row.failed, "succeeded": row.succeeded,
-                     "failed": row.failed, "robots_blocked": row.robots_blocked},
-        "credits_used": row.credits_used,
-    }
+    return bodies([row])[0]
 
 
 def _own(collection_id: str) -> Collection:
@@ -109,6 +95,13 @@ def create(args: dict):
     booked as it is stored; failed pages, duplicates and anything after a cancel cost nothing.
     """
     url = args.get("url")
+    if args["webhook_url"]:
+        try:
+            source_policy().check_url(args["webhook_url"])
+        except PolicyRefusal as exc:
+            raise refuse(OPERATION, ApiError(
+                "validation_error", "Invalid request: check webhook_url.",
+                errors={"webhook_url": [exc.message]}), url=url) from None
     try:
         row = new_collections.create(
             db(), source_policy(), account_id=g.principal.account_id, mode=args["mode"],
@@ -157,7 +150,7 @@ def list_collections(args: dict):
                                       limit=args["limit"])
     cursor = (cursors.encode(LIST_CURSOR, f"{position[0].isoformat()}|{position[1]}")
               if position else None)
-    return {"collections": [body(row) for row in rows], "next_cursor": cursor}
+    return {"collections": bodies(rows), "next_cursor": cursor}
 
 
 @blp.route("/collections/<collection_id>", methods=["GET"])
@@ -189,6 +182,8 @@ def cancel(collection_id: str):
         raise ApiError("not_found", "No such collection.")
     history_written()  # by collections.cancel
     _stop_fetching(collection_id)
+    if row.webhook_url:
+        announce(redis(), collection_id)
     return body(row)
 
 
@@ -218,7 +213,7 @@ def results(args: dict, collection_id: str):
     collection is final and everything was returned.
     """
     row = _own(collection_id)
-    if expired(row):
+    if collections.expired(row):
         raise ApiError("expired", "This collection's results are past their download window.")
     final = row.status not in LIVE_STATUSES  # read first: nothing is stored after it
     after = cursors.decode_id(RESULTS_CURSOR, args["cursor"]) if args["cursor"] else 0

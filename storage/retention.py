@@ -1,0 +1,44 @@
+"""Retention: a finished collection's results are kept until its ``expires_at`` (finished_at +
+``COLLECTION_RETENTION_SECONDS``), then deleted by :func:`purge_expired`, which the workers
+run on RQ's cron schedule (``worker.maintenance.purge_expired_collections``).
+
+The collection row, its line of history and its ledger entries stay: the account's history
+and money are not the results, and the object keeps answering (``status: "expired"``).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from sqlalchemy import delete, select, update
+
+from storage.db import Database
+from storage.models import Collection, CollectionResult, utcnow
+
+
+def purge_expired(db: Database, *, batch: int = 1000, now: datetime | None = None) -> int:
+    """Delete the results of every collection past ``expires_at``, ``batch`` rows per short
+    transaction (a purge of millions of rows never holds the database long), then mark each
+    purged; returns how many results were deleted. Idempotent: a second run, or one racing
+    this one, finds nothing more to delete."""
+    now = now or utcnow()
+    deleted = 0
+    with db.session() as session:
+        due = list(session.scalars(
+            select(Collection.id).where(Collection.expires_at <= now,
+                                        Collection.purged_at.is_(None))
+            .order_by(Collection.expires_at)))
+    for collection_id in due:
+        while True:
+            with db.session() as session:
+                ids = select(CollectionResult.id).where(
+                    CollectionResult.collection_id == collection_id).limit(batch)
+                gone = session.execute(delete(CollectionResult).where(
+                    CollectionResult.id.in_(ids.scalar_subquery()))).rowcount
+            deleted += gone
+            if gone < batch:
+                break
+        with db.session() as session:
+            session.execute(update(Collection).where(Collection.id == collection_id)
+                            .values(purged_at=now))
+    return deleted

@@ -1,0 +1,168 @@
+"""Webhook secrets and the outbox of webhook events: the only code that speaks SQL about them.
+
+Delivery is at least once and durable: an event is a row written in the transaction of its
+collection's terminal transition (:func:`add_event`), so it exists exactly when the transition
+does, whatever happens to Redis or to the process afterwards. Senders :func:`claim` it (one
+conditional ``UPDATE``: two workers never send one attempt twice), send it, and
+:func:`record` the attempt, which schedules the next one on :data:`BACKOFF` until a 2xx or the
+last attempt.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import secrets
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from sqlalchemy import select, update
+from sqlalchemy.orm import Session
+
+from storage.db import Database
+from storage.models import Account, Collection, DeliveryStatus, WebhookEvent, utcnow
+
+#: Seconds to wait after each failed attempt before the next one: 7 attempts over 17.5 hours
+#: (the Standard Webhooks / Svix schedule, without its last 10 h), so a receiver that is down
+#: for a deploy, an afternoon or a night still gets the event.
+BACKOFF = (5, 300, 1800, 7200, 18000, 36000)
+ATTEMPTS = len(BACKOFF) + 1
+#: How long a sender holds an event it claimed: longer than one attempt can take (its
+#: timeout), short enough that a killed sender's event is soon sent by another.
+CLAIM = timedelta(seconds=60)
+#: How long the secret before a rotation keeps signing.
+ROTATION_OVERLAP = timedelta(hours=24)
+#: The event of each final status.
+EVENTS = {"completed": "collection.completed", "cancelled": "collection.cancelled",
+          "failed": "collection.failed"}
+
+
+def new_secret() -> str:
+    """A Standard Webhooks secret: ``whsec_`` and the base64 of 32 random bytes (the key)."""
+    return "whsec_" + base64.b64encode(secrets.token_bytes(32)).decode()
+
+
+def rotate_secret(db: Database, account_id: str) -> tuple[str, datetime]:
+    """A new secret for the account (the one before keeps signing until the time returned)."""
+    secret, now = new_secret(), utcnow()
+    with db.write() as session:
+        session.execute(
+            update(Account).where(Account.id == account_id)
+            .values(previous_webhook_secret=Account.webhook_secret, webhook_secret=secret,
+                    webhook_secret_rotated_at=now))
+    return secret, now + ROTATION_OVERLAP
+
+
+def event_id(collection_id: str) -> str:
+    """The id of a collection's event (there is at most one): ``evt_`` and the collection's
+    own random part, so a caller that finished a collection can ask for its delivery
+    without reading the row back."""
+    return "evt_" + collection_id.removeprefix("col_")
+
+
+def add_event(session: Session, row: Collection, collection: dict[str, Any]) -> None:
+    """Within the transaction that made ``row`` final: its event, if it asked for one."""
+    if not row.webhook_url:
+        return
+    now = utcnow()
+    payload = {"id": event_id(row.id), "event": EVENTS[row.status],
+               "created_at": collection["finished_at"], "collection": collection}
+    session.add(WebhookEvent(
+        id=payload["id"], collection_id=row.id, account_id=row.account_id,
+        event=payload["event"], url=row.webhook_url,
+        payload=json.dumps(payload, ensure_ascii=False, separators=(",", ":")),
+        created_at=now, status=DeliveryStatus.PENDING, attempts=0, next_attempt_at=now))
+
+
+@dataclass(frozen=True)
+class Claimed:
+    """An event a sender holds: what to send, where, and with which secrets."""
+
+    id: str
+    url: str
+    payload: str
+    attempts: int  #: made before this one
+    secrets: tuple[str, ...]
+
+
+def claim(db: Database, event: str, now: datetime | None = None) -> Claimed | None:
+    """Hold ``event`` for one attempt if it is due and nobody holds it; None otherwise."""
+    now = now or utcnow()
+    with db.session() as session:
+        taken = session.execute(
+            update(WebhookEvent)
+            .where(WebhookEvent.id == event, WebhookEvent.status == DeliveryStatus.PENDING,
+                   WebhookEvent.next_attempt_at <= now,
+                   (WebhookEvent.claimed_until.is_(None)) | (WebhookEvent.claimed_until < now))
+            .values(claimed_until=now + CLAIM))
+        if taken.rowcount != 1:
+            return None
+        row, account = session.execute(
+            select(WebhookEvent, Account).join(Account, Account.id == WebhookEvent.account_id)
+            .where(WebhookEvent.id == event)).one()
+        return Claimed(row.id, row.url, row.payload, row.attempts, signing_secrets(account, now))
+
+
+def signing_secrets(account: Account, now: datetime) -> tuple[str, ...]:
+    """The secrets that sign now: the current one, and the one before for a day after a
+    rotation."""
+    rotated = account.webhook_secret_rotated_at
+    if rotated is not None and rotated.tzinfo is None:  # SQLite gives naive UTC
+        rotated = rotated.replace(tzinfo=UTC)
+    if account.previous_webhook_secret and rotated and now < rotated + ROTATION_OVERLAP:
+        return account.webhook_secret, account.previous_webhook_secret
+    return (account.webhook_secret,)
+
+
+def record(db: Database, claimed: Claimed, *, status: int | None, error: str | None,
+           now: datetime | None = None) -> str:
+    """The outcome of one attempt; the event's status after it."""
+    now = now or utcnow()
+    attempts = claimed.attempts + 1
+    values: dict[str, Any] = {"attempts": attempts, "last_status": status,
+                              "last_error": error, "claimed_until": None}
+    if status is not None and 200 <= status < 300:
+        values.update(status=DeliveryStatus.DELIVERED, delivered_at=now, next_attempt_at=None,
+                      last_error=None)
+    elif attempts >= ATTEMPTS:
+        values.update(status=DeliveryStatus.FAILED, next_attempt_at=None)
+    else:
+        values.update(next_attempt_at=now + timedelta(seconds=BACKOFF[attempts - 1]))
+    with db.session() as session:
+        session.execute(update(WebhookEvent).where(WebhookEvent.id == claimed.id,
+                                                   WebhookEvent.attempts == claimed.attempts)
+                        .values(**values))
+    return values.get("status", DeliveryStatus.PENDING)
+
+
+def due(db: Database, now: datetime | None = None, limit: int = 100) -> list[str]:
+    """Ids of pending events whose next attempt is due and that nobody holds, oldest first."""
+    now = now or utcnow()
+    with db.session() as session:
+        return list(session.scalars(
+            select(WebhookEvent.id)
+            .where(WebhookEvent.status == DeliveryStatus.PENDING,
+                   WebhookEvent.next_attempt_at <= now,
+                   (WebhookEvent.claimed_until.is_(None)) | (WebhookEvent.claimed_until < now))
+            .order_by(WebhookEvent.next_attempt_at).limit(limit)))
+
+
+def deliveries(db: Database, collections: Iterable[Collection]) -> dict[str, dict[str, Any]]:
+    """The ``webhook`` field of each collection that asked for one (API.md): its event's
+    delivery, or pending with no attempt while it runs."""
+    asked = [row.id for row in collections if row.webhook_url]
+    if not asked:
+        return {}
+    with db.session() as session:
+        events = {row.collection_id: row for row in session.scalars(
+            select(WebhookEvent).where(WebhookEvent.collection_id.in_(asked)))}
+    shown: dict[str, dict[str, Any]] = {}
+    for collection_id in asked:
+        event = events.get(collection_id)
+        shown[collection_id] = (
+            {"status": event.status, "attempts": event.attempts,
+             "last_status": event.last_status} if event else
+            {"status": DeliveryStatus.PENDING, "attempts": 0, "last_status": None})
+    return shown

@@ -1,0 +1,153 @@
+"""Sending webhook events (the outbox of :mod:`storage.webhooks`), signed the Standard Webhooks
+way, under the source policy.
+
+Two ways in, both jobs on the ``maintenance`` queue:
+
+- :func:`deliver`, enqueued by whoever made a collection final (:func:`announce`): the first
+  attempt, seconds after the event;
+- :func:`deliver_due`, on RQ's cron schedule: every attempt that is due (retries on
+  :data:`storage.webhooks.BACKOFF`, and any first attempt whose job was lost with Redis).
+
+Both only send what they :func:`storage.webhooks.claim`, so an attempt is never made twice.
+
+Why ``http.client`` on a socket we connect ourselves, rather than an HTTP client library: the
+webhook URL is the account's, and must not reach what the crawler may not (a private address,
+directly or through DNS that changes between a check and the connect). Here the name is
+resolved once, every address is judged by the same :class:`~crawler.policy.SourcePolicy` as
+any fetch, and the connection is made to the address that was judged; ``http.client`` never
+follows redirects, and the response body is not read.
+"""
+
+from __future__ import annotations
+
+import http.client
+import logging
+import socket
+import ssl
+from concurrent.futures import ThreadPoolExecutor
+from datetime import UTC, datetime
+from urllib.parse import urlsplit
+
+from redis import Redis
+from redis.exceptions import RedisError
+from standardwebhooks.webhooks import Webhook
+
+from crawler.config import Config
+from crawler.policy import PolicyRefusal, SourcePolicy
+from storage import webhooks
+from storage.db import shared
+from worker import queues
+
+logger = logging.getLogger(__name__)
+
+#: The job that makes one event's first attempt, by name (the API enqueues it too).
+DELIVER_JOB = "worker.webhooks.deliver"
+#: Attempts :func:`deliver_due` makes at once (each waits at most ``WEBHOOK_TIMEOUT``).
+PARALLEL = 8
+USER_AGENT = "webdata-webhooks/1"
+
+
+def announce(connection: Redis, collection_id: str) -> None:
+    """Ask for the first attempt of the collection's event at once (if it has one: the job
+    finds nothing to claim otherwise). Best effort: the cron sweep sends it anyway."""
+    try:
+        queues.queue(queues.MAINTENANCE, connection).enqueue(
+            DELIVER_JOB, webhooks.event_id(collection_id), job_timeout=120, result_ttl=600,
+            failure_ttl=86400, description=f"webhook of {collection_id}")
+    except RedisError as exc:
+        logger.warning("Could not enqueue the webhook of %s (the sweep will send it): %s",
+                       collection_id, exc)
+
+
+def deliver(event_id: str, config: Config | None = None, now: datetime | None = None
+            ) -> str | None:
+    """Make the event's next attempt if it is due (at ``now``) and free; its status after,
+    or None when there was nothing to do."""
+    config = config or Config.from_env()
+    db = shared(config.database_url, config.database_timeout)
+    claimed = webhooks.claim(db, event_id, now)
+    if claimed is None:
+        return None
+    status, error = attempt(claimed, SourcePolicy.from_config(config), config.webhook_timeout)
+    outcome = webhooks.record(db, claimed, status=status, error=error, now=now)
+    log = logger.info if outcome != "failed" else logger.warning
+    log("Webhook %s, attempt %d: %s (%s)", event_id, claimed.attempts + 1,
+        status or error, outcome)
+    return outcome
+
+
+def deliver_due(config: Config | None = None) -> int:
+    """Every due attempt, :data:`PARALLEL` at once; how many were made."""
+    config = config or Config.from_env()
+    due = webhooks.due(shared(config.database_url, config.database_timeout))
+    if not due:
+        return 0
+    with ThreadPoolExecutor(PARALLEL, thread_name_prefix="webhook") as pool:
+        made = [outcome for outcome in pool.map(lambda event: deliver(event, config), due)
+                if outcome is not None]
+    return len(made)
+
+
+def attempt(claimed: webhooks.Claimed, policy: SourcePolicy, timeout: float
+            ) -> tuple[int | None, str | None]:
+    """POST the event; (HTTP status, None) when an answer came, else (None, why not)."""
+    now = datetime.now(UTC)
+    headers = {
+        "Content-Type": "application/json", "User-Agent": USER_AGENT,
+        "webhook-id": claimed.id, "webhook-timestamp": str(int(now.timestamp())),
+        "webhook-signature": " ".join(Webhook(secret).sign(claimed.id, now, claimed.payload)
+                                      for secret in claimed.secrets),
+    }
+    try:
+        return post(claimed.url, claimed.payload.encode(), headers, policy, timeout), None
+    except PolicyRefusal as exc:
+        return None, exc.message
+    except (OSError, http.client.HTTPException) as exc:
+        return None, f"{type(exc).__name__}: {exc}"[:300]
+
+
+def post(url: str, body: bytes, headers: dict[str, str], policy: SourcePolicy,
+         timeout: float) -> int:
+    """POST ``body`` to ``url`` and return the status, connecting only to an address the
+    policy allows; raises PolicyRefusal, OSError or HTTPException."""
+    policy.check_url(url)
+    parts = urlsplit(url)
+    https = parts.scheme.lower() == "https"
+    host, port = parts.hostname or "", parts.port or (443 if https else 80)
+    sock = _connect(host, port, policy, timeout)
+    try:
+        if https:
+            sock = ssl.create_default_context().wrap_socket(sock, server_hostname=host)
+        connection = (http.client.HTTPSConnection if https else http.client.HTTPConnection)(
+            host, port, timeout=timeout)
+        connection.sock = sock  # already connected: http.client does not connect again
+        target = parts.path or "/"
+        connection.request("POST", f"{target}?{parts.query}" if parts.query else target,
+                           body=body, headers=headers)
+        return connection.getresponse().status  # the body is ignored, never read
+    finally:
+        sock.close()
+
+
+def _connect(host: str, port: int, policy: SourcePolicy, timeout: float) -> socket.socket:
+    """A socket connected to the first of ``host``'s addresses the policy allows."""
+    refusals: list[str] = []
+    failure: OSError | None = None
+    for family, kind, proto, _, address in socket.getaddrinfo(host, port,
+                                                              type=socket.SOCK_STREAM):
+        reason = policy.address_refusal(str(address[0]), port)
+        if reason is not None:
+            refusals.append(reason)
+            continue
+        sock = socket.socket(family, kind, proto)
+        sock.settimeout(timeout)
+        try:
+            sock.connect(address)
+        except OSError as exc:
+            sock.close()
+            failure = exc
+            continue
+        return sock
+    if failure is not None:
+        raise failure
+    raise PolicyRefusal(f"Refused by source policy: {refusals[0] if refusals else host}.")
