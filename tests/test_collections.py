@@ -6,18 +6,25 @@ fetch after cancel, another account's collection."""
 from __future__ import annotations
 
 import itertools
+import json
 import time
 from collections.abc import Iterator
 from urllib.parse import urlsplit
 
 import pytest
+from sqlalchemy import func, select
+from standardwebhooks.webhooks import Webhook
 
+from api import create_app
 from crawler.canonical import canonical_url
+from storage.models import CollectionResult
 from tests.collection_stack import HOST_CAP, Stack, all_results, wait_final
-from tests.conftest import SITE_HOST, Customer, new_customer
+from tests.conftest import SITE_HOST, Customer, make_config, new_customer
 from tests.site import crawlsite, sitemaps
 from tests.site.server import serve
 from tests.waits import wait_until
+from tests.webhook_receiver import start_receiver
+from worker.maintenance import purge_expired_collections
 
 
 @pytest.fixture(scope="module")
@@ -261,3 +268,72 @@ def test_a_bad_pattern_or_a_refused_start_url_is_refused_before_anything_runs(st
     assert foreign.status_code == 422 and "url" in foreign.get_json()["errors"]
     assert who.get("/collections").get_json()["collections"] == []
     assert who.balance() == 100
+
+
+def test_a_finished_collection_calls_its_webhook_once(stack, site):
+    receiver = start_receiver()
+    try:
+        who = customer(stack)
+        secret = who.post("/account/webhook-secret", None).get_json()["secret"]
+        created = start(who, {"mode": "batch", "urls": [f"{site}/article"],
+                              "webhook_url": receiver.url})
+        assert created["webhook"] == {"status": "pending", "attempts": 0, "last_status": None}
+        final = wait_final(who, created["id"])
+        delivered = _delivered(who, created["id"])
+        assert delivered["webhook"] == {"status": "delivered", "attempts": 1, "last_status": 204}
+        [request] = receiver.received
+        payload = Webhook(secret).verify(request.body, request.headers)  # or it raises
+        assert payload["event"] == "collection.completed"
+        assert payload["collection"]["id"] == created["id"]
+        assert payload["collection"]["progress"] == final["progress"]
+        urls = [f"{site}/slow/hook{n}?ms=1500" for n in range(10)]
+        cancelled = start(who, {"mode": "batch", "urls": urls, "webhook_url": receiver.url})
+        assert who.post(f"/collections/{cancelled['id']}/cancel", None).status_code == 200
+        _delivered(who, cancelled["id"])
+        events = {json.loads(r.body)["collection"]["id"]: json.loads(r.body)["event"]
+                  for r in receiver.received}
+        assert events == {created["id"]: "collection.completed",
+                          cancelled["id"]: "collection.cancelled"}
+        assert len(receiver.received) == 2  # one per collection
+    finally:
+        receiver.close()
+
+
+def _delivered(who: Customer, collection_id: str) -> dict:
+    shown: dict = {}
+
+    def done() -> bool:
+        shown.update(who.get(f"/collections/{collection_id}").get_json())
+        return shown["webhook"]["status"] == "delivered"
+
+    wait_until(done, "the webhook to be delivered", timeout=30, pause=0.1)
+    return shown
+
+
+def test_expired_results_answer_410_and_are_purged(stack, site):
+    """With retention shortened to a second: the results answer 410, the object says
+    ``expired`` (with its progress), and the purge deletes every result, in batches."""
+    config = make_config(stack.database_url, stack.redis_url, collection_retention_seconds=1,
+                         collection_purge_batch=2)
+    who = new_customer(create_app(config), credits=20, plan="standard")
+    created = start(who, {"mode": "batch",
+                          "urls": [f"{site}/slow/purge{n}?ms=200" for n in range(20)]})
+    wait_until(lambda: who.get(f"/collections/{created['id']}").get_json()["progress"]["done"]
+               >= 5, "some pages to be stored", pause=0.1)
+    assert who.post(f"/collections/{created['id']}/cancel", None).status_code == 200
+    stored = len(all_results(who, created["id"], limit=100))
+    assert stored >= 5
+    wait_until(lambda: who.get(f"/collections/{created['id']}/results").status_code == 410,
+               "the results to expire", timeout=10, pause=0.2)
+    gone = who.get(f"/collections/{created['id']}/results").get_json()
+    assert gone["error"] == "expired"
+    assert purge_expired_collections(config) >= stored  # other tests' expired ones too
+    db = who.app.extensions["webdata.db"]
+    with db.session() as session:
+        left = session.scalar(select(func.count()).select_from(CollectionResult)
+                              .where(CollectionResult.collection_id == created["id"]))
+    assert left == 0
+    assert purge_expired_collections(config) == 0  # idempotent
+    shown = who.get(f"/collections/{created['id']}").get_json()
+    assert shown["status"] == "expired" and shown["progress"]["done"] == stored
+    assert shown["credits_used"] == 20 - who.balance()  # the money stays as it was

@@ -7,10 +7,13 @@ import os
 import re
 import subprocess
 import sys
+from datetime import UTC, datetime, timedelta
 
 from api.serve import write_private
 from crawler.config import variables
+from storage import webhooks
 from tests.conftest import ROOT
+from worker.webhooks import signed_headers
 
 
 def readme_code(section: str, language: str) -> str:
@@ -41,3 +44,26 @@ def test_the_rq_snippet_finds_make_runs_redis(tmp_path, redis_url, workers, site
     page = json.loads(done.stdout.strip().splitlines()[-1])
     assert page["status"] == "succeeded", page
     assert page["data"]["title"] == "Tide tables of the Thames estuary"
+
+
+def test_the_webhook_receiver_verifies_and_refuses_replays():
+    """"Webhooks and retention": the receiver as written, with a real secret, given a delivery
+    signed as the workers sign them; a replay older than 5 minutes and a tampered body are
+    refused."""
+    code = readme_code("Webhooks and retention", "python")
+    secret = webhooks.new_secret()
+    assert '"whsec_…"' in code
+    scope: dict = {"__name__": "__main__"}  # as `python receiver.py` runs it
+    exec(compile(code.replace('"whsec_…"', json.dumps(secret)), "README.md", "exec"), scope)
+    receiver = scope["app"].test_client()
+    payload = json.dumps({"id": "evt_1", "event": "collection.completed",
+                          "collection": {"id": "col_1"}})
+
+    def deliver(body: str, at: datetime) -> int:
+        headers = signed_headers("evt_1", payload, (secret,), at)
+        return receiver.post("/hooks", data=body, headers=headers).status_code
+
+    now = datetime.now(UTC)
+    assert deliver(payload, now) == 204
+    assert deliver(payload, now - timedelta(minutes=6)) == 400  # a replay
+    assert deliver(payload.replace("col_1", "col_2"), now) == 400  # tampered

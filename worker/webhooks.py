@@ -91,19 +91,26 @@ def deliver_due(config: Config | None = None) -> int:
 def attempt(claimed: webhooks.Claimed, policy: SourcePolicy, timeout: float
             ) -> tuple[int | None, str | None]:
     """POST the event; (HTTP status, None) when an answer came, else (None, why not)."""
-    now = datetime.now(UTC)
-    headers = {
-        "Content-Type": "application/json", "User-Agent": USER_AGENT,
-        "webhook-id": claimed.id, "webhook-timestamp": str(int(now.timestamp())),
-        "webhook-signature": " ".join(Webhook(secret).sign(claimed.id, now, claimed.payload)
-                                      for secret in claimed.secrets),
-    }
+    headers = signed_headers(claimed.id, claimed.payload, claimed.secrets,
+                             datetime.now(UTC))
     try:
         return post(claimed.url, claimed.payload.encode(), headers, policy, timeout), None
     except PolicyRefusal as exc:
         return None, exc.message
     except (OSError, http.client.HTTPException) as exc:
         return None, f"{type(exc).__name__}: {exc}"[:300]
+
+
+def signed_headers(event_id: str, payload: str, secrets: tuple[str, ...], now: datetime
+                   ) -> dict[str, str]:
+    """The headers of one attempt: Standard Webhooks' three (one ``v1,`` signature per
+    secret, space-separated) and the content type."""
+    return {
+        "Content-Type": "application/json", "User-Agent": USER_AGENT,
+        "webhook-id": event_id, "webhook-timestamp": str(int(now.timestamp())),
+        "webhook-signature": " ".join(Webhook(secret).sign(event_id, now, payload)
+                                      for secret in secrets),
+    }
 
 
 def post(url: str, body: bytes, headers: dict[str, str], policy: SourcePolicy,
