@@ -43,6 +43,7 @@ OPERATIONS = {
     "/search/videos": "search_videos",
     "/collections": "collection",
     "/collections/<collection_id>/cancel": "collection_cancel",
+    "/account/webhook-secret": "webhook_secret",
 }
 #: Pauses (seconds) between the attempts of a settling write (capture or release) that failed
 #: on a database error: a locked SQLite file or a PostgreSQL failover often passes in a second.

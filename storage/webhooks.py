@@ -22,7 +22,15 @@ from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
 from storage.db import Database
-from storage.models import Account, Collection, DeliveryStatus, WebhookEvent, utcnow
+from storage.models import (
+    Account,
+    Activity,
+    Collection,
+    DeliveryStatus,
+    Outcome,
+    WebhookEvent,
+    utcnow,
+)
 
 #: Seconds to wait after each failed attempt before the next one: 7 attempts over 17.5 hours
 #: (the Standard Webhooks / Svix schedule, without its last 10 h), so a receiver that is down
@@ -34,6 +42,8 @@ ATTEMPTS = len(BACKOFF) + 1
 CLAIM = timedelta(seconds=60)
 #: How long the secret before a rotation keeps signing.
 ROTATION_OVERLAP = timedelta(hours=24)
+#: ``operation`` of the history line of a rotation.
+SECRET_OPERATION = "webhook_secret"
 #: The event of each final status.
 EVENTS = {"completed": "collection.completed", "cancelled": "collection.cancelled",
           "failed": "collection.failed"}
@@ -44,14 +54,19 @@ def new_secret() -> str:
     return "whsec_" + base64.b64encode(secrets.token_bytes(32)).decode()
 
 
-def rotate_secret(db: Database, account_id: str) -> tuple[str, datetime]:
-    """A new secret for the account (the one before keeps signing until the time returned)."""
+def rotate_secret(db: Database, account_id: str, request_id: str | None = None
+                  ) -> tuple[str, datetime]:
+    """A new secret for the account, with the request's line of history (operation
+    ``webhook_secret``: who rotated it, and when, is worth finding again); the one before
+    keeps signing until the time returned."""
     secret, now = new_secret(), utcnow()
     with db.write() as session:
         session.execute(
             update(Account).where(Account.id == account_id)
             .values(previous_webhook_secret=Account.webhook_secret, webhook_secret=secret,
                     webhook_secret_rotated_at=now))
+        session.add(Activity(account_id=account_id, operation=SECRET_OPERATION, credits=0,
+                             status=Outcome.SUCCEEDED, request_id=request_id))
     return secret, now + ROTATION_OVERLAP
 
 

@@ -20,6 +20,7 @@ from urllib.parse import urlsplit, urlunsplit
 import pytest
 from redis import Redis
 from rq import Worker
+from sqlalchemy import text
 
 from api import create_app
 from api.config import Config
@@ -263,3 +264,14 @@ def customer(app) -> Customer:
 @pytest.fixture
 def strict_customer(strict_app) -> Customer:
     return new_customer(strict_app)
+
+
+def account_at_old_revision(session, name: str, plan: str) -> str:
+    """An account inserted with the columns revision 0001 made (the ORM model has more): for
+    tests that migrate a database made by older code."""
+    account_id = "acct_" + uuid.uuid4().hex[:16]
+    session.execute(text(
+        "INSERT INTO accounts (id, name, plan_id, balance, webhook_secret, created_at) "
+        "SELECT :id, :name, id, 0, 'whsec_old', CURRENT_TIMESTAMP FROM plans "
+        "WHERE name = :plan"), {"id": account_id, "name": name, "plan": plan})
+    return account_id

@@ -25,7 +25,7 @@ from storage import accounts
 from storage.db import MIGRATIONS, Database, migrate
 from storage.models import Account, Activity, Plan
 from tests.books import assert_books
-from tests.conftest import make_config, new_customer
+from tests.conftest import account_at_old_revision, make_config, new_customer
 from tests.waits import wait_until
 
 #: Longest bounded wait of these tests, in seconds (never an assertion on time).
@@ -242,7 +242,7 @@ def test_the_migration_gives_each_plan_its_cap_and_goes_back(tmp_path):
     migrate(url, "0003")
     db = Database(url)
     with db.session() as session:
-        account_id = accounts.create_account(session, "before", "standard").id
+        account_id = account_at_old_revision(session, "before", "standard")
         session.execute(sa.text(
             "INSERT INTO plans (name, requests_per_minute, max_batch_urls, max_crawl_pages, "
             "max_running_collections) VALUES ('custom', 10, 1, 1, 1)"))

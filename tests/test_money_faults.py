@@ -35,7 +35,7 @@ from storage import accounts, ledger
 from storage.db import Database, migrate
 from storage.models import Activity, utcnow
 from tests.books import assert_books, open_reservations
-from tests.conftest import make_config, new_customer
+from tests.conftest import account_at_old_revision, make_config, new_customer
 from tests.test_serve import PATIENCE, Run
 from tests.waits import wait_until
 
@@ -289,7 +289,7 @@ def test_reservations_stuck_before_the_migration_are_released_by_the_first_sweep
     migrate(url, "0001")
     db = Database(url)
     with db.session() as session:
-        account_id = accounts.create_account(session, "legacy", "free").id
+        account_id = account_at_old_revision(session, "legacy", "free")
     made = (utcnow() - timedelta(hours=2)).strftime("%Y-%m-%d %H:%M:%S.%f")
     with db.write() as session:  # as the code before 0002 left them: 10 granted, 1 held
         session.execute(text("UPDATE accounts SET balance = 9 WHERE id = :id"),

@@ -167,6 +167,8 @@ def test_two_senders_never_make_one_attempt_twice(who, receiver):
 def test_a_rotated_secret_keeps_signing_for_a_day(who, receiver):
     old, new = secret_of(who), secret_of(who)
     assert old != new
+    rotations = [a for a in who.activity() if a["operation"] == "webhook_secret"]
+    assert len(rotations) == 2 and {a["credits"] for a in rotations} == {0}
     collection_id = finished(who, receiver.url)
     assert send(who, collection_id) == "delivered"
     request = receiver.received[0]

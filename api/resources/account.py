@@ -9,6 +9,7 @@ from api import cursors
 from api.auth import authenticated, bodyless
 from api.extensions import db
 from api.openapi import AUTHENTICATED, BASE_PATH, documented
+from api.operations import history_written
 from api.schemas import (
     AccountSchema,
     ActivityPageSchema,
@@ -74,5 +75,7 @@ def rotate_webhook_secret():
     Webhooks are signed the Standard Webhooks way (`webhook-signature: v1,<base64 HMAC>`).
     For 24 hours after a rotation the secret before signs too, as a second `v1,` entry.
     """
-    secret, previous_until = webhooks.rotate_secret(db(), g.principal.account_id)
+    secret, previous_until = webhooks.rotate_secret(db(), g.principal.account_id,
+                                                    request_id=g.request_id)
+    history_written()  # by rotate_secret
     return {"secret": secret, "previous_secret_expires_at": format_utc(previous_until)}
