@@ -244,11 +244,23 @@ def test_odd_page_url_does_not_raise(url: str, caplog: pytest.LogCaptureFixture)
     ("2024-03-05T09:30:00+01:00", "2024-03-05T08:30:00Z"),
     ("2024-03-05T23:30:00.123-02:30", "2024-03-06T02:00:00Z"),
     ("2024-03-05T08:30:00Z", "2024-03-05T08:30:00Z"),
-    ("2024-03-05T09:30:00", "2024-03-05T09:30:00"),  # no timezone: kept
+    ("2024-03-05T09:30:00", "2024-03-05T09:30:00"),  # no offset: the page's local time
+    ("2019-11-20T06:37:00.250", "2019-11-20T06:37:00"),
     ("2024-03-05", "2024-03-05"),
-    ("March 5, 2024", "March 5, 2024"),
+    ("March 5, 2024", "2024-03-05"),
+    ("2020.07.23", "2020-07-23"),
+    ("23.07.2020", "2020-07-23"),  # dotted: day first
+    ("23.07.2020 14:05", "2020-07-23T14:05:00"),
+    ("2020/07/23", "2020-07-23"),
+    ("Tue, 10 Oct 2006 10:00:00 GMT", "2006-10-10T10:00:00Z"),
+    ("Tue, 10 Oct 2006 12:00:00 +0200", "2006-10-10T10:00:00Z"),
+    ("1700000000", "2023-11-14T22:13:20Z"),  # unix seconds
+    ("2024", None),  # a year is not a date
+    ("October 2024", None),
+    ("yesterday", None),
+    ("0001-01-01T00:00:00Z", None),  # placeholder dates
 ])
-def test_published_time_normalisation(value: str, expected: str) -> None:
+def test_published_time_normalisation(value: str, expected: str | None) -> None:
     html = (f"<html><head><meta property='article:published_time' content='{value}'>"
             "</head><body></body></html>")
     metadata = asdict(extract_page(fetched("https://example.com/", html)))["metadata"]

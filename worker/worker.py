@@ -50,6 +50,7 @@ from rq.queue import Queue
 from rq.worker import WorkerStatus
 
 from crawler.config import load_or_exit
+from crawler.extract.language import load_language_model
 from crawler.runner import shared_crawler
 from worker import liveness
 from worker.queues import COLLECTIONS, SERIALIZER
@@ -104,6 +105,7 @@ class WarmWorker(SimpleWorker):
 
     def work(self, *args: Any, **kwargs: Any) -> bool:
         shared_crawler()  # reactor up before the first job, not during it
+        load_language_model()  # half a second, paid here rather than by the first page
         logger.info("Warm crawler ready in worker %s (%d jobs at once)", self.name,
                     self.concurrency)
         return super().work(*args, **kwargs)

@@ -17,7 +17,10 @@ from typing import Any
 import trafilatura
 from lxml.html import HtmlElement
 
+from crawler.extract.authors import page_author
+from crawler.extract.dates import page_date
 from crawler.extract.fetched import FetchedPage
+from crawler.extract.language import page_language
 from crawler.extract.links import anchors, canonical_href, rel_values
 from crawler.extract.schema import id_index, resolve
 from crawler.extract.structured import (
@@ -26,7 +29,6 @@ from crawler.extract.structured import (
     join,
     json_ld_nodes,
 )
-from crawler.formats import iso_utc
 from crawler.items.page import Link, Metadata, Page
 
 logger = logging.getLogger(__name__)
@@ -41,7 +43,6 @@ TRAFILATURA_OPTIONS: dict[str, Any] = {
 }
 
 _LANGUAGE = re.compile(r"[a-z]{2,3}")
-_URL_LIKE = re.compile(r"(https?:)?//|www\.", re.IGNORECASE)
 # (article:* meta, JSON-LD and itemprop key, other meta names), tried in that order
 _PUBLISHED = ("article:published_time", "datePublished",
               ("og:published_time", "datepublished", "pubdate", "publishdate", "dc.date.issued",
@@ -66,10 +67,11 @@ def extract_page(page: FetchedPage, *, include_links: bool = True,
     if root is None:
         return Page(language=language, metadata=Metadata() if include_metadata else None)
     meta, http_equiv = page.meta
+    text = _text(page.tree, page.address) if page.is_document else None
     return Page(
         title=_title(root, meta),
-        text=_text(page.tree, page.address) if page.is_document else None,
-        language=_language(root, meta, http_equiv) or language,
+        text=text,
+        language=page_language(_language(root, meta, http_equiv) or language, text),
         links=_links(root, page.base, page.address) if include_links else [],
         metadata=_metadata(page) if include_metadata else None,
     )
@@ -133,17 +135,17 @@ def _metadata(page: FetchedPage) -> Metadata:
     items = page.json_ld
     nodes = list(json_ld_nodes(items))
     by_id = id_index(items)
-    author = meta.get("article:author")
-    if author and _URL_LIKE.match(author):  # a profile URL (Facebook style), not a name
-        author = None
     canonical = canonical_href(root)
+    publisher = _names(_first(nodes, "publisher"), by_id)
+    site_name = meta.get("og:site_name") or publisher
     return Metadata(
         description=meta.get("description") or meta.get("og:description"),
         canonical_url=join(base, canonical) or join(base, meta.get("og:url")),
-        author=meta.get("author") or author or _names(_first(nodes, "author"), by_id),
+        author=page_author(meta, _first(nodes, "author"), by_id,
+                           (site_name, publisher, meta.get("application-name"))),
         published_at=_date(root, meta, nodes, published=True),
         modified_at=_date(root, meta, nodes, published=False),
-        site_name=meta.get("og:site_name") or _names(_first(nodes, "publisher"), by_id),
+        site_name=site_name,
         image=join(base, meta.get("og:image"))
         or join(base, meta.get("twitter:image") or meta.get("twitter:image:src")),
         keywords=[k.strip() for k in meta.get("keywords", "").split(",") if k.strip()],
@@ -168,7 +170,7 @@ def _date(root: HtmlElement, meta: Mapping[str, str], nodes: list[dict[str, Any]
         if published:
             yield from root.xpath("//article//time/@datetime")
 
-    return next(filter(None, map(iso_utc, candidates())), None)
+    return next(filter(None, map(page_date, candidates())), None)
 
 
 def _first(nodes: Iterable[dict[str, Any]], key: str) -> Any:

@@ -1,0 +1,63 @@
+"""A page's language: what it declares, checked against what its text is written in.
+
+Many pages declare none (no ``lang``, no Content-Language), and some declare their template's
+("en" on a German shop). The text is identified with py3langid (the maintained, numpy-backed
+port of langid.py that trafilatura itself uses for its language filter), and:
+
+- no declaration: the identified language, when the identification is sure enough;
+- a declaration: kept, unless the text is long enough to be sure and plainly in another
+  language (the declared one has next to no probability): then the identified one.
+
+Short texts (a title, "Impressum") identify badly, so below :data:`MIN_LETTERS` letters the
+text has no say.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Any
+
+#: Letters a text needs before its identification is used at all, and before it may
+#: overrule a declaration.
+MIN_LETTERS = 40
+OVERRULE_LETTERS = 300
+#: Probability (normalised over the languages) an identification needs to be used.
+SURE = 0.90
+#: Below this, the declared language is implausible for a long text.
+IMPLAUSIBLE = 0.001
+#: Characters of the text identified (the start of the main text is enough, and bounded).
+SAMPLE = 3000
+
+
+@lru_cache(maxsize=1)
+def _identifier() -> Any:
+    """py3langid's model (about 0.5 s to load), once per process, on first use, limited to
+    two-letter codes as the contract gives them (its dialect classes, "ary" or "arz", then
+    count for their language, "ar")."""
+    from py3langid.langid import MODEL_FILE, LanguageIdentifier
+
+    identifier = LanguageIdentifier.from_model_file(MODEL_FILE, norm_probs=True)
+    identifier.set_languages([code for code in identifier.nb_classes if len(code) == 2])
+    return identifier
+
+
+def load_language_model() -> None:
+    """Load the model now (a warm worker does it before its first job)."""
+    _identifier()
+
+
+def page_language(declared: str | None, text: str | None) -> str | None:
+    """The page's language (a lower-case two- or three-letter code) from its declaration
+    and its main text."""
+    sample = (text or "")[:SAMPLE]
+    letters = sum(char.isalpha() for char in sample)
+    if letters < MIN_LETTERS:
+        return declared
+    ranked = dict(_identifier().rank(sample)[:40])
+    best, probability = max(ranked.items(), key=lambda item: item[1])
+    if declared is None:
+        return best if probability >= SURE else None
+    if (declared != best and letters >= OVERRULE_LETTERS and probability >= SURE
+            and ranked.get(declared, 0.0) < IMPLAUSIBLE):
+        return best
+    return declared
