@@ -29,16 +29,21 @@ IMPLAUSIBLE = 0.001
 SAMPLE = 3000
 
 
+#: py3langid's classes that are a dialect or variety of a language with a two-letter code:
+#: counted as that language (the contract's codes). Its other three-letter classes stay as
+#: they are; ``zxx`` (no linguistic content) is no language.
+_MACRO = {"ary": "ar", "arz": "ar", "gug": "gn", "uzs": "uz", "sdh": "ku", "wuu": "zh",
+          "yue": "zh", "gcf": "fr", "gcr": "fr", "hbo": "he", "grc": "el"}
+
+
 @lru_cache(maxsize=1)
 def _identifier() -> Any:
-    """py3langid's model (about 0.5 s to load), once per process, on first use, limited to
-    two-letter codes as the contract gives them (its dialect classes, "ary" or "arz", then
-    count for their language, "ar")."""
+    """py3langid's model, once per process, on first use: about 0.5 s and 75 MB (its
+    restricted-language mode would copy most of it again, so dialects are folded into their
+    language afterwards, :data:`_MACRO`)."""
     from py3langid.langid import MODEL_FILE, LanguageIdentifier
 
-    identifier = LanguageIdentifier.from_model_file(MODEL_FILE, norm_probs=True)
-    identifier.set_languages([code for code in identifier.nb_classes if len(code) == 2])
-    return identifier
+    return LanguageIdentifier.from_model_file(MODEL_FILE, norm_probs=True)
 
 
 def load_language_model() -> None:
@@ -53,7 +58,13 @@ def page_language(declared: str | None, text: str | None) -> str | None:
     letters = sum(char.isalpha() for char in sample)
     if letters < MIN_LETTERS:
         return declared
-    ranked = dict(_identifier().rank(sample)[:40])
+    ranked: dict[str, float] = {}
+    for code, probability in _identifier().rank(sample)[:40]:
+        code = _MACRO.get(code, code)
+        ranked[code] = ranked.get(code, 0.0) + probability
+    ranked.pop("zxx", None)
+    if not ranked:
+        return declared
     best, probability = max(ranked.items(), key=lambda item: item[1])
     if declared is None:
         return best if probability >= SURE else None
