@@ -14,7 +14,6 @@ import re
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
-import trafilatura
 from lxml.html import HtmlElement
 
 from crawler.extract.authors import page_author
@@ -29,18 +28,10 @@ from crawler.extract.structured import (
     join,
     json_ld_nodes,
 )
+from crawler.extract.text import main_text
 from crawler.items.page import Link, Metadata, Page
 
 logger = logging.getLogger(__name__)
-
-# Best F1 over the whole article benchmark (bench/article_quality_inprocess.py lists the others).
-# deduplicate stays off: trafilatura's cache is process-wide and would drop re-fetched pages.
-TRAFILATURA_OPTIONS: dict[str, Any] = {
-    "favor_precision": True,
-    "include_tables": True,
-    "include_comments": False,
-    "deduplicate": False,
-}
 
 _LANGUAGE = re.compile(r"[a-z]{2,3}")
 # (article:* meta, JSON-LD and itemprop key, other meta names), tried in that order
@@ -67,7 +58,7 @@ def extract_page(page: FetchedPage, *, include_links: bool = True,
     if root is None:
         return Page(language=language, metadata=Metadata() if include_metadata else None)
     meta, http_equiv = page.meta
-    text = _text(page.tree, page.address) if page.is_document else None
+    text = main_text(page.tree, page.address) if page.is_document else None
     return Page(
         title=_title(root, meta),
         text=text,
@@ -97,17 +88,6 @@ def _language(root: HtmlElement, meta: Mapping[str, str], http_equiv: Mapping[st
     candidates = (root.get("lang"), root.get("xml:lang"),
                   http_equiv.get("content-language"), meta.get("og:locale"))
     return next(filter(None, map(_language_code, candidates)), None)
-
-
-def _text(tree: HtmlElement, url: str) -> str | None:
-    try:
-        raw = trafilatura.extract(tree, url=url, output_format="txt", **TRAFILATURA_OPTIONS)
-    except Exception:  # trafilatura raises anything on odd markup: keep the rest of the page
-        logger.exception("text extraction failed for %s", url)
-        return None
-    # one paragraph per line in trafilatura's txt output; squeeze the spaces it leaves inside
-    paragraphs = (" ".join(line.split()) for line in (raw or "").splitlines())
-    return "\n\n".join(filter(None, paragraphs)) or None
 
 
 def _links(root: HtmlElement, base: str, page_url: str) -> list[Link]:

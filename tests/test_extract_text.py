@@ -1,0 +1,70 @@
+"""The readable text of /scrape (crawler.extract.text): an article split by advertising rows
+is read to its end, a fragment is checked against recall mode, empty table cells are dropped."""
+
+from __future__ import annotations
+
+import pytest
+
+from crawler.extract import text
+from crawler.extract.fetched import FetchedPage
+from crawler.extract.page import extract_page
+
+SECTION = ("<p>Paragraph {n} of section {s}: the council's plan for the harbour front was "
+           "debated for hours, and residents spoke for and against the new ferry pier.</p>")
+
+
+def section(number: int) -> str:
+    return "".join(SECTION.format(n=n, s=number) for n in range(1, 5))
+
+
+def test_an_article_split_by_ad_rows_is_read_to_its_end():
+    html = ("<html><head><title>Harbour</title></head><body><main><article><h1>Harbour</h1>"
+            f"<div class='grid'><div class='article__body'>{section(1)}</div>"
+            "<aside class='rail'><div class='ad'>Advertisement</div></aside></div>"
+            "<div class='row full-bleed-ad'><span>Advertisement</span></div>"
+            f"<div class='grid'><div class='article__body'>{section(2)}</div></div>"
+            "<div class='row full-bleed-ad'><span>Advertisement</span></div>"
+            f"<div class='grid'><div class='article__body'>{section(3)}</div></div>"
+            "</article></main><footer><p>© Harbour News</p></footer></body></html>")
+    result = extract_page(FetchedPage.from_html("https://news.example/harbour", html))
+    assert result.text is not None
+    for number in (1, 2, 3):
+        assert f"Paragraph 4 of section {number}" in result.text
+    assert result.text.index("section 1") < result.text.index("section 3")
+    assert "Advertisement" not in result.text
+
+
+def test_containers_that_are_not_a_body_are_left_alone():
+    cards = "".join(f"<div class='card'>{section(n)}</div>" for n in (1, 2))
+    page = FetchedPage.from_html("https://news.example/", f"<html><body>{cards}</body></html>")
+    assert text._joined_bodies(page.tree) is None
+    assert all(el.get("data-webdata-body") is None for el in page.tree.iter())  # unmarked
+
+
+@pytest.mark.parametrize(("precise", "recalled", "expected"), [
+    ("Added to bag", "A linen shirt, cut loose, in four colours. " * 20, "recall"),
+    ("Cookie notice " * 40, "Cookie notice " * 40 + "A long product text " * 50, "precision"),
+    ("We'll let you know when it's in stock", "We'll let you know", "precision"),
+])
+def test_a_fragment_is_checked_against_recall_mode(monkeypatch, precise, recalled, expected):
+    runs: list[str] = []
+
+    def extract(tree, url, **mode):
+        runs.append("recall" if mode.get("favor_recall") else "precision")
+        return recalled if mode.get("favor_recall") else precise
+
+    monkeypatch.setattr(text, "_extract", extract)
+    monkeypatch.setattr(text, "_visible_length", lambda tree: 100_000)
+    chosen = text._best(FetchedPage.from_html("https://shop.example/", "<p>x</p>").tree, "u")
+    assert chosen == (recalled if expected == "recall" else precise)
+    assert runs[0] == "precision" and ("recall" in runs) == (len(precise) < text.FRAGMENT)
+
+
+def test_empty_table_cells_do_not_leak():
+    rows = "".join(f"<tr><td></td><td>Item No :</td><td>awe{n}</td><td></td></tr>"
+                   for n in range(3))
+    html = (f"<html><body><article><h1>Jeans</h1>{section(1)}<table>"
+            f"<tr><td></td><td></td></tr>{rows}</table></article></body></html>")
+    result = extract_page(FetchedPage.from_html("https://shop.example/jeans", html))
+    assert result.text is not None
+    assert "| |" not in result.text and "\n\n|\n" not in result.text
