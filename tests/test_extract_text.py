@@ -45,6 +45,7 @@ def test_containers_that_are_not_a_body_are_left_alone():
     ("Added to bag", "A linen shirt, cut loose, in four colours. " * 20, "recall"),
     ("Cookie notice " * 40, "Cookie notice " * 40 + "A long product text " * 50, "precision"),
     ("We'll let you know when it's in stock", "We'll let you know", "precision"),
+    ("", "Home About Blog Contact " * 10, "precision"),  # no main text: not the menu instead
 ])
 def test_a_fragment_is_checked_against_recall_mode(monkeypatch, precise, recalled, expected):
     runs: list[str] = []
@@ -57,7 +58,8 @@ def test_a_fragment_is_checked_against_recall_mode(monkeypatch, precise, recalle
     monkeypatch.setattr(text, "_visible_length", lambda tree: 100_000)
     chosen = text._best(FetchedPage.from_html("https://shop.example/", "<p>x</p>").tree, "u")
     assert chosen == (recalled if expected == "recall" else precise)
-    assert runs[0] == "precision" and ("recall" in runs) == (len(precise) < text.FRAGMENT)
+    assert runs[0] == "precision"
+    assert ("recall" in runs) == (0 < len(precise) < text.FRAGMENT)
 
 
 def test_empty_table_cells_do_not_leak():

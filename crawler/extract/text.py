@@ -5,7 +5,8 @@ two kinds of page lose most of their text in it:
 
 - pages whose main content is not an article (a shop, a listing, an Impressum): precision
   mode keeps a fragment (a cookie notice, "added to bag") where recall mode keeps the page's
-  content. When the precision text is a fragment (:data:`FRAGMENT`) and less than half the
+  content. When the precision text is a fragment (:data:`FRAGMENT`; not nothing: a page
+  without main text, all links, keeps none) and less than half the
   recall text (:data:`SHORT`), the recall text is taken. Recall mode only runs for such a
   fragment, and only when it could change the answer: when the fragment is less than half
   of all the visible text in the page's body.
@@ -67,8 +68,11 @@ def main_text(tree: HtmlElement, url: str) -> str | None:
 
 def _best(tree: HtmlElement, url: str) -> str:
     precise = _extract(tree, url, favor_precision=True)
-    if len(precise) >= FRAGMENT or len(precise) >= SHORT * _visible_length(tree):
-        return precise  # a page's worth of text, or recall mode cannot find twice as much
+    if (not precise or len(precise) >= FRAGMENT
+            or len(precise) >= SHORT * _visible_length(tree)):
+        # no main text at all (a page of links), a page's worth, or recall mode cannot
+        # find twice as much
+        return precise
     recalled = _extract(tree, url, favor_precision=False, favor_recall=True)
     return recalled if len(precise) < SHORT * len(recalled) else precise
 
