@@ -140,9 +140,10 @@ def create_app(config: Config | None = None) -> Flask:
     errors.register(app)
     swagger_ui.register(app, BASE_PATH)
     openapi.register_components(api.spec)
-    from api.resources import account, collections, extraction, health, search
+    from api.resources import account, collections, exports, extraction, health, search
 
-    for blueprint in (health.blp, account.blp, extraction.blp, search.blp, collections.blp):
+    for blueprint in (health.blp, account.blp, extraction.blp, search.blp, collections.blp,
+                      exports.blp):
         api.register_blueprint(blueprint)
     openapi.drop_framework_schemas(api.spec)
 

@@ -7,6 +7,7 @@ from urllib.parse import urlsplit
 
 from marshmallow import ValidationError, fields, validate, validates_schema
 
+from api.exports import FORMATS as EXPORT_FORMATS
 from api.schemas import RequestSchema, Response, Url, WholeNumber
 from crawler.contract import COLLECTION_EXTRACTS as EXTRACTS
 from crawler.contract import COLLECTION_MODES as MODES
@@ -132,10 +133,35 @@ class PageQuerySchema(RequestSchema):
     limit = fields.Integer(load_default=20, validate=validate.Range(min=1, max=100))
 
 
-class ResultsQuerySchema(PageQuerySchema):
-    limit = fields.Integer(load_default=100, validate=validate.Range(min=1, max=1000))
+class FieldNames(fields.String):
+    """A comma-separated list of names (``fields=url,status,data.title``), as a list; which
+    names a collection's results have is checked against its ``extract`` (api.exports)."""
+
+    def _deserialize(self, value: Any, attr: Any, data: Any, **kwargs: Any) -> list[str]:
+        text = super()._deserialize(value, attr, data, **kwargs)
+        names = [name.strip() for name in text.split(",") if name.strip()]
+        if not names:
+            raise ValidationError("Name at least one field.")
+        return names
+
+
+class ResultFilterSchema(RequestSchema):
+    """What of a collection's results a client asks for: the results endpoint and the export
+    take the same filters."""
+
     status = fields.String(load_default=None, validate=validate.OneOf(
-        ("succeeded", "failed")))
+        ("succeeded", "failed")), metadata={"description": "Only the results of this status."})
+    # ``fields`` is the name a Schema keeps its own fields under: the attribute differs.
+    field_names = FieldNames(data_key="fields", load_default=None, metadata={
+        "description": "Comma-separated keys each result keeps, in this order: any of `url`, "
+                       "`final_url`, `status`, `status_code`, `fetched_at`, `error`, `data`, "
+                       "and `data.<key>` for one key of `data` (`data.title`; the keys of the "
+                       "collection's `extract`); the others are left out. An unknown name is a "
+                       "422 naming it. Default: every key."})
+
+
+class ResultsQuerySchema(PageQuerySchema, ResultFilterSchema):
+    limit = fields.Integer(load_default=100, validate=validate.Range(min=1, max=1000))
 
 
 class ResultErrorSchema(Response):
@@ -159,3 +185,9 @@ class ResultsPageSchema(Response):
     next_cursor = fields.String(allow_none=True, metadata={
         "description": "Pass it back for the results after these; null once the collection "
                        "is final and every result was returned."})
+
+
+class ExportQuerySchema(ResultFilterSchema):
+    format = fields.String(required=True, validate=validate.OneOf(tuple(EXPORT_FORMATS)),
+                           metadata={"description": "`json` (one array), `jsonl` (one result "
+                                                    "a line) or `csv` (one row a page)."})

@@ -49,6 +49,14 @@ HEADERS: dict[str, dict[str, Any]] = {
         "schema": _INTEGER},
     "WWW-Authenticate": {
         "description": "The Bearer challenge.", "required": True, "schema": _STRING},
+    "Content-Disposition": {
+        "description": "`attachment` and the file's name, e.g. "
+                       "`attachment; filename=\"col_….csv\"`.",
+        "required": True, "schema": _STRING},
+    "Content-Encoding": {
+        "description": "`gzip` when the request's `Accept-Encoding` accepts it (the body is "
+                       "compressed as it streams); absent otherwise.",
+        "schema": {"type": "string", "enum": ["gzip"]}},
 }
 _RATE_LIMIT = ("RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset")
 
@@ -108,16 +116,27 @@ def documented(
     descriptions: dict[int, str] | None = None,
     error_schema: type[Schema] = ErrorSchema,
     success: int = 200,
+    media_types: dict[str, dict[str, Any]] | None = None,
+    headers: Iterable[str] = (),
 ) -> Callable:
     """Document a view: its ``operationId``, its ``success`` answer (``schema`` and headers;
     200 unless given), and each error
-    status of ``errors`` with the error body and headers. Put it under ``@blp.route``."""
+    status of ``errors`` with the error body and headers. Put it under ``@blp.route``.
+
+    ``media_types``: other bodies the success answer may have besides ``schema``'s JSON
+    (media type → its OpenAPI schema), e.g. an export's CSV; ``headers``: names of
+    :data:`HEADERS` the success answer carries besides the usual ones."""
     descriptions = {**ERRORS, **(descriptions or {})}
+    success_headers = {**headers_of(success, authenticated=authenticated, billed=billed),
+                       **{name: name for name in headers}}
 
     def decorate(view: Callable) -> Callable:
-        # Applied innermost first, so the document lists 200, then the errors ascending.
-        view = blp.response(success, schema, headers=headers_of(
-            success, authenticated=authenticated, billed=billed))(view)
+        # Applied innermost first, so the document lists 200 (JSON, then the other media
+        # types in order), then the errors ascending.
+        for media_type, body in reversed((media_types or {}).items()):  # merged into the 200
+            view = blp.alt_response(success, schema=body, content_type=media_type,
+                                    headers=success_headers, success=True)(view)
+        view = blp.response(success, schema, headers=success_headers)(view)
         for status in sorted(set(errors)):
             view = blp.alt_response(
                 status, schema=error_schema, description=descriptions[status],

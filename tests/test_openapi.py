@@ -33,6 +33,7 @@ OPERATIONS = {
     ("get", f"{BASE}/collections/{{collection_id}}"): "getCollection",
     ("post", f"{BASE}/collections/{{collection_id}}/cancel"): "cancelCollection",
     ("get", f"{BASE}/collections/{{collection_id}}/results"): "listCollectionResults",
+    ("get", f"{BASE}/collections/{{collection_id}}/export"): "exportCollectionResults",
 }
 #: The error statuses of the collection operations beyond those of every operation.
 COLLECTION_ERRORS = {
@@ -41,6 +42,7 @@ COLLECTION_ERRORS = {
     "getCollection": {"404"},
     "cancelCollection": {"404"},
     "listCollectionResults": {"404", "410", "422"},
+    "exportCollectionResults": {"404", "410", "422"},
 }
 PAGE_OPERATIONS = {"scrape", "findContacts", "extractProducts", "getVideo"}
 SEARCH_OPERATIONS = {"searchWeb", "searchNews", "searchVideos"}
@@ -284,3 +286,23 @@ def test_docs_page_and_its_assets_are_served_by_us(docs_app):
     assert client.get(spec_url).get_json()["openapi"] == "3.1.0"
     assert client.get(f"{BASE}/docs/assets/../../openapi.json").status_code == 404
     assert client.get(f"{BASE}/docs/assets/no-such-file.js").status_code == 404
+
+
+def test_the_export_documents_its_formats_and_csv_columns(spec):
+    """Each format's media type on the 200, the file's headers, and the CSV columns of each
+    extract spelled out in the description (they are fixed: a client may rely on them)."""
+    from api.exports import DATA_KEYS, csv_columns
+
+    operation = spec["paths"][f"{BASE}/collections/{{collection_id}}/export"]["get"]
+    answer = operation["responses"]["200"]
+    assert list(answer["content"]) == ["application/json", "application/x-ndjson", "text/csv"]
+    assert answer["content"]["application/json"]["schema"]["items"] == {
+        "$ref": "#/components/schemas/Result"}
+    assert {"Content-Disposition", "Content-Encoding"} <= set(answer["headers"])
+    format_ = next(p for p in operation["parameters"] if p["name"] == "format")
+    assert format_["required"] and format_["schema"]["enum"] == ["json", "jsonl", "csv"]
+    text = " ".join(operation["description"].split())
+    for extract in DATA_KEYS:
+        columns = csv_columns(extract)
+        assert ", ".join(f"`{c}`" for c in columns[7:]) in text, extract
+    assert ", ".join(f"`{c}`" for c in csv_columns("page")[:5]) in text

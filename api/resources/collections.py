@@ -17,7 +17,7 @@ from flask import current_app, g
 from flask_smorest import Blueprint
 from redis.exceptions import RedisError
 
-from api import cursors
+from api import cursors, exports
 from api.auth import authenticated, bodyless
 from api.collection_schemas import (
     CollectionPageSchema,
@@ -212,15 +212,35 @@ def results(args: dict, collection_id: str):
     Works while the collection runs: keep passing `next_cursor` back; it is null once the
     collection is final and everything was returned.
     """
-    row = _own(collection_id)
-    if collections.expired(row):
-        raise ApiError("expired", "This collection's results are past their download window.")
+    row = readable(collection_id)
+    selection = selection_of(row, args["field_names"])
     final = row.status not in LIVE_STATUSES  # read first: nothing is stored after it
     after = cursors.decode_id(RESULTS_CURSOR, args["cursor"]) if args["cursor"] else 0
     rows, more = collections.results(db(), collection_id, after=after, limit=args["limit"],
                                      status=args["status"])
     position = rows[-1].seq if rows else after
     cursor = None if final and more is None else cursors.encode(RESULTS_CURSOR, position)
-    return {"results": [collections.result_body(r) for r in rows], "next_cursor": cursor}
+    results = [collections.result_body(r) for r in rows]
+    if selection is not None:
+        results = [exports.pick(result, selection) for result in results]
+    return {"results": results, "next_cursor": cursor}
 
 
+def readable(collection_id: str) -> Collection:
+    """The account's collection, while its results may still be downloaded (else 404, 410)."""
+    row = _own(collection_id)
+    if collections.expired(row):
+        raise ApiError("expired", "This collection's results are past their download window.")
+    return row
+
+
+def selection_of(row: Collection, names: list[str] | None) -> exports.Selection | None:
+    """What ``fields`` keeps of each result of ``row`` (None: everything); 422 naming any name
+    its results do not have."""
+    if not names:
+        return None
+    try:
+        return exports.select(row.extract, names)
+    except exports.UnknownFields as exc:
+        raise ApiError("validation_error", "Invalid request: check fields.",
+                       errors={"fields": [str(exc)]}) from None

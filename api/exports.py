@@ -1,0 +1,264 @@
+"""A collection's export as bytes: batches of stored rows in, chunks of JSON, JSON Lines or CSV
+out (``GET /collections/{id}/export``). Pure functions: no Flask, no database.
+
+Each result has the shape of ``storage.collections.result_body`` (API.md, Results). The JSON
+formats splice the stored JSON text of ``data`` into their output as it is: decoding and
+encoding a few KB per row again would cost most of the export's time. CSV has one row per page
+with a fixed set of columns per ``extract`` (:func:`csv_columns`), nested values as JSON text
+(as ``crawler.exporters`` writes a feed's), and every cell that a spreadsheet would read as a
+formula neutralised with :func:`crawler.formats.csv_cell`.
+"""
+
+from __future__ import annotations
+
+import json
+import zlib
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, fields
+from typing import Any
+
+from crawler.formats import csv_cell
+from crawler.items.contacts import Contacts
+from crawler.items.page import Page
+from crawler.items.products import Products
+
+
+@dataclass(frozen=True)
+class Format:
+    media_type: str
+    extension: str
+
+
+FORMATS: dict[str, Format] = {
+    "json": Format("application/json", "json"),
+    "jsonl": Format("application/x-ndjson", "jsonl"),
+    "csv": Format("text/csv; charset=utf-8", "csv"),
+}
+
+#: The keys of every result, in the order the API writes them.
+RESULT_KEYS = ("url", "final_url", "status", "status_code", "fetched_at", "error", "data")
+#: The top-level keys of ``data`` for each ``extract``: the fields of its operation's item
+#: (what /scrape, /contacts and /products answer with beside the page fields).
+DATA_KEYS: dict[str, tuple[str, ...]] = {
+    extract: tuple(spec.name for spec in fields(item))
+    for extract, item in (("page", Page), ("contacts", Contacts), ("products", Products))
+}
+#: The columns a CSV gives for each result key: ``error`` is two (its code and message).
+_KEY_COLUMNS = {"error": ("error", "error_message")}
+#: zlib level of a gzipped export: 1 compresses text 3-4x at several times level 6's speed,
+#: which would make the compression, not the database, the export's bottleneck.
+GZIP_LEVEL = 1
+
+
+class UnknownFields(ValueError):
+    """``fields`` named something a result of this collection does not have."""
+
+    def __init__(self, names: Sequence[str]):
+        super().__init__(f"Unknown field(s): {', '.join(names)}.")
+        self.names = tuple(names)
+
+
+@dataclass(frozen=True)
+class Selection:
+    """What of each result is exported (the ``fields`` parameter), for one ``extract``."""
+
+    #: Top-level keys of each result object, in order (``data`` where it is first named).
+    keys: tuple[str, ...]
+    #: The keys kept in ``data``; None: all of it, as stored.
+    data_keys: tuple[str, ...] | None
+    #: A CSV's columns, in order.
+    columns: tuple[str, ...]
+
+
+def select(extract: str, names: Sequence[str] | None = None) -> Selection:
+    """The selection of ``names`` (result keys and ``data.<key>``, in the order asked;
+    duplicates ignored), or of everything when ``names`` is empty. Raises
+    :class:`UnknownFields` naming what a result of an ``extract`` collection lacks."""
+    own = DATA_KEYS[extract]
+    names = list(dict.fromkeys(names or ()))
+    unknown = [name for name in names if name not in RESULT_KEYS
+               and not (name.startswith("data.") and name[5:] in own)]
+    if unknown:
+        raise UnknownFields(unknown)
+    if not names:
+        names = list(RESULT_KEYS)
+    keys = tuple(dict.fromkeys("data" if name.startswith("data.") else name for name in names))
+    whole = "data" in names
+    data_keys = None if whole else tuple(name[5:] for name in names if name.startswith("data."))
+    columns: list[str] = []
+    for name in names:
+        if name == "data":
+            columns += own
+        elif name.startswith("data."):
+            columns.append(name[5:])
+        else:
+            columns += _KEY_COLUMNS.get(name, (name,))
+    return Selection(keys, data_keys, tuple(dict.fromkeys(columns)))
+
+
+def csv_columns(extract: str) -> tuple[str, ...]:
+    """The columns of an ``extract`` collection's CSV when no ``fields`` are given."""
+    return select(extract).columns
+
+
+def pick(result: dict[str, Any], selection: Selection) -> dict[str, Any]:
+    """A result object (``result_body``'s) cut down to ``selection``: the results endpoint's
+    ``fields``, the same as an export's."""
+    picked: dict[str, Any] = {}
+    for key in selection.keys:
+        value = result[key]
+        if key == "data" and value is not None and selection.data_keys is not None:
+            value = {name: value.get(name) for name in selection.data_keys}
+        picked[key] = value
+    return picked
+
+
+# -- JSON and JSON Lines ------------------------------------------------------------------------
+
+#: JSON text of a string, in C (what ``json.dumps`` runs for one, without its overhead).
+_string = json.encoder.encode_basestring_ascii  # type: ignore[attr-defined]
+
+
+def _text(value: str | None) -> str:
+    return "null" if value is None else _string(value)
+
+
+def _error(stored: str | None) -> dict[str, Any] | None:
+    """The stored error as the API shows it: its code and message (the details are the
+    crawler's)."""
+    if not stored:
+        return None
+    error = json.loads(stored)
+    return {"error": error.get("error"), "message": error.get("message")}
+
+
+def _error_json(stored: str | None) -> str:
+    error = _error(stored)
+    if error is None:
+        return "null"
+    return f'{{"error": {_text(error["error"])}, "message": {_text(error["message"])}}}'
+
+
+def _data_json(stored: str | None, keys: tuple[str, ...] | None) -> str:
+    if not stored:
+        return "null"
+    if keys is None:
+        return stored  # JSON text as json.dumps wrote it (storage.collections.store)
+    data = json.loads(stored)
+    return json.dumps({key: data.get(key) for key in keys})
+
+
+#: Each result key's JSON text, from a stored row (storage.exports.ExportRow's columns).
+_JSON: dict[str, Callable[[Sequence[Any], tuple[str, ...] | None], str]] = {
+    "url": lambda row, _: _string(row[0]),
+    "final_url": lambda row, _: _text(row[1]),
+    "status": lambda row, _: _string(row[2]),
+    "status_code": lambda row, _: "null" if row[3] is None else str(int(row[3])),
+    "fetched_at": lambda row, _: _text(row[4]),
+    "error": lambda row, _: _error_json(row[5]),
+    "data": lambda row, keys: _data_json(row[6], keys),
+}
+
+
+def json_object(row: Sequence[Any], selection: Selection) -> str:
+    """One stored row as its result's JSON text (one line: stored JSON has no raw newline)."""
+    keys = selection.data_keys
+    return "{" + ", ".join(f'"{key}": {_JSON[key](row, keys)}' for key in selection.keys) + "}"
+
+
+def json_lines(batches: Iterable[Sequence[Sequence[Any]]], selection: Selection
+               ) -> Iterator[bytes]:
+    """JSON Lines: one result a line, one chunk per batch of rows."""
+    for rows in batches:
+        if rows:
+            yield "".join(json_object(row, selection) + "\n" for row in rows).encode()
+
+
+def json_array(batches: Iterable[Sequence[Sequence[Any]]], selection: Selection
+               ) -> Iterator[bytes]:
+    """One JSON array of the results, one result a line; ``[`` goes out before any row is
+    read."""
+    yield b"["
+    separator = "\n"
+    for rows in batches:
+        if rows:
+            yield (separator + ",\n".join(json_object(row, selection) for row in rows)).encode()
+            separator = ",\n"
+    yield b"\n]\n"
+
+
+# -- CSV ----------------------------------------------------------------------------------------
+
+
+def _cell(value: Any) -> str:
+    """One CSV cell: text as is, null empty, anything else (lists, objects, numbers, booleans)
+    as JSON text; then neutralised against formulas and quoted as RFC 4180 asks.
+
+    Written by hand rather than with :mod:`csv`: its writer scans every character of every
+    cell in a loop of its own, which made it the largest cost of a CSV export; ``str``'s
+    searches do the same in a fraction of the time, with the same quoting rules (the excel
+    dialect's minimal quoting)."""
+    if value is None:
+        return ""
+    text = csv_cell(value if isinstance(value, str) else
+                    json.dumps(value, ensure_ascii=False))
+    if '"' in text:
+        return '"' + text.replace('"', '""') + '"'
+    if "," in text or "\n" in text or "\r" in text:
+        return '"' + text + '"'
+    return text
+
+
+#: The CSV columns read from a row as they are, by their index in it.
+_ROW_COLUMNS = {"url": 0, "final_url": 1, "status": 2, "status_code": 3, "fetched_at": 4}
+
+
+def csv_line(row: Sequence[Any], columns: tuple[str, ...], data_columns: bool = True) -> str:
+    """One stored row as a CSV line (CRLF-terminated) of ``columns``; ``data_columns``: some
+    of them are ``data``'s (else its JSON is not decoded at all)."""
+    error = _error(row[5]) or {}
+    data = json.loads(row[6]) if data_columns and row[6] else {}
+    cells = []
+    for column in columns:
+        index = _ROW_COLUMNS.get(column)
+        if index is not None:
+            value = row[index]
+        elif column == "error":
+            value = error.get("error")
+        elif column == "error_message":
+            value = error.get("message")
+        else:
+            value = data.get(column)
+        cells.append(_cell(value))
+    if cells == [""]:
+        cells = ['""']  # a lone empty cell must not read as a blank line
+    return ",".join(cells) + "\r\n"
+
+
+def csv_table(batches: Iterable[Sequence[Sequence[Any]]], selection: Selection
+              ) -> Iterator[bytes]:
+    """UTF-8 CSV: the header row (sent before any row is read), then one row a page."""
+    columns = selection.columns
+    data_columns = any(column not in _ROW_COLUMNS and column not in _KEY_COLUMNS["error"]
+                       for column in columns)
+    yield (",".join(_cell(column) for column in columns) + "\r\n").encode()
+    for rows in batches:
+        if rows:
+            yield "".join(csv_line(row, columns, data_columns) for row in rows).encode()
+
+
+SERIALISERS: dict[str, Callable[[Iterable[Sequence[Sequence[Any]]], Selection],
+                                Iterator[bytes]]] = {
+    "json": json_array, "jsonl": json_lines, "csv": csv_table,
+}
+
+
+def gzipped(chunks: Iterable[bytes], level: int = GZIP_LEVEL) -> Iterator[bytes]:
+    """``chunks`` as one gzip stream, compressed as they come (never the whole export in
+    memory); each chunk is flushed, so what was read so far reaches the client now."""
+    compressor = zlib.compressobj(level, zlib.DEFLATED, 31)  # 31: the gzip container
+    for chunk in chunks:
+        out = compressor.compress(chunk) + compressor.flush(zlib.Z_SYNC_FLUSH)
+        if out:
+            yield out
+    yield compressor.flush()

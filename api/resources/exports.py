@@ -1,0 +1,78 @@
+"""``GET /collections/{id}/export``: a collection's results as one file, streamed.
+
+Its own module (and blueprint) beside :mod:`api.resources.collections`: the answer is a stream
+of bytes rather than a schema-dumped object. What it asks of a collection (the account's, not
+expired) and of ``fields`` is what the results endpoint asks, with the same code.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+from flask import Response, request
+from flask_smorest import Blueprint
+
+from api import exports
+from api.auth import authenticated
+from api.collection_schemas import ExportQuerySchema, ResultSchema
+from api.extensions import db
+from api.openapi import AUTHENTICATED, BASE_PATH, documented
+from api.resources.collections import readable, selection_of
+from storage.exports import stream_results
+
+blp = authenticated(Blueprint("exports", __name__, url_prefix=BASE_PATH,
+                              description="A collection's results as one file (JSON, JSON "
+                                          "Lines, CSV), streamed; free of charge."))
+
+#: The export's bodies besides JSON, for the OpenAPI document.
+BODIES = {
+    "application/x-ndjson": {"type": "string", "description": "format=jsonl: one result "
+                                                               "object a line."},
+    "text/csv": {"type": "string", "description": "format=csv: a header row, then one row a "
+                                                  "page (columns: see the description)."},
+}
+
+
+@blp.route("/collections/<collection_id>/export", methods=["GET"])
+@documented(blp, "exportCollectionResults", ResultSchema(many=True),
+            (*AUTHENTICATED, 404, 410, 422), media_types=BODIES,
+            headers=("Content-Disposition", "Content-Encoding"))
+@blp.arguments(ExportQuerySchema, location="query")
+def export(args: dict, collection_id: str):
+    """Every result of the collection as one file: JSON, JSON Lines or CSV, streamed.
+
+    Works while the collection runs (the results stored when the export starts) and after,
+    until `expires_at` (then 410). Streamed from the database in constant memory, whatever the
+    size; compressed as it streams when `Accept-Encoding` accepts gzip. `Content-Disposition`
+    names the file after the collection (`attachment; filename="col_….csv"`). Costs nothing
+    and, like /results, writes no line of history.
+
+    - `json`: one array of result objects, as /results gives them (`application/json`);
+    - `jsonl`: one result object a line (`application/x-ndjson`);
+    - `csv` (`text/csv`, UTF-8): a header row, then one row a page, nested values as JSON
+      text; a cell that starts with `=`, `+`, `-`, `@`, tab or CR gets a `'` in front, so
+      that no spreadsheet runs it as a formula. The columns are fixed per `extract` (a
+      missing value is an empty cell): `url`, `final_url`, `status`, `status_code`,
+      `fetched_at`, `error` (its code), `error_message`, then for `page`: `title`, `text`,
+      `language`, `links`, `metadata`; for `contacts`: `emails`, `phones`, `social_links`,
+      `organization`, `suggested_pages`; for `products`: `products`.
+
+    `fields` keeps the keys (CSV: the columns) named, in that order: `error` gives the
+    columns `error` and `error_message`, `data` every column of `data`, `data.<key>` one.
+    """
+    row = readable(collection_id)
+    selection = selection_of(row, args["field_names"]) or exports.select(row.extract)
+    kind = exports.FORMATS[args["format"]]
+    batches = stream_results(db(), collection_id, status=args["status"])
+    first = next(batches, ())  # here, so that a database failure is a 503, not a cut file
+    body = exports.SERIALISERS[args["format"]](itertools.chain([first], batches), selection)
+    headers = {"Content-Disposition": f'attachment; filename="{row.id}.{kind.extension}"',
+               "Vary": "Accept-Encoding"}
+    if request.accept_encodings["gzip"] > 0:
+        body = exports.gzipped(body)
+        headers["Content-Encoding"] = "gzip"
+    response = Response(body, content_type=kind.media_type, headers=headers)
+    response.call_on_close(batches.close)  # the connection goes back, also on a disconnect
+    return response
+
+

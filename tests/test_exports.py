@@ -1,0 +1,162 @@
+"""The export's serialisers (``api.exports``), without a server: rows as the database gives
+them in, bytes out. JSON is the results endpoint's objects; CSV reads back with any CSV reader,
+its columns fixed per extract, nested values as JSON text, formulas neutralised."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import zlib
+
+import hypothesis
+import pytest
+from hypothesis import strategies as st
+
+from api import exports
+from storage.collections import result_body
+from storage.exports import ExportRow
+from storage.models import CollectionResult
+
+COMMON = ("url", "final_url", "status", "status_code", "fetched_at", "error", "error_message")
+ERROR = {"error": "target_http_error", "message": 'The target answered 404, "Not Found".',
+         "details": {"url": "http://a.test/x", "target_status": 404}}
+DATA = {"title": "Tides", "text": "Twice a day.\n\nAnd again, ümlaut.", "language": "en",
+        "links": [{"url": "http://a.test/b", "text": "b", "rel": None, "internal": True}],
+        "metadata": {"description": None, "keywords": ["sea", "tide"], "json_ld": [{"a": -1}]}}
+SETTINGS = hypothesis.settings(max_examples=200, deadline=None, derandomize=True,
+                               database=None)
+
+
+def row(n: int = 1, *, data: dict | None = DATA, error: dict | None = None) -> ExportRow:
+    """A stored row, as storage.collections.store writes one (JSON text columns)."""
+    return ExportRow(url=f"http://a.test/{n}", final_url=f"http://a.test/{n}" if data else None,
+                     status="succeeded" if error is None else "failed",
+                     status_code=200 if data else None, fetched_at="2026-11-23T04:30:00Z",
+                     error=json.dumps(error) if error is not None else None,
+                     data=json.dumps(data) if data is not None else None)
+
+
+def body(stored: ExportRow) -> dict:
+    """What the results endpoint answers for the same row."""
+    return result_body(CollectionResult(**stored._asdict()))
+
+
+def chunks_of(serialiser, rows, selection, batch: int = 2) -> bytes:
+    batches = (rows[i:i + batch] for i in range(0, len(rows), batch))
+    return b"".join(serialiser(batches, selection))
+
+
+def read_csv(payload: bytes) -> list[list[str]]:
+    return list(csv.reader(io.StringIO(payload.decode("utf-8"), newline="")))
+
+
+ROWS = [row(1), row(2, data=None, error=ERROR), row(3)]
+
+
+def test_the_csv_columns_are_fixed_per_extract():
+    assert exports.csv_columns("page") == (*COMMON, "title", "text", "language", "links",
+                                           "metadata")
+    assert exports.csv_columns("contacts") == (*COMMON, "emails", "phones", "social_links",
+                                               "organization", "suggested_pages")
+    assert exports.csv_columns("products") == (*COMMON, "products")
+
+
+def test_fields_pick_keys_and_columns_in_the_order_asked():
+    selection = exports.select("page", ["data.title", "status", "error", "url", "status"])
+    assert selection.keys == ("data", "status", "error", "url")
+    assert selection.data_keys == ("title",)
+    assert selection.columns == ("title", "status", "error", "error_message", "url")
+    whole = exports.select("products", ["data.products", "data"])
+    assert whole.data_keys is None and whole.columns == ("products",)
+
+
+@pytest.mark.parametrize(("extract", "names", "unknown"), [
+    ("page", ["url", "title", "data.nope"], ("title", "data.nope")),
+    ("page", ["data.products"], ("data.products",)),  # a products collection's key
+    ("contacts", ["data.", "error_message"], ("data.", "error_message")),
+])
+def test_unknown_fields_are_named(extract, names, unknown):
+    with pytest.raises(exports.UnknownFields) as raised:
+        exports.select(extract, names)
+    assert raised.value.names == unknown
+    assert all(name in str(raised.value) for name in unknown)
+
+
+def test_json_and_json_lines_are_the_results_endpoint_objects():
+    everything = exports.select("page")
+    expected = [body(r) for r in ROWS]
+    assert json.loads(chunks_of(exports.json_array, ROWS, everything)) == expected
+    lines = chunks_of(exports.json_lines, ROWS, everything).decode().splitlines()
+    assert [json.loads(line) for line in lines] == expected
+    assert json.loads(chunks_of(exports.json_array, [], everything)) == []
+    assert chunks_of(exports.json_lines, [], everything) == b""
+
+
+def test_json_fields_keep_only_what_was_asked():
+    selection = exports.select("page", ["url", "data.title", "data.language", "error"])
+    objects = json.loads(chunks_of(exports.json_array, ROWS, selection))
+    assert objects[0] == {"url": "http://a.test/1", "data": {"title": "Tides", "language": "en"},
+                          "error": None}
+    assert objects[1]["data"] is None
+    assert objects[1]["error"] == {"error": ERROR["error"], "message": ERROR["message"]}
+    assert objects == [exports.pick(body(r), selection) for r in ROWS]
+
+
+def test_csv_has_a_header_and_one_row_a_page_with_nested_values_as_json_text():
+    table = read_csv(chunks_of(exports.csv_table, ROWS, exports.select("page")))
+    header, first, failed = table[0], table[1], table[2]
+    assert tuple(header) == exports.csv_columns("page") and len(table) == 4
+    cells = dict(zip(header, first, strict=True))
+    assert cells["status_code"] == "200" and cells["error"] == cells["error_message"] == ""
+    assert cells["text"] == DATA["text"]  # newlines and non-ASCII kept inside the cell
+    assert json.loads(cells["links"]) == DATA["links"]
+    assert json.loads(cells["metadata"]) == DATA["metadata"]
+    failure = dict(zip(header, failed, strict=True))
+    assert (failure["error"], failure["error_message"]) == (ERROR["error"], ERROR["message"])
+    assert failure["title"] == failure["links"] == failure["final_url"] == ""
+
+
+@pytest.mark.parametrize("start", ["=", "+", "-", "@", "\t", "\r"])
+def test_formula_cells_are_neutralised(start):
+    hostile = f"{start}HYPERLINK(\"http://evil.test/\",\"click\")"
+    data = {**DATA, "title": hostile, "language": start}
+    table = read_csv(chunks_of(exports.csv_table, [row(1, data=data)], exports.select("page")))
+    cells = dict(zip(table[0], table[1], strict=True))
+    assert cells["title"] == "'" + hostile and cells["language"] == "'" + start
+    assert json.loads(cells["metadata"]) == DATA["metadata"]  # JSON text starts with {
+
+
+def test_a_lone_empty_cell_is_not_a_blank_line():
+    payload = chunks_of(exports.csv_table, ROWS, exports.select("page", ["final_url"]))
+    assert read_csv(payload) == [["final_url"], ["http://a.test/1"], [""], ["http://a.test/3"]]
+
+
+@SETTINGS
+@hypothesis.given(texts=st.lists(st.text(), min_size=3, max_size=3),
+                  nested=st.recursive(st.none() | st.booleans() | st.integers() | st.text(),
+                                      lambda inner: st.lists(inner, max_size=3)
+                                      | st.dictionaries(st.text(), inner, max_size=3),
+                                      max_leaves=8))
+def test_any_text_reads_back_from_the_csv(texts, nested):
+    """Whatever a page holds (quotes, commas, CR, LF, NUL-free Unicode), a CSV reader gets
+    the cell back: the text itself, or neutralised, and nested values as their JSON."""
+    texts = [text.replace("\x00", "") for text in texts]
+    data = {"title": texts[0], "text": texts[1], "language": texts[2], "links": [nested],
+            "metadata": {"x": nested}}
+    table = read_csv(chunks_of(exports.csv_table, [row(1, data=data)], exports.select("page")))
+    assert len(table) == 2
+    cells = dict(zip(table[0], table[1], strict=True))
+    for column, text in zip(("title", "text", "language"), texts, strict=True):
+        neutralised = text.startswith(("=", "+", "-", "@", "\t", "\r"))
+        assert cells[column] == ("'" + text if neutralised else text)
+    assert json.loads(cells["links"]) == [nested]
+    assert json.loads(cells["metadata"]) == {"x": nested}
+
+
+def test_gzip_streams_every_chunk_as_it_comes():
+    chunks = [b"[", b'{"a": 1}' * 1000, b"]"]
+    pieces = list(exports.gzipped(iter(chunks)))
+    assert zlib.decompress(b"".join(pieces), 31) == b"".join(chunks)
+    reader = zlib.decompressobj(31)
+    assert reader.decompress(pieces[0]) == b"["  # flushed: readable before the rest exists
