@@ -190,23 +190,70 @@ def json_array(batches: Iterable[Sequence[Sequence[Any]]], selection: Selection
 # -- CSV ----------------------------------------------------------------------------------------
 
 
-def _cell(value: Any) -> str:
-    """One CSV cell: text as is, null empty, anything else (lists, objects, numbers, booleans)
-    as JSON text; then neutralised against formulas and quoted as RFC 4180 asks.
+def _cell(text: str | None) -> str:
+    """One CSV cell of ``text`` (None: empty), neutralised against formulas and quoted as
+    RFC 4180 asks.
 
     Written by hand rather than with :mod:`csv`: its writer scans every character of every
     cell in a loop of its own, which made it the largest cost of a CSV export; ``str``'s
     searches do the same in a fraction of the time, with the same quoting rules (the excel
     dialect's minimal quoting)."""
-    if value is None:
+    if not text:
         return ""
-    text = csv_cell(value if isinstance(value, str) else
-                    json.dumps(value, ensure_ascii=False))
+    text = csv_cell(text)
     if '"' in text:
         return '"' + text.replace('"', '""') + '"'
     if "," in text or "\n" in text or "\r" in text:
         return '"' + text + '"'
     return text
+
+
+def _json_text(value: Any) -> str | None:
+    """A value as a CSV cell shows it: text as is, null empty, anything else as JSON text."""
+    if value is None or isinstance(value, str):
+        return value
+    return json.dumps(value, ensure_ascii=False)
+
+
+#: The C scanner behind ``json.loads``: one JSON value at an offset → (value, its end).
+_scan = json.scanner.make_scanner(json.JSONDecoder())  # type: ignore[attr-defined]
+_space = json.decoder.WHITESPACE.match  # type: ignore[attr-defined]
+
+
+def _member_texts(stored: str) -> dict[str, str | None]:
+    """The members of the stored JSON object ``stored`` as cell texts (:func:`_json_text`).
+
+    A nested value's JSON text is cut out of ``stored`` as it is, not encoded again: encoding
+    links and metadata again cost more than decoding the whole object. ``json.dumps`` wrote
+    ``stored`` with the separators it uses for a cell, so the cut is the same text, unless it
+    holds a ``\\u`` escape (``stored`` is ASCII, a cell is UTF-8): that value is encoded again.
+    What is not a JSON object takes the slow way (``json.loads``, which says what is wrong)."""
+    texts: dict[str, str | None] = {}
+    try:
+        at = _space(stored, 0).end()
+        if stored[at] != "{":
+            raise ValueError("not an object")
+        at = _space(stored, at + 1).end()
+        while stored[at] != "}":
+            key, at = _scan(stored, at)
+            at = _space(stored, at).end()
+            if stored[at] != ":" or not isinstance(key, str):
+                raise ValueError("not a member")
+            start = _space(stored, at + 1).end()
+            value, at = _scan(stored, start)
+            if value is None or isinstance(value, str):
+                texts[key] = value
+            else:
+                cut = stored[start:at]
+                texts[key] = json.dumps(value, ensure_ascii=False) if "\\u" in cut else cut
+            at = _space(stored, at).end()
+            if stored[at] == ",":
+                at = _space(stored, at + 1).end()
+            elif stored[at] != "}":
+                raise ValueError("not a member")
+    except (ValueError, IndexError, StopIteration):
+        return {key: _json_text(value) for key, value in json.loads(stored).items()}
+    return texts
 
 
 #: The CSV columns read from a row as they are, by their index in it.
@@ -217,19 +264,20 @@ def csv_line(row: Sequence[Any], columns: tuple[str, ...], data_columns: bool = 
     """One stored row as a CSV line (CRLF-terminated) of ``columns``; ``data_columns``: some
     of them are ``data``'s (else its JSON is not decoded at all)."""
     error = _error(row[5]) or {}
-    data = json.loads(row[6]) if data_columns and row[6] else {}
+    data = _member_texts(row[6]) if data_columns and row[6] else {}
     cells = []
     for column in columns:
         index = _ROW_COLUMNS.get(column)
         if index is not None:
             value = row[index]
+            text = value if value is None or isinstance(value, str) else str(value)
         elif column == "error":
-            value = error.get("error")
+            text = error.get("error")
         elif column == "error_message":
-            value = error.get("message")
+            text = error.get("message")
         else:
-            value = data.get(column)
-        cells.append(_cell(value))
+            text = data.get(column)
+        cells.append(_cell(text))
     if cells == [""]:
         cells = ['""']  # a lone empty cell must not read as a blank line
     return ",".join(cells) + "\r\n"

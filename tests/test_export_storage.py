@@ -1,6 +1,6 @@
-"""``storage.exports.stream_results`` on SQLite and PostgreSQL: every result once, in
-completion order, a batch at a time; a snapshot while writes go on; and its connection back
-in the pool as soon as the reader stops, also half-way."""
+"""``storage.exports`` on SQLite and PostgreSQL: every result once, in completion order, a
+batch at a time; a snapshot while writes go on; read ahead in a thread; and the connection
+back in the pool as soon as the reader stops, also half-way."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 
 from storage import collections
 from storage.db import Database
-from storage.exports import ExportRow, stream_results
+from storage.exports import ExportRow, ReadAhead, read_ahead, stream_results
 from tests.test_collections_storage import account, collection, page
 
 
@@ -52,3 +52,35 @@ def test_an_export_reads_one_snapshot_and_gives_its_connection_back(db):
     next(stopped)
     stopped.close()  # what a streamed response does when the client goes away
     assert pool.checkedout() == 0
+
+
+def test_reading_ahead_gives_the_same_batches_and_its_connection_back(db):
+    col = collection(db, account(db, 100))
+    collections.store(db, col, [page(n) for n in range(1, 31)])
+    pool = db.engine.pool
+    ahead = read_ahead(db, col, batch=4)
+    assert [list(map(tuple, rows)) for rows in ahead] == [
+        list(map(tuple, rows)) for rows in stream_results(db, col, batch=4)]
+    assert next(ahead, None) is None and pool.checkedout() == 0
+    stopped = read_ahead(db, col, batch=4)
+    assert len(next(stopped)) == 4
+    stopped.close()  # the client went away after the first batch
+    assert pool.checkedout() == 0
+    dropped = read_ahead(db, col, batch=4)
+    next(dropped)
+    thread = dropped._thread
+    del dropped  # a stream nobody closed: its thread stops all the same
+    thread.join(timeout=5)
+    assert not thread.is_alive() and pool.checkedout() == 0
+
+
+def test_a_failure_while_reading_ahead_reaches_the_reader():
+    def failing():
+        yield [1]
+        raise RuntimeError("connection lost")
+
+    ahead = ReadAhead(failing())
+    assert next(ahead) == [1]
+    with pytest.raises(RuntimeError, match="connection lost"):
+        next(ahead)
+    ahead.close()

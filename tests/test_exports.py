@@ -154,6 +154,27 @@ def test_any_text_reads_back_from_the_csv(texts, nested):
     assert json.loads(cells["metadata"]) == {"x": nested}
 
 
+JSON = st.recursive(st.none() | st.booleans() | st.integers() | st.floats() | st.text(),
+                    lambda inner: st.lists(inner, max_size=3)
+                    | st.dictionaries(st.text(), inner, max_size=3), max_leaves=10)
+
+
+@SETTINGS
+@hypothesis.given(data=st.dictionaries(st.text(), JSON, max_size=6))
+def test_nested_cells_cut_from_the_stored_json_are_what_encoding_them_gives(data):
+    """The CSV takes a nested value's JSON text from the stored JSON instead of encoding the
+    value again: the same text, also for non-ASCII, escapes, big integers and odd floats."""
+    expected = {key: exports._json_text(value) for key, value in data.items()}
+    assert exports._member_texts(json.dumps(data)) == expected
+    spaced = exports._member_texts(json.dumps(data, indent=2))  # not json.dumps' usual form
+
+    def decoded(texts: dict) -> str:
+        return json.dumps({key: text if text is None or isinstance(data[key], str)
+                           else json.loads(text) for key, text in texts.items()})
+
+    assert decoded(spaced) == decoded(expected)  # other whitespace, the same JSON
+
+
 def test_gzip_streams_every_chunk_as_it_comes():
     chunks = [b"[", b'{"a": 1}' * 1000, b"]"]
     pieces = list(exports.gzipped(iter(chunks)))

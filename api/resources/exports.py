@@ -18,7 +18,7 @@ from api.collection_schemas import ExportQuerySchema, ResultSchema
 from api.extensions import db
 from api.openapi import AUTHENTICATED, BASE_PATH, documented
 from api.resources.collections import readable, selection_of
-from storage.exports import stream_results
+from storage.exports import read_ahead
 
 blp = authenticated(Blueprint("exports", __name__, url_prefix=BASE_PATH,
                               description="A collection's results as one file (JSON, JSON "
@@ -63,15 +63,20 @@ def export(args: dict, collection_id: str):
     row = readable(collection_id)
     selection = selection_of(row, args["field_names"]) or exports.select(row.extract)
     kind = exports.FORMATS[args["format"]]
-    batches = stream_results(db(), collection_id, status=args["status"])
-    first = next(batches, ())  # here, so that a database failure is a 503, not a cut file
-    body = exports.SERIALISERS[args["format"]](itertools.chain([first], batches), selection)
     headers = {"Content-Disposition": f'attachment; filename="{row.id}.{kind.extension}"',
                "Vary": "Accept-Encoding"}
-    if request.accept_encodings["gzip"] > 0:
-        body = exports.gzipped(body)
-        headers["Content-Encoding"] = "gzip"
-    response = Response(body, content_type=kind.media_type, headers=headers)
+    batches = read_ahead(db(), collection_id, status=args["status"])
+    try:
+        first = next(batches, ())  # here, so that a database failure is a 503, not a cut file
+        body = exports.SERIALISERS[args["format"]](itertools.chain([first], batches),
+                                                   selection)
+        if request.accept_encodings["gzip"] > 0:
+            body = exports.gzipped(body)
+            headers["Content-Encoding"] = "gzip"
+        response = Response(body, content_type=kind.media_type, headers=headers)
+    except BaseException:
+        batches.close()
+        raise
     response.call_on_close(batches.close)  # the connection goes back, also on a disconnect
     return response
 
