@@ -9,7 +9,7 @@ LOCK := requirements.lock
 # Two test processes by default (the suite starts its own Redis, workers and site per process).
 PYTEST_ARGS ?= -n 2
 
-.PHONY: run test lint lock bench bench-deps bench-crawl clean
+.PHONY: run test lint lock bench bench-deps bench-crawl bench-export clean
 
 $(STAMP): pyproject.toml $(LOCK)
 	$(PYTHON) -m venv $(VENV)
@@ -53,6 +53,10 @@ bench-deps:
 
 bench-crawl: $(STAMP) bench-deps
 	$(PY) bench/crawl.py
+
+# Export of a 100,000-result collection (SQLite); EXPORT_ARGS=--postgres for PostgreSQL.
+bench-export: $(STAMP)
+	$(PY) bench/export.py $(EXPORT_ARGS)
 
 clean:
 	rm -rf $(VENV) var .pytest_cache
