@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 from dataclasses import asdict
-from pathlib import Path
 from typing import Any
 
 import phonenumbers
@@ -18,46 +17,13 @@ import pytest
 from crawler.extract import contacts
 from crawler.extract.contacts import MAX_ITEMS, MAX_SUGGESTED_PAGES, extract_contacts
 from crawler.extract.emails import cloudflare_email, normalise_email
-from crawler.extract.fetched import FetchedPage
 from crawler.extract.phones import country_region, default_region, language_region, phone_record
 from crawler.extract.social import social_profile
-from crawler.items.contacts import Contacts
+from tests.contact_pages import FIXTURES, URL, emails, fetched, ld, links, page, phones, run
 from tests.logcheck import our_errors
 
-#: Saved HTML as a page fetched from that URL, what extractors take.
-fetched = FetchedPage.from_html
-
-FIXTURES = Path(__file__).parent / "fixtures" / "contacts"
 CASES = sorted(path.stem for path in FIXTURES.glob("*.json"))
 KEYS = {"emails", "phones", "social_links", "organization", "suggested_pages"}
-URL = "https://www.example.com/contact"
-
-
-def page(body: str, head: str = "", lang: str = "en") -> str:
-    return (f'<!DOCTYPE html><html lang="{lang}"><head><title>t</title>{head}</head>'
-            f"<body>{body}</body></html>")
-
-
-def ld(data: Any) -> str:
-    return f'<script type="application/ld+json">{json.dumps(data)}</script>'
-
-
-def run(body: str, url: str = URL, head: str = "", lang: str = "en",
-        headers: dict[Any, Any] | None = None) -> Contacts:
-    return extract_contacts(fetched(url, page(body, head, lang), headers))
-
-
-def emails(body: str, **kwargs: Any) -> list[tuple[str, str]]:
-    return [(e.value, e.found_in) for e in run(body, **kwargs).emails]
-
-
-def phones(body: str, **kwargs: Any) -> list[tuple[str, str]]:
-    return [(p.value, p.found_in) for p in run(body, **kwargs).phones]
-
-
-def links(*hrefs: str, url: str = URL) -> list[dict[str, Any]]:
-    found = run("".join(f'<a href="{href}">x</a>' for href in hrefs), url=url).social_links
-    return [asdict(profile) for profile in found]
 
 
 def cloudflare_hex(email: str, key: int) -> str:
@@ -67,7 +33,9 @@ def cloudflare_hex(email: str, key: int) -> str:
 # --- saved pages -------------------------------------------------------------------------------
 
 def test_fixtures_are_present() -> None:
-    assert {"impressum_de", "contact_us", "cloudflare_fr", "no_contacts", "shop_en"} <= set(CASES)
+    assert {"impressum_de", "contact_us", "cloudflare_fr", "no_contacts", "shop_en",
+            "impressum_lang_de", "contact_lang_fr", "news_article_de", "company_youtube_en",
+            "shop_numbers_de"} <= set(CASES)
     assert all((FIXTURES / f"{name}.html").exists() for name in CASES)
 
 
@@ -475,7 +443,8 @@ def test_at_most_fifty_phones() -> None:
      "https://www.facebook.com/profile.php?id=100012345"),
     ("https://www.instagram.com/acme_official/", "instagram", "acme_official", None),
     ("https://www.youtube.com/@AcmeTV", "youtube", "AcmeTV", None),
-    ("https://www.youtube.com/channel/UCx9QvNWq1fR3mYTb2kPz8Lw", "youtube", None, None),
+    ("https://www.youtube.com/channel/UCx9QvNWq1fR3mYTb2kPz8Lw", "youtube",
+     "UCx9QvNWq1fR3mYTb2kPz8Lw", None),
     ("https://www.youtube.com/c/AcmeTV", "youtube", "AcmeTV", None),
     ("https://www.youtube.com/user/acmetv", "youtube", "acmetv", None),
     ("https://www.tiktok.com/@acme.shop", "tiktok", "acme.shop", None),

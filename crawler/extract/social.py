@@ -1,9 +1,11 @@
 """Recognise links to social-media *profiles* (not shares, posts or the platforms' own pages).
 
-Small pure functions used by :mod:`crawler.extract.contacts`. Each platform is a table row:
-its registrable domains, the path shapes of a profile (matched whole, so a post or a tab under
-a profile is not a profile) and the first path segments it reserves for its own pages
-(``/login``, ``/intent``, ``/sharer.php``…). Adding a platform means adding a row.
+Small pure functions used by :mod:`crawler.extract.contacts`. What a platform's profile
+looks like, and which of its paths are its own pages (``/login``, ``/intent``, ``/followers``,
+``/sharer.php``…), is one table in :mod:`~crawler.extract.social_platforms`; this module
+applies it: a link's tab is dropped (``/@acme/videos`` is the channel ``acme``), a lone
+reserved segment is refused, and the rest must match a profile shape whole (a post under a
+profile is not a profile).
 
 Twitter and X are one platform, named ``x``. A ``/@user`` link on any other host is a
 Mastodon-style (fediverse) profile, with the handle ``user@host``, when all of these hold:
@@ -25,21 +27,14 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
 from urllib.parse import parse_qsl, urlencode, urlsplit
 
 from crawler.extract.domains import registrable_domain, split_host
+from crawler.extract.social_platforms import BY_DOMAIN, Platform
 from crawler.items.contacts import SocialLink
 
 logger = logging.getLogger(__name__)
 
-# The site's own (common) pages, shared by every platform with one-segment profiles.
-_COMMON_RESERVED = frozenset({
-    "about", "help", "legal", "login", "logout", "policies", "policy", "privacy", "search",
-    "settings", "share", "signup", "terms", "tos", "home", "explore", "business", "careers",
-    "developers", "jobs", "press", "security", "support", "contact", "pricing", "features",
-})
-_PLAIN_SUBDOMAINS = re.compile(r"(?:www\.|m\.|mobile\.)?")
 _TEXT_MASTODON = re.compile(r"(?<![\w@/.])@(\w{1,30})@((?:[a-z0-9-]+\.)+[a-z]{2,63})(?![\w.-])",
                             re.IGNORECASE)
 _MASTODON_PATH = re.compile(r"/@(?P<handle>\w{1,30})")
@@ -62,79 +57,6 @@ _NON_DIGITS = re.compile(r"\D")
 _PLAIN_HOST_PREFIX = re.compile(r"^https://(?:www\.|m\.|mobile\.)")
 
 
-@dataclass(frozen=True)
-class _Platform:
-    name: str
-    domains: frozenset[str]
-    # fullmatch on path (plus the kept query); the handle is formatted from the groups
-    profiles: tuple[tuple[re.Pattern[str], str | None], ...]
-    reserved: frozenset[str] = frozenset()
-    subdomains: re.Pattern[str] = _PLAIN_SUBDOMAINS
-    keep_query: frozenset[str] = frozenset()  # numeric identifiers a profile URL needs
-
-
-def _profile(pattern: str, handle: str | None = "{0}") -> tuple[re.Pattern[str], str | None]:
-    return re.compile(pattern), handle
-
-
-_PLATFORMS = (
-    _Platform("linkedin", frozenset({"linkedin.com"}),
-              (_profile(r"/(?:in|company|school|showcase)/([\w%.-]+)"),),
-              subdomains=re.compile(r"(?:www\.|m\.|[a-z]{2}\.)?")),
-    _Platform("x", frozenset({"twitter.com", "x.com"}), (_profile(r"/(\w{1,15})"),),
-              _COMMON_RESERVED | {"intent", "i", "hashtag", "messages", "notifications",
-                                  "compose", "status", "download", "en", "rules"}),
-    _Platform("facebook", frozenset({"facebook.com", "fb.com"}),
-              (_profile(r"/(?![\w.-]*\.php$)([\w.-]{2,80})"),
-               _profile(r"/profile\.php\?id=\d+", None)),
-              _COMMON_RESERVED | {"sharer", "sharer.php", "dialog", "plugins", "groups",
-                                  "events", "watch", "marketplace", "gaming", "pages",
-                                  "photo.php", "story.php", "permalink.php", "hashtag", "tr",
-                                  "login.php", "ads", "people"},
-              re.compile(r"(?:www\.|m\.|web\.|mobile\.|[a-z]{2}-[a-z]{2}\.)?"),
-              frozenset({"id"})),
-    _Platform("instagram", frozenset({"instagram.com"}), (_profile(r"/([\w.]{1,30})"),),
-              _COMMON_RESERVED | {"p", "reel", "reels", "tv", "stories", "accounts",
-                                  "direct", "developer", "web"}),
-    _Platform("youtube", frozenset({"youtube.com"}),
-              (_profile(r"/@([\w.-]{3,30})"), _profile(r"/channel/UC[\w-]{22}", None),
-               _profile(r"/(?:c|user)/([\w.-]+)"))),
-    _Platform("tiktok", frozenset({"tiktok.com"}), (_profile(r"/@([\w.]{2,24})"),)),
-    _Platform("github", frozenset({"github.com"}), (_profile(r"/([A-Za-z0-9-]{1,39})"),),
-              _COMMON_RESERVED | {"orgs", "topics", "marketplace", "sponsors", "enterprise",
-                                  "collections", "trending", "events", "join", "new",
-                                  "notifications", "site", "customer-stories", "readme",
-                                  "team", "apps", "codespaces", "issues", "pulls"}),
-    _Platform("pinterest", frozenset({"pinterest.com", "pinterest.co.uk", "pinterest.de",
-                                      "pinterest.fr", "pinterest.ca", "pinterest.com.au",
-                                      "pinterest.es", "pinterest.it"}),
-              (_profile(r"/([\w.-]{3,30})"),),
-              _COMMON_RESERVED | {"pin", "ideas", "today", "categories", "_", "resource"},
-              re.compile(r"(?:www\.|[a-z]{2}\.)?")),
-    _Platform("threads", frozenset({"threads.net", "threads.com"}),
-              (_profile(r"/@([\w.]{1,30})"),)),
-    _Platform("telegram", frozenset({"t.me", "telegram.me"}), (_profile(r"/(\w{4,32})"),),
-              _COMMON_RESERVED | {"joinchat", "addstickers", "proxy", "iv", "setlanguage",
-                                  "socks", "addtheme"}),
-    _Platform("whatsapp", frozenset({"wa.me"}), (_profile(r"/(\d{7,15})"),)),
-    _Platform("whatsapp", frozenset({"whatsapp.com"}), (_profile(r"/send\?phone=(\d{7,15})"),),
-              subdomains=re.compile(r"(?:www\.|api\.)?"), keep_query=frozenset({"phone"})),
-    # an invite code is the only stable name a server has: it is the handle
-    _Platform("discord", frozenset({"discord.gg"}), (_profile(r"/([\w-]{2,32})"),)),
-    _Platform("discord", frozenset({"discord.com", "discordapp.com"}),
-              (_profile(r"/invite/([\w-]{2,32})"),)),
-    _Platform("reddit", frozenset({"reddit.com"}),
-              (_profile(r"/r/(\w{2,21})", "r/{0}"),
-               _profile(r"/(?:u|user)/([\w-]{3,20})", "u/{0}")),
-              subdomains=re.compile(r"(?:www\.|old\.|new\.|m\.)?")),
-    _Platform("vimeo", frozenset({"vimeo.com"}), (_profile(r"/(?!\d+$)(\w{3,50})"),),
-              _COMMON_RESERVED | {"watch", "channels", "groups", "categories", "upload",
-                                  "join", "blog", "ondemand", "solutions", "enterprise",
-                                  "create", "stock", "manage", "features", "log_in"}),
-)
-_BY_DOMAIN = {domain: platform for platform in _PLATFORMS for domain in platform.domains}
-
-
 def social_profile(url: str, site: str, claimed: bool = False, *, source_url: str
                    ) -> SocialLink | None:
     """The profile ``url`` (absolute) links to, found on the page ``source_url``; None when
@@ -153,10 +75,11 @@ def social_profile(url: str, site: str, claimed: bool = False, *, source_url: st
         return None
     path = parts.path.rstrip("/")
     domain = registrable_domain(hostname)
-    platform = _BY_DOMAIN.get(domain)
+    platform = BY_DOMAIN.get(domain)
     if platform is None:
         return _mastodon(hostname, path, domain, site, claimed, source_url)
     subdomain = hostname[: -len(domain)]
+    path = _without_tab(platform, path)
     if not platform.subdomains.fullmatch(subdomain) or _reserved(platform, path):
         return None
     query = urlencode([(key, _NON_DIGITS.sub("", value))
@@ -170,9 +93,16 @@ def social_profile(url: str, site: str, claimed: bool = False, *, source_url: st
     return None
 
 
-def _reserved(platform: _Platform, path: str) -> bool:
-    first = path.lstrip("/").split("/", 1)[0].lower()
-    return first in platform.reserved
+def _without_tab(platform: Platform, path: str) -> str:
+    """``/@acme/videos`` → ``/@acme``: a profile's tab is the profile (one level only)."""
+    head, _, last = path.rpartition("/")
+    return head if head and last.lower() in platform.tabs else path
+
+
+def _reserved(platform: Platform, path: str) -> bool:
+    """Whether a one-segment path names one of the platform's own pages, not an account."""
+    segments = path.lstrip("/").split("/")
+    return len(segments) == 1 and segments[0].lower() in platform.reserved
 
 
 def _mastodon(hostname: str, path: str, domain: str, site: str, claimed: bool,

@@ -30,7 +30,9 @@ class SocialLink:
     platform: str = described("linkedin, x, facebook, instagram, youtube, …, mastodon.")
     url: str = described(
         "The profile's URL: https, no trailing slash, no query but a numeric id it needs.")
-    handle: str | None = described("The account name, when the URL shows it.", default=None)
+    handle: str | None = described(
+        "The account name (a YouTube channel's UC… id for /channel/ links), when the URL "
+        "shows one.", default=None)
     source_url: str = described("The page it was found on.")
 
 
