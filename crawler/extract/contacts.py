@@ -10,10 +10,8 @@ Priority (first occurrence of a duplicate wins, so it decides ``found_in``): wha
 clickable (``mailto:``/``tel:``), then what it declared (JSON-LD, then microdata), then what it
 hid (Cloudflare and written obfuscations), then plain text. Within one source, page order.
 
-Visible text is read twice: inline elements glued (``<b>info</b>@example.org`` is one address)
-and spaced (``<i>info@acme.com</i><i>Call</i>`` is not ``acme.comCall``). Spaced matches win;
-a glued one counts only where no spaced match overlaps it: an element boundary ends a token
-unless the token only exists across it.
+Text is what a reader sees (:mod:`~crawler.extract.visible_text`: no scripts, no inline-hidden
+spans), read twice, inline elements glued and spaced.
 
 The organisation and the strongest phone-region hint (``addressCountry``) come from the page's
 own structured nodes: top-level and ``@graph`` items, then what they name through
@@ -57,6 +55,7 @@ from crawler.extract.structured import (
     join,
     json_ld_nodes,
 )
+from crawler.extract.visible_text import in_text, visible_text
 from crawler.items.contacts import Contacts, Email, Organization, Phone, SocialLink
 
 logger = logging.getLogger(__name__)
@@ -64,13 +63,6 @@ logger = logging.getLogger(__name__)
 MAX_ITEMS = 50  # per category: a directory page must not produce an unbounded answer
 MAX_SUGGESTED_PAGES = 10
 
-_HIDDEN_TAGS = frozenset({"head", "script", "style", "template", "svg"})
-_BLOCK_TAGS = frozenset({
-    "address", "article", "aside", "blockquote", "br", "dd", "div", "dl", "dt", "fieldset",
-    "figcaption", "figure", "footer", "form", "h1", "h2", "h3", "h4", "h5", "h6", "header",
-    "hr", "li", "main", "nav", "ol", "option", "p", "pre", "section", "table", "td", "th",
-    "tr", "ul",
-})
 _CLOUDFLARE = "//*[@data-cfemail] | //a[contains(@href, '/cdn-cgi/l/email-protection#')]"
 _SLUG_SEPARATORS = re.compile(r"[^a-z0-9]+")
 _PAGE_EXTENSION = re.compile(r"\.(?:html?|php|aspx?|jsp|cfm)$")
@@ -99,12 +91,7 @@ _ORGANIZATION_SUFFIXES = ("Organization", "Business", "Store")
 # are followed from top-level nodes; brand, seller, manufacturer, author, creator and
 # itemReviewed name *other* organisations and are never followed.
 _OWNER_KEYS = ("publisher", "provider", "copyrightHolder", "mainEntity", "about", "isPartOf")
-# Stands for an inline element boundary in the visible text; the parsed page never holds a
-# NUL (lxml drops it, and control characters in general), so the page's own text cannot.
-_BOUNDARY = "\x00"
-
 _T = TypeVar("_T")
-Span = tuple[int, int, _T]  # start, end, value: a match in one rendering of the text
 
 
 class _Anchor(NamedTuple):
@@ -127,7 +114,7 @@ def extract_contacts(page: FetchedPage) -> Contacts:
         return Contacts()
     url, base = page.address, page.base
     anchors = _anchors(root, base)
-    text = _visible_text(root)
+    text = visible_text(root)
     sources = {"json_ld": page.json_ld, "microdata": list(map(from_microdata, page.microdata))}
     by_id = id_index(list(sources.values()))
     own = list(_own_nodes(sources, by_id))
@@ -160,41 +147,6 @@ def _unique(records: Iterable[_T], limit: int, key: Callable[[_T], str]) -> list
             seen.add(record_key)
             unique.append(record)
     return unique
-
-
-def _visible_text(root: HtmlElement) -> str:
-    """The text a reader sees: no script/style/comments, blocks on their own lines, inline
-    element boundaries marked with ``_BOUNDARY`` (for :func:`_in_text`)."""
-    parts: list[str] = []
-    stack: list[tuple[HtmlElement, bool]] = [(root, False)]
-    while stack:  # iterative: deeply nested markup must not hit the recursion limit
-        element, closing = stack.pop()
-        tag = element.tag if isinstance(element.tag, str) else ""
-        if not closing and tag and tag not in _HIDDEN_TAGS:
-            parts.extend((_boundary(tag), element.text or ""))
-            stack.append((element, True))
-            stack.extend((child, False) for child in reversed(element))
-            continue
-        parts.extend((_boundary(tag), element.tail or ""))  # also after a hidden element
-    return "".join(parts)
-
-
-def _boundary(tag: str) -> str:
-    """A line break for a block's start or end, a boundary mark for any other element's."""
-    return "\n" if tag in _BLOCK_TAGS else _BOUNDARY if tag else ""
-
-
-def _in_text(text: str, find: Callable[[str], Iterable[Span[_T]]]) -> Iterator[_T]:
-    """What ``find`` reads in ``text`` with inline boundaries as spaces, plus what it reads
-    with them glued where the spaced reading found nothing overlapping; in page order."""
-    spaced = list(find(text.replace(_BOUNDARY, " ")))  # same offsets as ``text``
-    origin = [offset for offset, char in enumerate(text) if char != _BOUNDARY]
-    glued = [(origin[start], origin[end - 1] + 1, value)
-             for start, end, value in find(text.replace(_BOUNDARY, "")) if end > start]
-    taken = {offset for start, end, _ in spaced for offset in range(start, end)}
-    extra = [match for match in glued if taken.isdisjoint(range(match[0], match[1]))]
-    for _, _, value in sorted(spaced + extra, key=lambda match: match[0]):
-        yield value
 
 
 def _anchors(root: HtmlElement, base: str) -> list[_Anchor]:
@@ -230,9 +182,9 @@ def _emails(root: HtmlElement, anchors: list[_Anchor], sources: dict[str, Any],
         encoded = element.get("data-cfemail") or element.get("href", "").partition("#")[2]
         if (email := cloudflare_email(encoded)) is not None:
             yield Email(value=email, source_url=url, found_in="obfuscated")
-    for email in _in_text(text, deobfuscated_emails):
+    for email in in_text(text, deobfuscated_emails):
         yield Email(value=email, source_url=url, found_in="obfuscated")
-    for email in _in_text(text, emails_in_text):
+    for email in in_text(text, emails_in_text):
         yield Email(value=email, source_url=url, found_in="text")
 
 
@@ -249,7 +201,7 @@ def _phones(anchors: list[_Anchor], sources: dict[str, Any], text: str, url: str
             phone = parse_phone(value, certain_region, source_url=url, found_in=found_in)
             if phone is not None:
                 yield phone
-    yield from _in_text(text, lambda rendering: phones_in_text(rendering, region,
+    yield from in_text(text, lambda rendering: phones_in_text(rendering, region,
                                                                source_url=url))
 
 
@@ -262,7 +214,7 @@ def _profiles(anchors: list[_Anchor], sources: dict[str, Any], text: str, base: 
                for value in _values(items, "sameAs") if isinstance(value, str)]
     yield from filter(None, (social_profile(target, site, claimed, source_url=url)
                              for target, claimed in claims if target))
-    yield from _in_text(text, lambda rendering: mastodon_in_text(rendering, site,
+    yield from in_text(text, lambda rendering: mastodon_in_text(rendering, site,
                                                                  source_url=url))
 
 

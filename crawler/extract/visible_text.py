@@ -1,0 +1,81 @@
+"""The text a reader of a page sees, for the contact extractors to read addresses, numbers
+and handles in, and the two ways of reading it that inline markup calls for.
+
+Not visible: ``<head>``, scripts, styles, templates, SVG, comments, and any element whose
+inline style hides it (``display: none``, ``visibility: hidden``). Hidden spans are the usual
+anti-spam trick inside an address (``info<span style="display:none">-remove-</span>@acme.de``)
+and the usual home of honeypot addresses; a reader never sees them, so neither do we. (An
+element hidden by a stylesheet class stays in: that needs the CSS, which a pure function of
+the HTML does not have.)
+
+Blocks (``<p>``, ``<td>``, ``<br>``…) are separated by line breaks, and every other element
+boundary is marked with :data:`BOUNDARY`, so :func:`in_text` can read the text twice: inline
+elements glued (``<b>info</b>@example.org`` is one address) and spaced
+(``<i>info@acme.com</i><i>Call</i>`` is not ``acme.comCall``). Spaced matches win; a glued one
+counts only where no spaced match overlaps it: an element boundary ends a token unless the
+token only exists across it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Iterator
+from typing import TypeVar
+
+from lxml.html import HtmlElement
+
+_HIDDEN_TAGS = frozenset({"head", "script", "style", "template", "svg"})
+_BLOCK_TAGS = frozenset({
+    "address", "article", "aside", "blockquote", "br", "dd", "div", "dl", "dt", "fieldset",
+    "figcaption", "figure", "footer", "form", "h1", "h2", "h3", "h4", "h5", "h6", "header",
+    "hr", "li", "main", "nav", "ol", "option", "p", "pre", "section", "table", "td", "th",
+    "tr", "ul",
+})
+_HIDDEN_STYLE = re.compile(r"(?:^|;)\s*(?:display\s*:\s*none|visibility\s*:\s*hidden)\b",
+                           re.IGNORECASE)
+#: Stands for an inline element boundary in the visible text; the parsed page never holds a
+#: NUL (lxml drops it, and control characters in general), so the page's own text cannot.
+BOUNDARY = "\x00"
+
+_T = TypeVar("_T")
+Span = tuple[int, int, _T]  # start, end, value: a match in one rendering of the text
+
+
+def visible_text(root: HtmlElement) -> str:
+    """The text a reader sees: blocks on their own lines, inline element boundaries marked
+    with :data:`BOUNDARY` (for :func:`in_text`)."""
+    parts: list[str] = []
+    stack: list[tuple[HtmlElement, bool]] = [(root, False)]
+    while stack:  # iterative: deeply nested markup must not hit the recursion limit
+        element, closing = stack.pop()
+        tag = element.tag if isinstance(element.tag, str) else ""
+        if not closing and tag and tag not in _HIDDEN_TAGS and not _hidden(element):
+            parts.extend((_boundary(tag), element.text or ""))
+            stack.append((element, True))
+            stack.extend((child, False) for child in reversed(element))
+            continue
+        parts.extend((_boundary(tag), element.tail or ""))  # also after a hidden element
+    return "".join(parts)
+
+
+def _hidden(element: HtmlElement) -> bool:
+    style = element.get("style")
+    return bool(style) and _HIDDEN_STYLE.search(style) is not None
+
+
+def _boundary(tag: str) -> str:
+    """A line break for a block's start or end, a boundary mark for any other element's."""
+    return "\n" if tag in _BLOCK_TAGS else BOUNDARY if tag else ""
+
+
+def in_text(text: str, find: Callable[[str], Iterable[Span[_T]]]) -> Iterator[_T]:
+    """What ``find`` reads in ``text`` with inline boundaries as spaces, plus what it reads
+    with them glued where the spaced reading found nothing overlapping; in page order."""
+    spaced = list(find(text.replace(BOUNDARY, " ")))  # same offsets as ``text``
+    origin = [offset for offset, char in enumerate(text) if char != BOUNDARY]
+    glued = [(origin[start], origin[end - 1] + 1, value)
+             for start, end, value in find(text.replace(BOUNDARY, "")) if end > start]
+    taken = {offset for start, end, _ in spaced for offset in range(start, end)}
+    extra = [match for match in glued if taken.isdisjoint(range(match[0], match[1]))]
+    for _, _, value in sorted(spaced + extra, key=lambda match: match[0]):
+        yield value
