@@ -41,11 +41,15 @@ from crawler.extract.emails import (
 )
 from crawler.extract.fetched import FetchedPage
 from crawler.extract.phones import (
+    FAX,
+    Found,
     default_region,
     language_region,
+    main_language_region,
     parse_phone,
     phone_from_href,
     phones_in_text,
+    with_fax_types,
 )
 from crawler.extract.schema import from_microdata, id_index, local_name, resolve, walk
 from crawler.extract.social import dedupe_key, mastodon_in_text, social_profile
@@ -56,7 +60,7 @@ from crawler.extract.structured import (
     json_ld_nodes,
 )
 from crawler.extract.visible_text import in_text, visible_text
-from crawler.items.contacts import Contacts, Email, Organization, Phone, SocialLink
+from crawler.items.contacts import Contacts, Email, Organization, SocialLink
 
 logger = logging.getLogger(__name__)
 
@@ -122,12 +126,13 @@ def extract_contacts(page: FetchedPage) -> Contacts:
     languages = [root.get("lang"), root.get("xml:lang"), page.meta[0].get("og:locale"),
                  page.header("content-language")]
     region = default_region(languages, host(url), _countries(own, by_id))
+    text_region = region or main_language_region(languages)
     return Contacts(
         emails=_unique(_emails(root, anchors, sources, text, url), MAX_ITEMS,
                        lambda email: email.value.lower()),
-        phones=_unique(_phones(anchors, sources, text, url, region,
-                               region or language_region(languages)), MAX_ITEMS,
-                       lambda phone: phone.value),
+        phones=_unique(with_fax_types(_phones(anchors, sources, text, url, text_region,
+                                              region or language_region(languages))),
+                       MAX_ITEMS, lambda phone: phone.value),
         social_links=_unique(_profiles(anchors, sources, text, base, site, url), MAX_ITEMS,
                              dedupe_key),
         organization=_organization(own, by_id, base),
@@ -189,20 +194,23 @@ def _emails(root: HtmlElement, anchors: list[_Anchor], sources: dict[str, Any],
 
 
 def _phones(anchors: list[_Anchor], sources: dict[str, Any], text: str, url: str,
-            region: str | None, certain_region: str | None) -> Iterator[Phone]:
+            region: str | None, certain_region: str | None) -> Iterator[Found]:
     """``certain_region`` (``region`` or the language's likely one) serves ``tel:`` links and
-    structured telephones, which are phone numbers whatever they look like; free text keeps
-    ``region``, so that without a signal only international numbers are read there."""
+    structured numbers, which are phone numbers whatever they look like; free text keeps
+    ``region`` (the page's region, or its language's main one), so that without a signal
+    only international numbers are read there. A structured ``telephone`` is labelled a
+    phone, a ``faxNumber`` a fax; a ``tel:`` link says neither (sites link their fax too)."""
     for anchor in anchors:
         if (phone := phone_from_href(anchor.href, certain_region, source_url=url)) is not None:
-            yield phone
+            yield Found(phone)
     for found_in, items in sources.items():
-        for value in _values(items, "telephone"):
-            phone = parse_phone(value, certain_region, source_url=url, found_in=found_in)
-            if phone is not None:
-                yield phone
+        for key, label in (("telephone", "phone"), ("faxNumber", FAX)):
+            for value in _values(items, key):
+                phone = parse_phone(value, certain_region, source_url=url, found_in=found_in)
+                if phone is not None:
+                    yield Found(phone, label)
     yield from in_text(text, lambda rendering: phones_in_text(rendering, region,
-                                                               source_url=url))
+                                                              source_url=url))
 
 
 def _profiles(anchors: list[_Anchor], sources: dict[str, Any], text: str, base: str,

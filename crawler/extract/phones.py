@@ -11,14 +11,22 @@ region. :func:`default_region` reads them in this order, most specific to the nu
    then the Content-Language header ("de-AT" → AT);
 3. the site's country-code TLD (``.de`` → DE, ``.co.uk`` → GB; not ``.io``, ``.co``…).
 
-Without any of these, free text is read for international numbers ("+49 30 901820") only,
+Without any of these, the page's language still names a region when it is written in one
+country above all (de → DE, fr → FR: :func:`main_language_region`), and free text is read
+for that region: "Tel.: 0471 80 60 745" on a German page means Bremerhaven, and a number
+that is not valid there (an Austrian one) is not read. A language written in several
+countries with their own numbering plans (en, es, pt, ar, zh, ru…: ``_SHARED_LANGUAGES``)
+names none, and such a page's text is read for international numbers ("+49 30 901820") only,
 because guessing a region turns order numbers and postcodes into "valid" phone numbers.
 A ``tel:`` link or a structured ``telephone`` is certainly a phone number, so for those
 :func:`language_region` adds one last, weaker guess: the country where the page's language
 is most often written (en → US, pt → BR…), see ``_LANGUAGE_REGIONS``.
 
-``Leniency.VALID`` already rejects most dates and prices; :func:`phones_in_text` also drops
-numbers labelled as something else ("Order no.", "IBAN", "Konto…") or glued to a currency.
+``Leniency.VALID`` (valid for the region, national prefix present where the region writes
+one) rejects most digit runs of running text; what it lets through, and what the page calls
+each number (phone or fax), is read by :mod:`~crawler.extract.phone_labels`. A number is a
+fax (``type: "fax"``) when the page labels it so (or a structured ``faxNumber`` holds it)
+and never labels it a phone: :func:`with_fax_types`.
 """
 
 from __future__ import annotations
@@ -26,13 +34,16 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Iterable, Iterator
+from dataclasses import replace
 from functools import lru_cache
+from typing import NamedTuple
 from urllib.parse import unquote
 
 import phonenumbers
 from phonenumbers import Leniency, PhoneNumber, PhoneNumberFormat, PhoneNumberType
 
 from crawler.extract.domains import split_host
+from crawler.extract.phone_labels import Label, is_other_number, label_of
 from crawler.items.contacts import Phone
 
 logger = logging.getLogger(__name__)
@@ -58,20 +69,20 @@ _LANGUAGE_REGIONS = {
     "id": "ID", "th": "TH", "vi": "VN", "hr": "HR", "sl": "SI", "sr": "RS", "et": "EE",
     "lv": "LV", "lt": "LT", "is": "IS", "ca": "ES", "ms": "MY", "fa": "IR", "bn": "BD",
 }
+# Languages written in several countries with numbering plans of their own, none of which
+# dominates: their likely region is a guess too weak for free text (en: US, GB, IN, AU…;
+# es: ES, MX, AR…; pt: BR, PT; ar; zh: CN, TW, HK; ru: RU, BY, KZ; ms, sr, bn, fa).
+_SHARED_LANGUAGES = frozenset({"en", "es", "pt", "ar", "zh", "ru", "ms", "sr", "bn", "fa"})
 _TEL = re.compile(r"\s*tel:", re.IGNORECASE)
-# The words between the previous number and this one, when they name another kind of number.
-_PHONE_LABEL = re.compile(
-    r"\b(?:tel|phone|telefon|telephone|fax|mobil\w*|cell|call|ruf\w*|handy|hotline|whatsapp)"
-    r"|☎|📞", re.IGNORECASE)
-_OTHER_LABEL = re.compile(
-    r"(?:#|№|\b(?:order|invoice|isbn|ean|gtin|upc|sku|iban|bic|blz|swift|account|konto\w*"
-    r"|kunden\w*|rechnung\w*|artikel\w*|art|ust\w*|vat|tax|steuer\w*|hr[ab]|register\w*"
-    r"|reg|ref\w*|tracking|id|no|number|\w*nummer|\w*nr|item|model|serial|ticket|zip|plz"
-    r"|postcode|postfach|po box))\W*$", re.IGNORECASE)
-_CURRENCY_BEFORE = re.compile(r"[$€£¥₹]\s*$")
-_CURRENCY_AFTER = re.compile(r"^\s*(?:[$€£¥₹%]|(?:eur|usd|gbp|chf)\b)", re.IGNORECASE)
 _DIGIT = re.compile(r"\d")
-_CONTEXT = 40  # characters either side of a match that can hold its label or currency
+FAX = "fax"  # the ``type`` of a number the page labels a fax
+
+
+class Found(NamedTuple):
+    """A number read on the page, with what the page calls it there (None: says nothing)."""
+
+    phone: Phone
+    label: Label | None = None
 
 
 def default_region(language_tags: Iterable[str | None], hostname: str,
@@ -96,11 +107,24 @@ def default_region(language_tags: Iterable[str | None], hostname: str,
 def language_region(language_tags: Iterable[str | None]) -> str | None:
     """The country the first known language of ``language_tags`` is most often written for
     ("en" → US); a weak guess, only for ``tel:`` links and structured telephones."""
-    for tag in language_tags:
-        language = _SUBTAGS.split((tag or "").split(",", 1)[0].strip(), 1)[0].lower()
+    for language in filter(None, map(_language, language_tags)):
         if (region := _LANGUAGE_REGIONS.get(language)) is not None:
             return region
     return None
+
+
+def main_language_region(language_tags: Iterable[str | None]) -> str | None:
+    """The region of the page's language when it is written in one country above all (de →
+    DE, fr → FR), for national numbers in free text; None for a language shared by several
+    countries' numbering plans (en, es, pt…) or none. Only the first tag present counts: it
+    is the page's own (``<html lang>``), the others restate or contradict it."""
+    language = next(filter(None, map(_language, language_tags)), None)
+    return None if language in _SHARED_LANGUAGES else _LANGUAGE_REGIONS.get(language or "")
+
+
+def _language(tag: str | None) -> str:
+    """The primary language subtag, lower case: "de-AT" → "de", "fr_FR, en" → "fr"."""
+    return _SUBTAGS.split((tag or "").split(",", 1)[0].strip(), 1)[0].lower()
 
 
 def country_region(value: object) -> str | None:
@@ -189,23 +213,22 @@ def phone_from_href(href: str, region: str | None, *, source_url: str) -> Phone 
 
 
 def phones_in_text(text: str, region: str | None, *, source_url: str
-                   ) -> Iterator[tuple[int, int, Phone]]:
-    """Valid numbers written in ``text``, minus those whose surroundings say they are not;
-    each with the span it was read from, so that the caller can merge several renderings."""
+                   ) -> Iterator[tuple[int, int, Found]]:
+    """Valid numbers written in ``text`` with their labels, minus those that are another kind
+    of number (see :mod:`~crawler.extract.phone_labels`); each with the span it was read
+    from, so that the caller can merge several renderings."""
     for match in phonenumbers.PhoneNumberMatcher(text, region, Leniency.VALID):
-        before = text[max(0, match.start - _CONTEXT):match.start]
-        if _is_phone_context(before, text[match.end:match.end + _CONTEXT]):
-            yield match.start, match.end, phone_record(
-                match.number, match.raw_string, source_url=source_url, found_in="text")
+        label = label_of(text, match.start, match.end)
+        if not is_other_number(text, match.start, match.end, label):
+            yield match.start, match.end, Found(phone_record(
+                match.number, match.raw_string, source_url=source_url, found_in="text"), label)
 
 
-def _is_phone_context(before: str, after: str) -> bool:
-    """False when the text around a match shows it is a price or a labelled non-phone number.
-
-    Only the words since the previous digit count as this number's label, so "Tel. 030 1234,
-    Order no. 2125550123" keeps the first number and drops the second.
-    """
-    label = _DIGIT.split(before)[-1]
-    if _CURRENCY_BEFORE.search(before) or _CURRENCY_AFTER.match(after):
-        return False
-    return bool(_PHONE_LABEL.search(label)) or not _OTHER_LABEL.search(label)
+def with_fax_types(found: Iterable[Found]) -> list[Phone]:
+    """The phones in order, ``type`` "fax" for every number labelled a fax somewhere on the
+    page and a phone nowhere ("Tel./Fax: …" is a line that answers calls)."""
+    found = list(found)
+    faxes = {item.phone.value for item in found if item.label == FAX}
+    faxes -= {item.phone.value for item in found if item.label == "phone"}
+    return [replace(item.phone, type=FAX) if item.phone.value in faxes else item.phone
+            for item in found]

@@ -19,7 +19,9 @@ class Phone:
     value: str = described("E.164.")
     raw: str = described("As written on the page; a tel: link's without tel:, percent-decoded.")
     type: str | None = described(
-        "fixed_line, mobile, fixed_line_or_mobile, toll_free, voip, …; null unknown.",
+        "fax when the page labels the number a fax (Fax, Telefax, Télécopie…, or a structured "
+        "faxNumber) and nowhere a phone; else its line type: fixed_line, mobile, "
+        "fixed_line_or_mobile, toll_free, voip, …; null unknown.",
         default=None)
     source_url: str = described("The page it was found on.")
     found_in: str = described("tel|text|json_ld|microdata")
