@@ -35,3 +35,52 @@ def test_impressum_with_a_hidden_span_in_its_address() -> None:
     found = [(e.value, e.found_in) for e in fixture("impressum_lang_de").emails]
     assert ("kanzlei@weserblick-recht.com", "text") in found
     assert not [value for value, _ in found if "entfernen" in value]
+
+
+@pytest.mark.parametrize(("written", "expected"), [
+    ("name @ example . com", "name@example.com"),
+    ("name @ example . co . uk", "name@example.co.uk"),
+    ("name@ example . com", "name@example.com"),
+    ("name @ mail.example . com", "name@mail.example.com"),
+    ("name@example(dot)com", "name@example.com"),
+    ("name@example [.] de", "name@example.de"),
+    ("name(at)example.de", "name@example.de"),
+    ("name (at) example (dot) de", "name@example.de"),
+    ("name[at]example[dot]de", "name@example.de"),
+    ("name [arobase] exemple [point] fr", "name@exemple.fr"),
+    ("name&#64;example&#46;com", "name@example.com"),
+    ("name&#x40;example.com", "name@example.com"),
+    ("name&commat;example&period;com", "name@example.com"),
+    ("name [at] example [dot] de . Weiter geht es", "name@example.de"),
+])
+def test_written_separators(written: str, expected: str) -> None:
+    assert [value for value, _ in emails(f"<p>Kontakt: {written}</p>")] == [expected]
+
+
+@pytest.mark.parametrize("prose", [
+    "Follow us @ twitter.com for news.",
+    "Our engineers post build logs at <a href='/x'>@northwind.engineering</a>.",
+    "Meet the team @ booth 5. Come early.",
+    "Tickets @ 19.99 each . Book now",
+    "We are @ home\n. com",
+])
+def test_spaced_at_in_prose_is_no_address(prose: str) -> None:
+    assert emails(f"<p>{prose}</p>") == []
+
+
+def test_a_written_dot_after_a_plain_address_is_the_sentence() -> None:
+    """"a@b.com . In …" keeps b.com: only a spaced "@" may have spaced dots."""
+    assert emails("<p>Mail info@example.com . In the meantime, call.</p>") == [
+        ("info@example.com", "text")]
+
+
+def test_an_address_ends_at_a_line_break() -> None:
+    assert emails("<p>name @ example . com</p><p>. Info</p>") == [
+        ("name@example.com", "obfuscated")]
+
+
+def test_french_contact_page_written_addresses() -> None:
+    found = {e.value: e.found_in for e in fixture("contact_lang_fr").emails}
+    assert found == {"devis@atelier-lumiere.com": "text",  # &#64; and &#46: plain text
+                     "presse@atelier-lumiere.com": "obfuscated",  # presse @ … . com
+                     "contact@atelier-lumiere.com": "obfuscated"}  # hidden span, [at] [dot]

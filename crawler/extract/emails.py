@@ -28,20 +28,36 @@ _IN_TEXT = re.compile(r"(?<![\w.+%@-])[\w.%+-]+@[\w-]+(?:\.[\w-]+)+")
 
 # Written obfuscations. "[at]"/"(at)"/"{at}"/"<at>" are unambiguous; a bare "AT … DOT" is
 # accepted only in capitals and only with a "DOT", so prose ("look at this") never matches.
-_TEXT_LOCAL = r"[\w.%+-]+"
+# A spaced " @ " or " . " is how a harvester is kept off too ("name @ example . com"); a spaced
+# "@" counts only with a written-out dot as well, since prose writes "follow us @ twitter.com".
+_TEXT_LOCAL = r"(?<![\w.%+@-])([\w.%+-]+)"
 _TEXT_LABEL = r"[^\W_][\w-]*"
-_AT_BRACKETED = r"\s*[\[({<]\s*(?:at|@)\s*[\])}>]\s*"
-_DOT_BRACKETED = r"\s*[\[({<]\s*(?:dot|punkt|point|\.)\s*[\])}>]\s*"
+_END = r"(?![\w-]|\.\w|/)"  # the whole domain, not a prefix of it or of a URL
+_AT_BRACKETED = r"\s*[\[({<]\s*(?:at|@|arobase)\s*[\])}>]\s*"
+_DOT_BRACKETED = r"\s*[\[({<]\s*(?:dot|punkt|point|punto|\.)\s*[\])}>]\s*"
+_SPACE = r"[^\S\r\n]"  # a space, never a line break: a line ends an address
+_DOT_WRITTEN = _DOT_BRACKETED + rf"|{_SPACE}+\.{_SPACE}+"
 _BRACKETED = re.compile(
-    r"(?<![\w.%+-])(" + _TEXT_LOCAL + ")" + _AT_BRACKETED
-    + "(" + _TEXT_LABEL + "(?:(?:" + _DOT_BRACKETED + r"|\.)" + _TEXT_LABEL + ")+)",
+    _TEXT_LOCAL + _AT_BRACKETED
+    + "(" + _TEXT_LABEL + "(?:(?:" + _DOT_WRITTEN + r"|\.)" + _TEXT_LABEL + ")+)" + _END,
+    re.IGNORECASE,
+)
+_SPACED_AT = re.compile(
+    _TEXT_LOCAL + rf"(?:{_SPACE}+@{_SPACE}*|{_SPACE}*@{_SPACE}+)"
+    + "(" + _TEXT_LABEL + "(?:(?:" + _DOT_WRITTEN + r"|\.)" + _TEXT_LABEL + ")+)" + _END,
+    re.IGNORECASE,
+)
+_PLAIN_AT = re.compile(  # "name@example(dot)com"; not " . ": "a@b.com . In" is a sentence
+    _TEXT_LOCAL + "@(" + _TEXT_LABEL + "(?:" + _DOT_BRACKETED + _TEXT_LABEL + ")+)" + _END,
     re.IGNORECASE,
 )
 _CAPITALS = re.compile(
-    r"(?<![\w.%+-])(" + _TEXT_LOCAL + r")\s+AT\s+"
-    + "(" + _TEXT_LABEL + r"(?:\s+DOT\s+" + _TEXT_LABEL + r")+)(?![\w-]|\.\w)"
+    _TEXT_LOCAL + r"\s+AT\s+"
+    + "(" + _TEXT_LABEL + r"(?:\s+DOT\s+" + _TEXT_LABEL + r")+)" + _END
 )
-_DOT_WORD = re.compile(_DOT_BRACKETED + r"|\s+DOT\s+", re.IGNORECASE)
+# The separators of a written domain, captured: the plain dot too, so that labels and the
+# separators between them alternate (a spaced "@" needs one that is not a plain dot).
+_SEPARATOR = re.compile(rf"({_DOT_WRITTEN}|\s+DOT\s+|\.)", re.IGNORECASE)
 _MAILTO = re.compile(r"\s*mailto:", re.IGNORECASE)
 _MAILTO_SEPARATORS = re.compile(r"[,;]")
 _HEX = re.compile(r"(?:[0-9a-fA-F]{2}){2,}")
@@ -83,13 +99,31 @@ def emails_in_text(text: str) -> Iterator[tuple[int, int, str]]:
 
 
 def deobfuscated_emails(text: str) -> Iterator[tuple[int, int, str]]:
-    """Addresses written as ``name [at] domain [dot] com`` and its variants, bracketed forms
-    first (the reliable ones), then the capitalised ``name AT domain DOT com``; with spans."""
-    for pattern in (_BRACKETED, _CAPITALS):
+    """Addresses written as ``name [at] domain [dot] com``, ``name @ domain . com``,
+    ``name@domain(dot)com`` and the capitalised ``name AT domain DOT com``; with spans.
+    Bracketed forms first (the reliable ones); a spaced "@" needs a written-out dot too."""
+    for pattern in (_BRACKETED, _SPACED_AT, _PLAIN_AT, _CAPITALS):
         for match in pattern.finditer(text):
-            domain = _DOT_WORD.sub(".", match.group(2))
-            if (email := normalise_email(f"{match.group(1)}@{domain}")) is not None:
+            email = _written_address(match.group(1), match.group(2),
+                                     needs_written_dot=pattern is _SPACED_AT)
+            if email is not None:
                 yield match.start(), match.end(), email
+
+
+def _written_address(local: str, written: str, needs_written_dot: bool) -> str | None:
+    """The address with the longest valid prefix of the written domain: a written-out dot
+    may also end the sentence ("name [at] example [dot] de . Weiter"). With
+    ``needs_written_dot``, a prefix whose separators are all plain dots does not count
+    ("follow us @ twitter.com" is prose)."""
+    parts = _SEPARATOR.split(written)
+    labels, separators = parts[0::2], parts[1::2]
+    for count in range(len(labels), 1, -1):
+        if needs_written_dot and all(sep == "." for sep in separators[:count - 1]):
+            return None
+        email = normalise_email(f"{local}@{'.'.join(labels[:count])}")
+        if email is not None:
+            return email
+    return None
 
 
 def cloudflare_email(encoded: str | None) -> str | None:
