@@ -104,6 +104,25 @@ LABELS: dict[str, dict[str, list[str]]] = {
         "phones": ["+498007234567"],
         "social": ["instagram:buecherstube.markt"],
     },
+    # Written after the rules above were tuned, and labelled before the extractor saw them:
+    # the first run found one false phone ("DVR: 0123456", an Austrian registry number).
+    "impressum_at": {  # Austrian Impressum on a .com, lang="de-AT"
+        "emails": ["office@tischlerei-holzweg.at"],
+        "phones": ["+4315123456", "+431512345699 fax", "+436641234567"],
+        "social": ["facebook:TischlereiHolzweg", "instagram:tischlerei_holzweg",
+                   "youtube:UCh0lzW3gT1schl3r31W13n0"],
+    },
+    "contact_en_gb": {  # British contact page, lang="en-GB": company and VAT numbers
+        "emails": ["enquiries@fenwick-rowe.co.uk", "lettings@fenwick-rowe.co.uk"],
+        "phones": ["+442079460958", "+442079460959 fax", "+447400123456"],
+        "social": ["linkedin:fenwick-rowe-llp", "x:fenwickrowe"],
+    },
+    "event_de": {  # concert page on a .org, lang="de": dates, times, prices, catalogue no.
+        "emails": ["karten@kulturhaus-am-rhein.org"],
+        "phones": ["+49221280280"],
+        "social": ["instagram:kulturhaus.am.rhein", "youtube:KulturhausAmRhein",
+                   "tiktok:kulturhaus.rhein"],
+    },
 }
 CATEGORIES = ("emails", "phones", "social")
 

@@ -35,7 +35,7 @@ def cloudflare_hex(email: str, key: int) -> str:
 def test_fixtures_are_present() -> None:
     assert {"impressum_de", "contact_us", "cloudflare_fr", "no_contacts", "shop_en",
             "impressum_lang_de", "contact_lang_fr", "news_article_de", "company_youtube_en",
-            "shop_numbers_de"} <= set(CASES)
+            "shop_numbers_de", "impressum_at", "contact_en_gb", "event_de"} <= set(CASES)
     assert all((FIXTURES / f"{name}.html").exists() for name in CASES)
 
 

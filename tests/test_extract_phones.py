@@ -131,6 +131,20 @@ def test_running_text_numbers_are_not_phones(text: str) -> None:
         assert typed(f"<p>{text}</p>", url=url, lang=lang) == [], (text, url)
 
 
+@pytest.mark.parametrize(("lang", "text"), [
+    ("de-AT", "DVR: 0123456"), ("de-AT", "Firmenbuchnummer 0123456"), ("de-AT", "UID 0123456"),
+    ("de-DE", "Handelsregister 0471806074"), ("it", "P.IVA 01234567890"),
+    ("it", "Partita IVA: 01234567890"),
+])
+def test_registry_numbers_are_not_phones(lang: str, text: str) -> None:
+    assert typed(f"<p>{text}</p>", lang=lang) == []
+
+
+def test_austrian_impressum_registry_and_fax() -> None:
+    assert [(p.value, p.type) for p in fixture("impressum_at").phones] == [
+        ("+4315123456", "fixed_line"), ("+431512345699", "fax"), ("+436641234567", "mobile")]
+
+
 @pytest.mark.parametrize("text", ["Commande n° 0142685399", "Dossier 0142685399",
                                   "Facture 0142685399", "le 03/12/2022 à 10h00"])
 def test_french_running_text_numbers_are_not_phones(text: str) -> None:

@@ -14,8 +14,8 @@ this module three things about each match:
   and shops write these in running text all the time; nobody writes a phone number so), or,
   when unlabelled, a file number ending in a year ("Vorlage 0212/2022");
 * whether it is glued to a currency (a price), or, when unlabelled, an **other label** names
-  it as something else (order, invoice, file, customer, tax, bank, tracking numbers, in the
-  usual words of the major European languages).
+  it as something else (order, invoice, file, customer, tax, bank, tracking and company
+  registry numbers, in the usual words and abbreviations of the major European languages).
 """
 
 from __future__ import annotations
@@ -38,10 +38,13 @@ _FAX_AFTER = re.compile(r"\s*[(\[]\s*(?:tele)?fax\b", re.IGNORECASE)
 _OTHER_LABEL = re.compile(
     r"(?:#|№|\bn[°º]|\b(?:order|invoice|isbn|ean|gtin|upc|sku|iban|bic|blz|swift|account"
     r"|konto\w*|kunden\w*|rechnung\w*|artikel\w*|art|ust\w*|vat|tax|steuer\w*|hr[ab]"
-    r"|register\w*|reg|ref\w*|tracking|id|no|number|\w*nummer|\w*nr|item|model|serial"
+    r"|\w*register\w*|reg|ref\w*|tracking|id|no|number|\w*nummer|\w*nr|item|model|serial"
     r"|ticket|zip|plz|\w*code|postfach|po box|az|aktenzeichen|gz|geschäftszeichen"
-    r"|vorlage|drucksache|vorgang|beschluss|urteil|siret|siren|rcs|tva|ape|naf|commande"
-    r"|facture|dossier|colis|suivi|pedido|factura|ordine|fattura|bestelling|factuur))\W*$",
+    r"|vorlage|drucksache|vorgang|beschluss|urteil|commande|facture|dossier|colis|suivi"
+    r"|pedido|factura|ordine|fattura|bestelling|factuur"
+    # company, tax and registry identifiers (DE/AT/CH, FR, NL/BE, IT, ES, PL, CZ, DK, EU…)
+    r"|firmenbuch\w*|fn|dvr|zvr|uid|gln|mwst|siret|siren|rcs|tva|ape|naf|kvk|btw|rsin"
+    r"|p\.?\s?iva|iva|cif|nif|nip|regon|krs|ičo|dič|cvr|abn|acn|eori|lei|duns))\W*$",
     re.IGNORECASE)
 _CURRENCY_BEFORE = re.compile(r"[$€£¥₹]\s*$")
 _CURRENCY_AFTER = re.compile(r"^\s*(?:[$€£¥₹%]|(?:eur|usd|gbp|chf)\b)", re.IGNORECASE)
