@@ -53,7 +53,7 @@ _CURRENCY_AFTER = re.compile(r"^\s*(?:[$€£¥₹%]|(?:eur|usd|gbp|chf)\b)", re
 _DAY_FIRST = re.compile(r"(\d{1,2})([./-])(\d{1,2})\2(\d{4}|\d{2})")
 _YEAR_FIRST = re.compile(r"((?:19|20)\d{2})([./-])(\d{1,2})\2(\d{1,2})")
 _FILE_NUMBER = re.compile(r"\d+\s*/\s*(?:19|20)\d{2}")
-_ISBN = re.compile(r"(?:97[89][- ])?\d{1,5}[- ]\d{1,7}[- ]\d{1,7}[- ][\dX]", re.IGNORECASE)
+_ISBN = re.compile(r"(?:97[89]-)?\d{1,5}-\d{1,7}-\d{1,7}-[\dX]", re.IGNORECASE)
 
 
 def label_of(text: str, start: int, end: int) -> Label | None:
