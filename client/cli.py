@@ -1,0 +1,294 @@
+"""``webdata``: collections from the command line.
+
+    webdata collect urls.txt --extract contacts -o out.csv
+    webdata crawl https://site.example/ --max-pages 500 -o site.jsonl
+    webdata status col_…          webdata cancel col_…          webdata export col_… -o out.csv
+
+The key comes from ``WEBDATA_API_KEY``, the service from ``WEBDATA_API_URL`` (default
+``http://127.0.0.1:8000``). While a collection runs, a progress bar is drawn on stderr (stdout
+keeps only what a script would read: the id with ``--no-wait``, the collection with
+``--json``). Ctrl-C asks whether to cancel the collection. Every failure is one line on stderr
+and a non-zero exit, never a traceback: 1 for an error or a collection that did not complete,
+2 for a bad command line, 130 after Ctrl-C.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+
+from client.errors import ApiError, WebdataError
+from client.http import FINAL, FORMATS, Client, format_for
+from client.progress import ProgressDisplay, summary
+
+EXTRACTS = ("page", "contacts", "products")
+INTERRUPTED = 130  # 128 + SIGINT, as a shell reports a Ctrl-C
+
+
+class Stop(Exception):
+    """End the command with ``status`` after ``message`` (on stderr)."""
+
+    def __init__(self, status: int, message: str = ""):
+        super().__init__(message)
+        self.status, self.message = status, message
+
+
+def main(argv: list[str] | None = None) -> int:
+    """The console script; the exit status."""
+    args = parser().parse_args(argv)
+    err = Console(stderr=True, highlight=False)
+    try:
+        return args.run(args, err)
+    except Stop as stop:
+        if stop.message:
+            print(stop.message, file=sys.stderr)
+        return stop.status
+    except WebdataError as exc:
+        print(f"webdata: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:  # outside a wait: nothing of ours is running
+        print("\nwebdata: interrupted.", file=sys.stderr)
+        return INTERRUPTED
+
+
+def parser() -> argparse.ArgumentParser:
+    top = argparse.ArgumentParser(
+        prog="webdata", description="Run collections on the web-data service: batches of "
+        "URLs and crawls, with a live progress bar, and download their results.",
+        epilog="Environment: WEBDATA_API_KEY (required), WEBDATA_API_URL "
+               "(default http://127.0.0.1:8000).")
+    top.add_argument("--api-url", help="the service (default: $WEBDATA_API_URL, else "
+                                       "http://127.0.0.1:8000)")
+    top.add_argument("--retries", type=int, default=5, metavar="N",
+                     help="retries of a request answered 429/503 or not answered (default 5)")
+    commands = top.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    collect = commands.add_parser("collect", help="fetch each URL of a file (a batch)",
+                                  description="Fetch each URL of a file once: one URL a line, "
+                                  "blank lines and lines starting with # skipped; - reads "
+                                  "stdin.")
+    collect.add_argument("urls_file", metavar="URLS_FILE")
+    _creating(collect)
+    collect.set_defaults(run=run_collect)
+
+    crawl = commands.add_parser("crawl", help="crawl one site from a start URL",
+                                description="Follow links within the start URL's site "
+                                "(and its sitemap).")
+    crawl.add_argument("url", metavar="URL")
+    crawl.add_argument("--max-pages", type=int, metavar="N", help="at most N pages (exact)")
+    crawl.add_argument("--max-depth", type=int, metavar="N", help="link hops from the start")
+    crawl.add_argument("--include", action="append", metavar="REGEX", dest="include_paths",
+                       help="only paths (+ query) matching it; repeatable")
+    crawl.add_argument("--exclude", action="append", metavar="REGEX", dest="exclude_paths",
+                       help="never paths (+ query) matching it; repeatable")
+    crawl.add_argument("--no-sitemap", action="store_false", dest="use_sitemap",
+                       default=None, help="do not read the site's sitemaps")
+    _creating(crawl)
+    crawl.set_defaults(run=run_crawl)
+
+    status = commands.add_parser("status", help="show a collection")
+    status.add_argument("id", metavar="ID")
+    status.add_argument("--json", action="store_true", help="the API's object, as JSON")
+    status.set_defaults(run=run_status)
+
+    cancel = commands.add_parser("cancel", help="cancel a queued or running collection")
+    cancel.add_argument("id", metavar="ID")
+    cancel.add_argument("--json", action="store_true", help="the API's object, as JSON")
+    cancel.set_defaults(run=run_cancel)
+
+    export = commands.add_parser("export", help="download a collection's results (waiting, "
+                                 "with the progress bar, while it runs)")
+    export.add_argument("id", metavar="ID")
+    _output(export, required=True)
+    export.add_argument("--status", choices=("succeeded", "failed"),
+                        help="only the pages that succeeded, or that failed")
+    export.set_defaults(run=run_export)
+    return top
+
+
+def _creating(command: argparse.ArgumentParser) -> None:
+    command.add_argument("--extract", choices=EXTRACTS, default="page",
+                         help="what each page gives: page (text, links, metadata), contacts "
+                              "or products (default page)")
+    _output(command, required=False)
+    command.add_argument("--no-wait", action="store_true",
+                         help="print the collection's id and exit at once")
+    command.add_argument("--webhook-url", metavar="URL",
+                         help="the service POSTs the finished collection there")
+
+
+def _output(command: argparse.ArgumentParser, *, required: bool) -> None:
+    command.add_argument("-o", "--output", metavar="FILE", required=required,
+                         help="write the results there once final (.csv, .json or .jsonl)")
+    command.add_argument("--format", choices=FORMATS,
+                         help="the file's format, when its name does not tell")
+
+
+def run_collect(args: argparse.Namespace, err: Console) -> int:
+    output = _checked_output(args)
+    urls = read_urls(args.urls_file)
+    client = _client(args)
+    created = client.collect(urls, extract=args.extract, webhook_url=args.webhook_url)
+    return _follow(client, created, args, output, err, f"{len(urls)} URLs")
+
+
+def run_crawl(args: argparse.Namespace, err: Console) -> int:
+    output = _checked_output(args)
+    client = _client(args)
+    created = client.crawl(args.url, extract=args.extract, max_pages=args.max_pages,
+                           max_depth=args.max_depth, include_paths=args.include_paths,
+                           exclude_paths=args.exclude_paths, use_sitemap=args.use_sitemap,
+                           webhook_url=args.webhook_url)
+    return _follow(client, created, args, output, err, f"crawl of {args.url}")
+
+
+def run_status(args: argparse.Namespace, err: Console) -> int:
+    collection = _client(args).get(args.id)
+    print(json.dumps(collection, indent=2) if args.json else describe(collection))
+    return 0
+
+
+def run_cancel(args: argparse.Namespace, err: Console) -> int:
+    collection = _client(args).cancel(args.id)
+    print(json.dumps(collection, indent=2) if args.json else summary(collection))
+    return 0
+
+
+def run_export(args: argparse.Namespace, err: Console) -> int:
+    output = _checked_output(args)
+    client = _client(args)
+    collection = client.get(args.id)
+    if collection["status"] not in FINAL:
+        collection = watch(client, collection["id"], err)
+    client.export(collection["id"], output, args.format, status=args.status)
+    print(f"Saved {output}.", file=sys.stderr)
+    return 0
+
+
+def _follow(client: Client, created: dict[str, Any], args: argparse.Namespace,
+            output: Path | None, err: Console, what: str) -> int:
+    """After a create: the id alone (``--no-wait``), or the bar until final, then the file."""
+    collection_id = created["id"]
+    if args.no_wait:
+        print(collection_id)
+        return 0
+    print(f"Collection {collection_id} ({what}, extract {created['extract']}). "
+          "Ctrl-C to cancel it or leave it running.", file=sys.stderr)
+    try:
+        final = watch(client, collection_id, err)
+    except WebdataError as exc:
+        raise Stop(1, f"webdata: {exc}\nThe collection {collection_id} goes on: "
+                      f"webdata status {collection_id}") from None
+    print(summary(final), file=sys.stderr)
+    if output is not None:
+        client.export(collection_id, output, args.format)
+        print(f"Saved {output}.", file=sys.stderr)
+    return 0 if final["status"] == "completed" else 1
+
+
+def watch(client: Client, collection_id: str, err: Console) -> dict[str, Any]:
+    """Wait with the progress bar until the collection is final; its last object.
+
+    Ctrl-C pauses the bar and asks whether to cancel it: y cancels and stops the command
+    (130), anything else goes on waiting; a second Ctrl-C (or no terminal to ask on) stops
+    the command but not the collection.
+    """
+    with ProgressDisplay(collection_id, err) as display:
+        while True:
+            try:
+                return client.wait(collection_id, on_progress=display)
+            except KeyboardInterrupt:
+                display.pause()
+                answer = ask(f"\nCancel collection {collection_id}? [y/N] ")
+                if answer is None:
+                    raise Stop(INTERRUPTED, f"\nNot cancelled: collection {collection_id} "
+                               f"goes on (webdata status {collection_id}).") from None
+                if answer:
+                    _cancel(client, collection_id)
+                display.resume()
+
+
+def _cancel(client: Client, collection_id: str) -> None:
+    try:
+        final = client.cancel(collection_id)
+    except ApiError as exc:
+        if exc.code != "conflict":
+            raise
+        final = client.get(collection_id)  # it finished meanwhile
+    raise Stop(INTERRUPTED, summary(final) + (
+        f"\nIts results so far: webdata export {collection_id} -o FILE"
+        if final["progress"]["done"] else ""))
+
+
+def ask(prompt: str) -> bool | None:
+    """The user's answer on the terminal: True for yes; None when there is nobody to ask
+    (stdin is not a terminal, or closed) or a second Ctrl-C came."""
+    if not sys.stdin.isatty():
+        return None
+    print(prompt, end="", file=sys.stderr, flush=True)
+    try:
+        line = sys.stdin.readline()
+    except KeyboardInterrupt:
+        return None
+    if not line:
+        return None
+    return line.strip().lower() in ("y", "yes")
+
+
+def read_urls(name: str) -> list[str]:
+    """The URLs of a file: one a line; blank lines and ``#`` comments skipped."""
+    try:
+        text = sys.stdin.read() if name == "-" else Path(name).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise Stop(1, f"webdata: cannot read {name}: "
+                      f"{getattr(exc, 'strerror', None) or exc}") from None
+    urls = [line.strip() for line in text.splitlines()]
+    urls = [url for url in urls if url and not url.startswith("#")]
+    if not urls:
+        raise Stop(1, f"webdata: {name} holds no URL (one a line).")
+    return urls
+
+
+def _checked_output(args: argparse.Namespace) -> Path | None:
+    """``-o``'s path, checked before anything is started (and charged): its format is
+    known and its folder exists."""
+    if not args.output:
+        return None
+    path = Path(args.output)
+    format_for(path, args.format)
+    if not path.parent.is_dir():
+        raise Stop(1, f"webdata: the folder of {path} does not exist.")
+    return path
+
+
+def _client(args: argparse.Namespace) -> Client:
+    return Client(url=args.api_url, retries=max(0, args.retries))
+
+
+def describe(collection: dict[str, Any]) -> str:
+    """The collection object for a person: one field a line."""
+    progress = collection["progress"]
+    rows = [
+        ("id", collection["id"]),
+        ("mode", f"{collection['mode']} (extract {collection['extract']})"),
+        ("status", collection["status"] + (f" ({collection['stop_reason']})"
+                                           if collection.get("stop_reason") else "")),
+        ("progress", f"{progress['done']}/{progress['total']} pages: {progress['succeeded']} "
+                     f"succeeded, {progress['failed']} failed "
+                     f"({progress['robots_blocked']} blocked by robots.txt)"),
+        ("credits", str(collection["credits_used"])),
+        ("created", collection["created_at"]),
+        ("started", collection.get("started_at") or "-"),
+        ("finished", collection.get("finished_at") or "-"),
+        ("expires", collection.get("expires_at") or "-"),
+    ]
+    webhook = collection.get("webhook")
+    if webhook:
+        rows.append(("webhook", f"{webhook['status']} ({webhook['attempts']} attempts, last "
+                                f"HTTP {webhook.get('last_status') or '-'})"))
+    return "\n".join(f"{name:<9} {value}" for name, value in rows)
