@@ -134,7 +134,8 @@ def run_collect(args: argparse.Namespace, err: Console) -> int:
     urls = read_urls(args.urls_file)
     client = _client(args)
     created = client.collect(urls, extract=args.extract, webhook_url=args.webhook_url)
-    return _follow(client, created, args, output, err, f"{len(urls)} URLs")
+    return _follow(client, created, args, output, err,
+                   f"{len(urls)} URL{'s' if len(urls) > 1 else ''}")
 
 
 def run_crawl(args: argparse.Namespace, err: Console) -> int:
@@ -177,8 +178,8 @@ def _follow(client: Client, created: dict[str, Any], args: argparse.Namespace,
     if args.no_wait:
         print(collection_id)
         return 0
-    print(f"Collection {collection_id} ({what}, extract {created['extract']}). "
-          "Ctrl-C to cancel it or leave it running.", file=sys.stderr)
+    print(f"Collection {collection_id} started ({what}, extract {created['extract']}); "
+          "Ctrl-C asks to cancel it.", file=sys.stderr)
     try:
         final = watch(client, collection_id, err)
     except WebdataError as exc:

@@ -8,6 +8,9 @@ from __future__ import annotations
 
 from typing import Any
 
+#: The ``code`` of an answer not in the API's error shape (a proxy's HTML page, say).
+NOT_THE_API = "http_error"
+
 
 class WebdataError(Exception):
     """Anything the client could not do; ``str()`` is a sentence for a person."""
@@ -38,7 +41,8 @@ class ApiError(WebdataError):
         self.retry_after = retry_after
 
     def __str__(self) -> str:
-        text = f"{self.message} ({self.code}, HTTP {self.status})"
+        text = self.message if self.code == NOT_THE_API else (
+            f"{self.message} ({self.code}, HTTP {self.status})")
         fields = "; ".join(f"{name}: {detail}" for name, detail in _flat(self.errors))
         return f"{text} {fields}" if fields else text
 

@@ -22,7 +22,13 @@ from typing import Any
 
 import requests
 
-from client.errors import ApiError, ConfigurationError, Unreachable, WaitTimeout
+from client.errors import (
+    NOT_THE_API,
+    ApiError,
+    ConfigurationError,
+    Unreachable,
+    WaitTimeout,
+)
 
 DEFAULT_URL = "http://127.0.0.1:8000"
 BASE_PATH = "/api/service/v1"
@@ -122,10 +128,11 @@ class Client:
 
     def wait(self, collection_id: str, *,
              on_progress: Callable[[dict[str, Any]], None] | None = None,
-             interval: float = POLL_INTERVAL, timeout: float | None = None
+             interval: float | None = None, timeout: float | None = None
              ) -> dict[str, Any]:
         """Poll until the collection is final; its last object. ``on_progress`` gets every
-        object read (:class:`client.progress.ProgressDisplay` draws them). After ``timeout``
+        object read (:class:`client.progress.ProgressDisplay` draws them), one every
+        ``interval`` seconds (default :data:`POLL_INTERVAL`). After ``timeout``
         seconds, :class:`WaitTimeout`: the collection goes on, wait again if you like."""
         deadline = None if timeout is None else time.monotonic() + timeout
         while True:
@@ -136,7 +143,7 @@ class Client:
                 return collection
             if deadline is not None and time.monotonic() >= deadline:
                 raise WaitTimeout(collection_id, timeout or 0)
-            time.sleep(interval)
+            time.sleep(POLL_INTERVAL if interval is None else interval)
 
     def results(self, collection_id: str, *, status: str | None = None,
                 limit: int = 100) -> Iterator[dict[str, Any]]:
@@ -257,7 +264,7 @@ def _api_error(response: requests.Response) -> ApiError:
                         else None,
                         request_id=body.get("request_id"), retry_after=retry_after)
     text = " ".join(response.text.split())[:200] if not body else str(body)[:200]
-    return ApiError(response.status_code, "http_error",
+    return ApiError(response.status_code, NOT_THE_API,
                     f"The service answered HTTP {response.status_code} {response.reason}"
                     + (f": {text}" if text else "."), retry_after=retry_after)
 

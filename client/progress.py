@@ -21,10 +21,12 @@ from typing import Any, TextIO
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn
+from rich.table import Column
 
 #: Seconds of polls the rate is measured over: long enough to smooth a crawl's bursts, short
 #: enough to follow a slowdown.
 RATE_WINDOW = 30.0
+BAR_WIDTH = 30
 #: Seconds between two plain lines (a change of status always prints one).
 PLAIN_EVERY = 10.0
 
@@ -86,15 +88,19 @@ class ProgressDisplay:
         self.meter = RateMeter(clock=clock)
         self.clock, self.plain_every = clock, plain_every
         self.last_plain: tuple[float, str] | None = None  # (when, status) of the last line
+        # Its status, not its id (printed above it): the line stays within 80 columns with
+        # room for the "^C" a terminal echoes, which would otherwise wrap and leave a stale
+        # copy of the bar behind when it stops for the question.
         self.progress = Progress(
-            TextColumn("{task.description}", markup=False), BarColumn(), MofNCompleteColumn(),
+            TextColumn("{task.description}", markup=False, table_column=Column(min_width=7)),
+            BarColumn(bar_width=BAR_WIDTH), MofNCompleteColumn(),
             TextColumn("{task.fields[rate]}", markup=False),
             TextColumn("{task.fields[credits]} credits", markup=False),
             TextColumn("ETA {task.fields[eta]}", markup=False),
             console=self.console, transient=False, redirect_stdout=False,
             redirect_stderr=False)
         self.task: TaskID = self.progress.add_task(
-            collection_id, total=None, rate=rate_text(None), credits=0, eta=clock_text(None))
+            "queued", total=None, rate=rate_text(None), credits=0, eta=clock_text(None))
 
     def __enter__(self) -> ProgressDisplay:
         self.resume()
@@ -121,9 +127,7 @@ class ProgressDisplay:
         rate, eta = self.meter.rate, self.meter.eta(total - done)
         if status in ("completed", "cancelled", "failed", "expired"):
             eta = 0.0 if status == "completed" else None
-        description = self.collection_id if status == "running" else (
-            f"{self.collection_id} {status}")
-        self.progress.update(self.task, description=description, completed=done,
+        self.progress.update(self.task, description=status, completed=done,
                              total=total or None, rate=rate_text(rate),
                              credits=collection["credits_used"], eta=clock_text(eta))
         if not self.live:
