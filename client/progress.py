@@ -75,6 +75,10 @@ def rate_text(rate: float | None) -> str:
     return "- pages/s" if rate is None else f"{rate:.1f} pages/s"
 
 
+def credits_text(credits: int) -> str:
+    return f"{credits} credit{'' if credits == 1 else 's'}"
+
+
 class ProgressDisplay:
     """An ``on_progress`` callback for :meth:`client.Client.wait`: give it each collection
     object read. Use as a context manager (the bar is live inside it); :meth:`pause` and
@@ -92,15 +96,16 @@ class ProgressDisplay:
         # room for the "^C" a terminal echoes, which would otherwise wrap and leave a stale
         # copy of the bar behind when it stops for the question.
         self.progress = Progress(
-            TextColumn("{task.description}", markup=False, table_column=Column(min_width=7)),
+            TextColumn("{task.description}", markup=False, table_column=Column(min_width=9)),
             BarColumn(bar_width=BAR_WIDTH), MofNCompleteColumn(),
             TextColumn("{task.fields[rate]}", markup=False),
-            TextColumn("{task.fields[credits]} credits", markup=False),
+            TextColumn("{task.fields[credits]}", markup=False),
             TextColumn("ETA {task.fields[eta]}", markup=False),
             console=self.console, transient=False, redirect_stdout=False,
             redirect_stderr=False)
         self.task: TaskID = self.progress.add_task(
-            "queued", total=None, rate=rate_text(None), credits=0, eta=clock_text(None))
+            "queued", total=None, rate=rate_text(None), credits=credits_text(0),
+            eta=clock_text(None))
 
     def __enter__(self) -> ProgressDisplay:
         self.resume()
@@ -129,7 +134,8 @@ class ProgressDisplay:
             eta = 0.0 if status == "completed" else None
         self.progress.update(self.task, description=status, completed=done,
                              total=total or None, rate=rate_text(rate),
-                             credits=collection["credits_used"], eta=clock_text(eta))
+                             credits=credits_text(collection["credits_used"]),
+                             eta=clock_text(eta))
         if not self.live:
             self._plain(status, done, total, rate, collection["credits_used"], eta)
 
@@ -142,7 +148,7 @@ class ProgressDisplay:
                 return
         self.last_plain = (now, status)
         line = (f"{self.collection_id} {status}: {done}/{total} pages, {rate_text(rate)}, "
-                f"{credits} credits, ETA {clock_text(eta)}")
+                f"{credits_text(credits)}, ETA {clock_text(eta)}")
         stream: TextIO = self.console.file
         print(line, file=stream, flush=True)
 
@@ -154,7 +160,7 @@ def summary(collection: dict[str, Any]) -> str:
             f" pages ({progress['succeeded']} succeeded, {progress['failed']} failed"
             + (f", {progress['robots_blocked']} blocked by robots.txt"
                if progress.get("robots_blocked") else "")
-            + f"), {collection['credits_used']} credits used")
+            + f"), {credits_text(collection['credits_used'])} used")
     if collection.get("stop_reason"):
         text += f"; stopped: {collection['stop_reason']}"
     return text + "."
