@@ -29,6 +29,9 @@ class Terminal:
         pid, fd = pty.fork()
         if pid == 0:  # the child: its own session, the pty as its controlling terminal
             try:
+                # Ctrl-C must interrupt it even if this process ignores SIGINT (an ignored
+                # signal stays ignored across exec).
+                signal.signal(signal.SIGINT, signal.SIG_DFL)
                 fcntl.ioctl(1, termios.TIOCSWINSZ, struct.pack("HHHH", rows, columns, 0, 0))
                 os.chdir(cwd)
                 os.execve(argv[0], argv, env)

@@ -1,5 +1,6 @@
 """``webdata`` in a real pseudo-terminal against the fake API: the bar is drawn, and Ctrl-C
-asks before cancelling (y cancels, n goes on waiting, a second Ctrl-C leaves it running)."""
+asks before cancelling (y cancels, n goes on waiting, a second Ctrl-C, or no terminal
+to ask on, leaves it running)."""
 
 from __future__ import annotations
 
@@ -25,11 +26,15 @@ def endless() -> Iterator[FakeCollectionsApi]:
     server.server_close()
 
 
+def environment(api: FakeCollectionsApi, home) -> dict[str, str]:
+    return {"PATH": "/usr/bin:/bin", "HOME": str(home), "TERM": "xterm-256color",
+            "PYTHONPATH": str(ROOT), "WEBDATA_API_KEY": "wdp_test", "WEBDATA_API_URL": api.url}
+
+
 def webdata(api: FakeCollectionsApi, tmp_path, *args: str) -> Terminal:
     (tmp_path / "urls.txt").write_text("https://example.com/a\n")
-    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "TERM": "xterm-256color",
-           "PYTHONPATH": str(ROOT), "WEBDATA_API_KEY": "wdp_test", "WEBDATA_API_URL": api.url}
-    return Terminal([sys.executable, "-m", "client", *args], env, cwd=str(tmp_path))
+    return Terminal([sys.executable, "-m", "client", *args], environment(api, tmp_path),
+                    cwd=str(tmp_path))
 
 
 def polls(api: FakeCollectionsApi) -> int:
@@ -72,3 +77,19 @@ def test_a_second_ctrl_c_leaves_it_running(endless, tmp_path):
     assert f"Not cancelled: collection {ID} goes on (webdata status {ID})." in term.text
     assert not endless.requests("POST", f"/collections/{ID}/cancel")
     assert not (tmp_path / "out.csv").exists() and "Traceback" not in term.text
+
+
+def test_without_a_terminal_to_ask_on_ctrl_c_leaves_it_running(endless, tmp_path):
+    """stdin is not a terminal (a script's): nobody to ask, so nothing is cancelled."""
+    (tmp_path / "urls.txt").write_text("https://example.com/a\n")
+    term = Terminal(["/bin/sh", "-c", f"exec {sys.executable} -m client collect urls.txt "
+                     "</dev/null"], environment(endless, tmp_path), cwd=str(tmp_path))
+    try:
+        term.expect(r"0/50 .*credits")
+        term.type(CTRL_C)
+        assert term.wait() == 130
+    finally:
+        term.close()
+    assert f"Not cancelled: collection {ID} goes on" in term.text
+    assert "Cancel collection" not in term.text
+    assert not endless.requests("POST", f"/collections/{ID}/cancel")
