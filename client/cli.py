@@ -199,19 +199,25 @@ def watch(client: Client, collection_id: str, err: Console) -> dict[str, Any]:
     (130), anything else goes on waiting; a second Ctrl-C (or no terminal to ask on) stops
     the command but not the collection.
     """
-    with ProgressDisplay(collection_id, err) as display:
+    display = ProgressDisplay(collection_id, err)
+    try:
         while True:
             try:
+                display.resume()  # inside the try: a Ctrl-C at any moment is a question
                 return client.wait(collection_id, on_progress=display)
             except KeyboardInterrupt:
-                display.pause()
-                answer = ask(f"\nCancel collection {collection_id}? [y/N] ")
+                try:  # a second Ctrl-C may come at any point of asking, not only at the prompt
+                    display.pause()
+                    answer = ask(f"\nCancel collection {collection_id}? [y/N] ")
+                except KeyboardInterrupt:
+                    answer = None
                 if answer is None:
                     raise Stop(INTERRUPTED, f"\nNot cancelled: collection {collection_id} "
                                f"goes on (webdata status {collection_id}).") from None
                 if answer:
                     _cancel(client, collection_id)
-                display.resume()
+    finally:
+        display.pause()
 
 
 def _cancel(client: Client, collection_id: str) -> None:
@@ -228,14 +234,11 @@ def _cancel(client: Client, collection_id: str) -> None:
 
 def ask(prompt: str) -> bool | None:
     """The user's answer on the terminal: True for yes; None when there is nobody to ask
-    (stdin is not a terminal, or closed) or a second Ctrl-C came."""
+    (stdin is not a terminal, or closed)."""
     if not sys.stdin.isatty():
         return None
     print(prompt, end="", file=sys.stderr, flush=True)
-    try:
-        line = sys.stdin.readline()
-    except KeyboardInterrupt:
-        return None
+    line = sys.stdin.readline()
     if not line:
         return None
     return line.strip().lower() in ("y", "yes")
