@@ -4,7 +4,8 @@ and item condition.
 Every syntax (JSON-LD, microdata, RDFa, OpenGraph) ends up in ``offers()``, so "1.299,00 €",
 ``19.9`` and ``"http://schema.org/InStock"`` are read one way whatever carried them. A value
 that cannot be read with confidence (a "$" price's currency, an unknown availability word)
-gives None rather than a guess. In particular an offer that states no availability has
+gives None rather than a guess (``crawler.extract.currencies`` reads "$" or "kr" only against
+the page's country). In particular an offer that states no availability has
 ``availability: null``: the contract promises what the page says, and a client must be able to
 tell a stated InStock from an unstated one (inferring InStock would add ~.10 availability F1
 on the benchmark, by its own convention, but it is a guess).
@@ -17,9 +18,9 @@ from dataclasses import astuple
 from decimal import Decimal
 from typing import Any
 
-from babel.numbers import list_currencies
 from price_parser import Price
 
+from crawler.extract.currencies import currency_code
 from crawler.extract.schema import MAX_DEPTH, Reader, local_name, number_text, prop
 from crawler.formats import iso_utc
 from crawler.items.products import Offer
@@ -29,19 +30,6 @@ MAX_OFFERS = 20
 # schema.org writes prices with "." as decimal separator and no grouping: such text is kept as
 # written ("23.450" is 23.45, not 23450 as price-parser would read it); anything else is parsed.
 _PLAIN_DECIMAL = re.compile(r"\+?(\d+(?:\.\d+)?)")
-#: Every ISO 4217 code Unicode CLDR knows (current and historical), via babel: three letters
-#: are not a currency by shape alone ("lei", "Dhs", "SFr" are not codes).
-_ISO_4217 = frozenset(list_currencies())
-# symbols (lower-cased) that name one currency; "$", "¥", "kr", "Rs", "R" and "lei" name
-# several and give None
-_CURRENCY_SYMBOLS = {
-    "€": "EUR", "£": "GBP", "₹": "INR", "₽": "RUB", "\u0440\u0443\u0431": "RUB",  # Cyrillic "rub"
-    "₩": "KRW", "₺": "TRY", "₴": "UAH", "₪": "ILS", "฿": "THB", "₫": "VND", "₱": "PHP",
-    "₦": "NGN", "₸": "KZT", "₼": "AZN", "₾": "GEL", "zł": "PLN", "kč": "CZK", "ft": "HUF",
-    "kn": "HRK", "лв": "BGN", "r$": "BRL", "us$": "USD", "c$": "CAD", "ca$": "CAD",
-    "a$": "AUD", "au$": "AUD", "nz$": "NZD", "hk$": "HKD", "s$": "SGD", "mx$": "MXN",
-    "nt$": "TWD",
-}
 _AVAILABILITY = {name.lower(): name for name in (
     "InStock", "OutOfStock", "PreOrder", "BackOrder", "Discontinued", "LimitedAvailability",
     "OnlineOnly", "InStoreOnly", "SoldOut", "PreSale", "MadeToOrder", "Reserved",
@@ -62,12 +50,14 @@ _INHERITED = ("currency", "availability", "item_condition", "price_valid_until",
 _NON_LETTERS = re.compile(r"[^a-z]")
 
 
-def parse_price(value: Any) -> tuple[str | None, str | None]:
+def parse_price(value: Any, territories: tuple[str, ...] = ()
+                ) -> tuple[str | None, str | None]:
     """(price as plain decimal text, currency code written next to it) from a number or text.
 
     Numbers keep the digits they were written with (19.9 → "19.9", 450 → "450"); text in
     schema.org's format is kept as is ("19.90"); other text goes through price-parser
-    ("$1,299.00", "1.299,00 €", "1 299,00" → "1299.00"). Negative amounts give None.
+    ("$1,299.00", "1.299,00 €", "1 299,00" → "1299.00"). Negative amounts give None. A symbol
+    several currencies use is read against ``territories`` (``currencies.currency_code``).
     """
     if isinstance(value, int | float | Decimal) and not isinstance(value, bool):
         text = number_text(value)
@@ -80,19 +70,7 @@ def parse_price(value: Any) -> tuple[str | None, str | None]:
         return None, None
     parsed = Price.fromstring(value)
     amount = number_text(parsed.amount) if parsed.amount is not None else None
-    return amount, currency_code(parsed.currency)
-
-
-def currency_code(value: Any) -> str | None:
-    """ISO 4217 code from a code in any case or an unambiguous symbol (€ → EUR, zł → PLN);
-    None for symbols several currencies use ($, ¥, kr): the price is kept, its currency is not
-    guessed."""
-    if not isinstance(value, str) or not value.strip():
-        return None
-    text = value.strip()
-    if text.upper() in _ISO_4217:
-        return text.upper()
-    return _CURRENCY_SYMBOLS.get(text.lower())
+    return amount, currency_code(parsed.currency, territories)
 
 
 def availability(value: Any) -> str | None:
@@ -158,11 +136,12 @@ def _offer(node: dict[str, Any], reader: Reader) -> Offer:
     """One offer. The price is ``price``, else ``lowPrice`` (AggregateOffer), else the buyer's
     price of ``priceSpecification``; the currency is ``priceCurrency``, else the one written
     with that price."""
-    price, written_currency = parse_price(_first_value(node, "price", "lowPrice"))
-    currency = currency_code(reader.text(prop(node, "priceCurrency")))
+    where = reader.territories
+    price, written_currency = parse_price(_first_value(node, "price", "lowPrice"), where)
+    currency = currency_code(reader.text(prop(node, "priceCurrency")), where)
     if price is None and (spec := _price_specification(node, reader)) is not None:
-        price, written_currency = parse_price(_first_value(spec, "price", "minPrice"))
-        currency = currency or currency_code(reader.text(prop(spec, "priceCurrency")))
+        price, written_currency = parse_price(_first_value(spec, "price", "minPrice"), where)
+        currency = currency or currency_code(reader.text(prop(spec, "priceCurrency")), where)
     return Offer(
         price=price,
         currency=currency or written_currency,

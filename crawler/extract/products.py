@@ -21,6 +21,7 @@ from typing import Any
 
 from lxml.html import HtmlElement
 
+from crawler.extract.currencies import page_territories
 from crawler.extract.fetched import FetchedPage
 from crawler.extract.labels import labelled_sku
 from crawler.extract.numbers import parse_count
@@ -33,10 +34,10 @@ from crawler.extract.schema import (
     id_index,
     prop,
     types,
+    walk,
 )
-from crawler.extract.structured import (
-    rdfa,
-)
+from crawler.extract.shown import shown_product
+from crawler.extract.structured import clean, rdfa
 from crawler.items.products import Product, Products, Rating
 
 logger = logging.getLogger(__name__)
@@ -48,6 +49,10 @@ PRODUCT_TYPES = frozenset({
     "vehicle", "car", "motorcycle", "busorcoach", "motorizedbicycle",
 })
 OFFER_TYPES = frozenset({"offer", "aggregateoffer"})
+_ARTICLE_TYPES = frozenset({
+    "article", "newsarticle", "blogposting", "reportagenewsarticle", "analysisnewsarticle",
+    "opinionnewsarticle", "reviewnewsarticle", "techarticle", "report", "liveblogposting",
+})
 _GTINS = ("gtin", "gtin8", "gtin12", "gtin13", "gtin14")
 # what identifies one variant rather than the group: never copied from a ProductGroup
 _VARIANT_ONLY = frozenset({
@@ -100,7 +105,7 @@ def extract_products(page: FetchedPage) -> Products:
             if len(found) == 1:  # on a list page the text's SKU belongs to no one product
                 _complete_sku(found[0], root)
             return Products(products=found)
-    return Products()
+    return Products(products=_from_source("page", page))
 
 
 def _from_source(source: str, page: FetchedPage) -> list[Product]:
@@ -112,15 +117,42 @@ def _from_source(source: str, page: FetchedPage) -> list[Product]:
 
 def _read(source: str, page: FetchedPage) -> tuple[list[Any], Reader]:
     """One syntax's items as JSON-LD-shaped nodes, and the reader that resolves them."""
-    base = page.base
+    base, where = page.base, territories(page)
     if source == "json_ld":
-        return page.json_ld, Reader(base, id_index(page.json_ld))
+        return page.json_ld, Reader(base, id_index(page.json_ld), where)
     if source == "microdata":
-        return from_microdata(page.microdata), Reader(base)
+        return from_microdata(page.microdata), Reader(base, territories=where)
     if source == "rdfa":
         assert page.root is not None
-        return from_rdfa(rdfa(page.html, page.root, base)), Reader(base)
-    return _open_graph(page.meta[0]), Reader(base)
+        return from_rdfa(rdfa(page.html, page.root, base)), Reader(base, territories=where)
+    if source == "opengraph":
+        return _open_graph(page.meta[0]), Reader(base, territories=where)
+    assert page.root is not None
+    node = None if _is_article(page) else shown_product(page.root, _page_name(page))
+    return ([node] if node else []), Reader(base, territories=where)
+
+
+def _is_article(page: FetchedPage) -> bool:
+    """True for a page that declares itself an article (``og:type`` article, or an Article,
+    NewsArticle, BlogPosting… in JSON-LD): its prices and "Buy now" links are a review's or a
+    deals post's, not a shop's offer."""
+    if page.meta[0].get("og:type", "").lower().startswith("article"):
+        return True
+    return any(kind in _ARTICLE_TYPES for node in walk(page.json_ld) for kind in types(node))
+
+
+def _page_name(page: FetchedPage) -> str | None:
+    """The product's name on a page without markup: ``og:title``, else the first ``<h1>``."""
+    if name := page.meta[0].get("og:title"):
+        return name
+    assert page.root is not None
+    return next(filter(None, (clean(h1.text_content()) for h1 in page.root.iter("h1"))), None)
+
+
+def territories(page: FetchedPage) -> tuple[str, ...]:
+    """The countries the page addresses, for prices written with "$" or "kr"."""
+    lang = page.root.get("lang") if page.root is not None else None
+    return page_territories(page.address, lang, page.meta[0])
 
 
 def _complete_sku(product: Product, root: HtmlElement) -> None:

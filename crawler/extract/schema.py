@@ -146,10 +146,12 @@ def walk(value: Any, depth: int = 0) -> Iterator[dict[str, Any]]:
 @dataclass(frozen=True)
 class Reader:
     """Reads property values of one page's nodes: resolves ``@id`` references to the node
-    they name and URLs against the page's base URL."""
+    they name and URLs against the page's base URL. ``territories`` are the countries the page
+    addresses (``currencies.page_territories``), for prices written with "$" or "kr"."""
 
     base: str
     by_id: Mapping[str, dict[str, Any]] = field(default_factory=dict)
+    territories: tuple[str, ...] = ()
 
     def nodes(self, value: Any) -> list[dict[str, Any]]:
         """The objects in a value that may be one object or a list; references resolved."""

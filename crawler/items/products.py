@@ -33,7 +33,8 @@ class Offer:
 
 @dataclass(kw_only=True)
 class Product:
-    source: str = described("json_ld|microdata|rdfa|opengraph")
+    source: str = described(
+        "json_ld|microdata|rdfa|opengraph|page (no product markup: what the page shows)")
     name: str | None = described("The product's name.", default=None)
     description: str | None = described("Its description.", default=None)
     url: str | None = described("Its page, absolute.", default=None)
