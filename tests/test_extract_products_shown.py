@@ -8,6 +8,7 @@ which rule each part of them exercises.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -22,6 +23,7 @@ from crawler.extract.shown import (
     has_buy_button,
     loose_itemprop,
     shown_availability,
+    shown_offer,
     shown_price,
     shown_product,
 )
@@ -211,3 +213,54 @@ def test_page_territories(url: str, lang: str | None, meta: dict[str, str],
 def test_parse_price_reads_a_dollar_sign_against_territories() -> None:
     assert parse_price("$3.340", ("CL",)) == ("3340", "CLP")
     assert parse_price("$1,299.00") == ("1299.00", None)
+
+
+# --- the page's only product completed; no invented products ---------------------------------
+
+def test_lone_product_takes_the_stock_its_page_shows() -> None:
+    """Microdata with a price but no availability, and an enabled "Add to Cart" for the
+    page's only product: InStock (a buyer can put it in the cart now); the sentence "Not
+    available in stores." is not its stock."""
+    product = only(extract_products(
+        page("buy_button_microdata", "https://www.babydepot.example.com/p/crib")).products)
+    assert product.source == "microdata"
+    (offer,) = product.offers
+    assert (offer.price, offer.currency, offer.availability) == ("169.99", "USD", "InStock")
+
+
+def test_stated_stock_wins_over_the_buy_button() -> None:
+    body = '<span class="price">£15.00</span><p>Out of stock</p><button>Add to cart</button>'
+    assert shown_offer(root(body))["availability"] == "OutOfStock"
+    assert shown_offer(root('<button>Add to cart</button>'))["availability"] == "InStock"
+    assert shown_offer(root('<span class="price">£15.00</span>'))["availability"] is None
+
+
+def test_several_products_are_not_completed_from_the_page() -> None:
+    """With two products, nothing says whose "In stock" the text shows."""
+    html = ld({"@type": "Product", "name": "A", "offers": {"@type": "Offer", "price": "1"}},
+              {"@type": "Product", "name": "B", "offers": {"@type": "Offer", "price": "2"}},
+              body="<p>In stock</p><button>Add to cart</button>")
+    found = extract_products(FetchedPage.from_html("https://shop.example/list", html)).products
+    assert [o.availability for p in found for o in p.offers] == [None, None]
+
+
+def test_paywalled_article_publication_is_not_a_product() -> None:
+    """Google's subscription markup types the publication an article is part of as Product
+    ("WIRED", "The New York Times"): not a product a store sells."""
+    assert extract_products(
+        page("paywall_article", "https://www.dailyledger.example/story/banking")).products == []
+
+
+def test_related_carousel_page_keeps_its_main_product_first() -> None:
+    """The main product comes first with its offer; related items follow (markup does not
+    say they are not sold here, see bench/README.md)."""
+    found = extract_products(
+        page("related_carousel", "https://hearth.example.co.uk/p/oak-board-large")).products
+    assert found[0].name == "Oak chopping board, large"
+    assert (found[0].sku, found[0].offers[0].availability) == ("HH-OAK-L", "InStock")
+
+
+def ld(*items: object, body: str = "") -> str:
+    scripts = "".join(f'<script type="application/ld+json">{json.dumps(item)}</script>'
+                      for item in items)
+    return f"<html><head>{scripts}</head><body>{body}</body></html>"

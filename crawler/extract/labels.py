@@ -79,27 +79,28 @@ _STOCK = re.compile(
     rf"{_QUALIFIER}(?:(?P<out>{'|'.join(_OUT_OF_STOCK)})|(?P<in>{'|'.join(_IN_STOCK)}))[.!]?",
     re.IGNORECASE,
 )
-_MAX_STOCK_TEXT = 40  # "Only 12 left in stock - order soon." is about the longest such text
+MAX_STOCK_TEXT = 40  # "Only 12 left in stock - order soon." is about the longest such text
 
 
 def stock_phrase(text: str) -> str | None:
     """"InStock" or "OutOfStock" when ``text`` as a whole says so ("In stock.", "Derzeit
     nicht verfügbar"), else None."""
     text = " ".join(text.split())
-    if len(text) > _MAX_STOCK_TEXT or not (match := _STOCK.fullmatch(text)):
+    if len(text) > MAX_STOCK_TEXT or not (match := _STOCK.fullmatch(text)):
         return None
     return "OutOfStock" if match.group("out") else "InStock"
 
 
 # what a shop's buy button says, in the major shop languages
 _BUY = re.compile(
-    r"add to (?:cart|basket|bag|trolley)|buy now|buy it now|in den (?:warenkorb|einkaufswagen)"
-    r"|jetzt kaufen|ajouter au panier|acheter|añadir al carrito|agregar al carrito"
-    r"|comprar(?: ahora)?|aggiungi al carrello|acquista(?: ora)?|in winkelwagen|in winkelmand"
-    r"|toevoegen aan winkelwagen|do koszyka|kup teraz|do košíku|do košíka|v košarico"
-    r"|u košaricu|в корзину|купить|adicionar ao carrinho|lägg i varukorg|legg i handlekurv"
-    r"|læg i kurv|ostoskoriin|kosárba|sepete ekle|加入購物車|加入购物车|立即購買|立即购买"
-    r"|カートに入れる|장바구니|구매하기",
+    r"(?<!\w)(?:add to (?:cart|basket|bag|trolley)|buy now|buy it now"
+    r"|in den (?:warenkorb|einkaufswagen)|jetzt kaufen|ajouter au panier|acheter"
+    r"|añadir al carrito|agregar al carrito|comprar(?: ahora)?|aggiungi al carrello"
+    r"|acquista(?: ora)?|in winkelwagen|in winkelmand|toevoegen aan winkelwagen|do koszyka"
+    r"|kup teraz|do košíku|do košíka|v košarico|u košaricu|naroči|kupi|в корзину|купить"
+    r"|adicionar ao carrinho|lägg i varukorg|legg i handlekurv|læg i kurv|ostoskoriin"
+    r"|kosárba|sepete ekle|加入購物車|加入购物车|立即購買|立即购买|我要購買|カートに入れる"
+    r"|장바구니|구매하기)(?!\w)",
     re.IGNORECASE,
 )
 
@@ -107,4 +108,4 @@ _BUY = re.compile(
 def buy_phrase(text: str) -> bool:
     """True when a control's short label asks to buy or add to the cart."""
     text = " ".join(text.split())
-    return len(text) <= _MAX_STOCK_TEXT and _BUY.search(text) is not None
+    return len(text) <= MAX_STOCK_TEXT and _BUY.search(text) is not None

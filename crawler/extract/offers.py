@@ -7,8 +7,10 @@ that cannot be read with confidence (a "$" price's currency, an unknown availabi
 gives None rather than a guess (``crawler.extract.currencies`` reads "$" or "kr" only against
 the page's country). In particular an offer that states no availability has
 ``availability: null``: the contract promises what the page says, and a client must be able to
-tell a stated InStock from an unstated one (inferring InStock would add ~.10 availability F1
-on the benchmark, by its own convention, but it is a guess).
+tell a stated InStock from an unstated one (inferring InStock from a price alone would add ~.10
+availability F1 on the benchmark, by its own convention, but it is a guess). What a page
+states outside its markup ("In stock", an enabled buy button) is read in
+``crawler.extract.shown``.
 """
 
 from __future__ import annotations

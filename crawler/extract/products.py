@@ -36,7 +36,7 @@ from crawler.extract.schema import (
     types,
     walk,
 )
-from crawler.extract.shown import shown_product
+from crawler.extract.shown import shown_offer, shown_product
 from crawler.extract.structured import clean, rdfa
 from crawler.items.products import Product, Products, Rating
 
@@ -53,6 +53,12 @@ _ARTICLE_TYPES = frozenset({
     "article", "newsarticle", "blogposting", "reportagenewsarticle", "analysisnewsarticle",
     "opinionnewsarticle", "reviewnewsarticle", "techarticle", "report", "liveblogposting",
 })
+# properties whose value is never a product the page sells: the work a page is part of (a
+# paywalled article's publication, which Google's subscription markup types Product: "WIRED",
+# "The New York Times"), its publisher, what it is about or based on
+_NOT_SOLD_HERE = frozenset(name.lower() for name in (
+    "isPartOf", "subjectOf", "publisher", "sourceOrganization", "isBasedOn",
+))
 _GTINS = ("gtin", "gtin8", "gtin12", "gtin13", "gtin14")
 # what identifies one variant rather than the group: never copied from a ProductGroup
 _VARIANT_ONLY = frozenset({
@@ -104,6 +110,7 @@ def extract_products(page: FetchedPage) -> Products:
         if found := _from_source(source, page):
             if len(found) == 1:  # on a list page the text's SKU belongs to no one product
                 _complete_sku(found[0], root)
+                _complete_offer(found[0], root, territories(page))
             return Products(products=found)
     return Products(products=_from_source("page", page))
 
@@ -162,6 +169,24 @@ def _complete_sku(product: Product, root: HtmlElement) -> None:
         product.sku = labelled_sku(root)
 
 
+def _complete_offer(product: Product, root: HtmlElement, where: tuple[str, ...]) -> None:
+    """Give the page's only product the price and stock its main area shows when its markup
+    states none: many templates mark up a product's name and identifiers but print its
+    price or its "In stock" as plain text."""
+    first = product.offers[0] if product.offers else None
+    if first is not None and first.price is not None and first.availability is not None:
+        return
+    shown = offers(shown_offer(root), Reader("", territories=where))
+    if not shown:
+        return
+    if first is None:
+        product.offers = shown
+        return
+    if first.price is None and shown[0].price is not None:
+        first.price, first.currency = shown[0].price, first.currency or shown[0].currency
+    first.availability = first.availability or shown[0].availability
+
+
 def product_nodes(items: list[Any], reader: Reader
                   ) -> Iterator[tuple[dict[str, Any], dict[str, Any] | None]]:
     """(product node, the Offer it was found in) for every Product at any depth.
@@ -198,7 +223,8 @@ def product_nodes(items: list[Any], reader: Reader
                 yield (_inherit(group, value) if group else value), offer
         offered = value if kinds & OFFER_TYPES else None
         for key, child in value.items():
-            yield from visit(child, offered if key == "itemOffered" else None, depth + 1)
+            if key.lower() not in _NOT_SOLD_HERE:
+                yield from visit(child, offered if key == "itemOffered" else None, depth + 1)
 
     yield from visit(items, None, 0)
 

@@ -18,10 +18,11 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
+from lxml import etree
 from lxml.html import HtmlElement
 from price_parser import Price
 
-from crawler.extract.labels import buy_phrase, labelled_sku, stock_phrase
+from crawler.extract.labels import MAX_STOCK_TEXT, buy_phrase, labelled_sku, stock_phrase
 from crawler.extract.offers import availability
 
 # blocks that show other products, or the site's frame, by tag or by class/id wording
@@ -40,19 +41,27 @@ _NOT_THE_PRICE = re.compile(
 )
 _NUMBER = re.compile(r"\d+(?:[.,\s\u00a0\u202f']\d+)*")
 _MAX_PRICE_TEXT = 40
-_PRICE_ELEMENTS = (
+_PRICE_ELEMENTS = etree.XPath(
     "//body//*[contains(translate(@class, 'PRICE', 'price'), 'price')"
     " or contains(translate(@id, 'PRICE', 'price'), 'price')]"
 )
-_VISIBLE_TEXT = (
-    "//body//text()[not(ancestor::script or ancestor::style or ancestor::noscript"
-    " or ancestor::template or ancestor::option)]"
+# short visible texts only: a stock phrase is at most MAX_STOCK_TEXT characters
+_SHORT_TEXTS = etree.XPath(
+    "//body//text()[string-length(normalize-space()) > 1"
+    f" and string-length(normalize-space()) <= {MAX_STOCK_TEXT}]"
+    "[not(ancestor::script or ancestor::style"
+    " or ancestor::noscript or ancestor::template or ancestor::option)]"
 )
-_BUY_CONTROLS = (
+_BUY_CONTROLS = etree.XPath(
     "//button | //input[@type='submit' or @type='button' or @type='image']"
     " | //a[@href or @role='button']"
 )
-_BUY_NAMES = re.compile(r"add[-_]?to[-_]?(?:cart|basket|bag)|buy[-_]?now", re.IGNORECASE)
+# ids and classes e-commerce templates give their buy button (WooCommerce, OpenCart, Magento…)
+_BUY_NAMES = re.compile(
+    r"add[-_]?to[-_]?(?:cart|basket|bag)|buy[-_]?now|button[-_]cart|btn[-_]cart"
+    r"|cart[-_]button|btn[-_]buy|buy[-_]button|addtocart",
+    re.IGNORECASE,
+)
 
 
 def in_main_area(element: HtmlElement) -> bool:
@@ -88,7 +97,7 @@ def shown_price(root: HtmlElement) -> str | None:
     """The text of the first element its template calls a price ("price", "product-price",
     "priceblock_ourprice") that holds one amount with its currency, in the main area and not
     marked as an old, list or unit price."""
-    for element in _main(root.xpath(_PRICE_ELEMENTS)):
+    for element in _PRICE_ELEMENTS(root):
         names = f"{element.get('class') or ''} {element.get('id') or ''}"
         if _NOT_THE_PRICE.search(names) or element.tag in _FRAME_TAGS:
             continue
@@ -96,7 +105,7 @@ def shown_price(root: HtmlElement) -> str | None:
         if not text or len(text) > _MAX_PRICE_TEXT or len(_NUMBER.findall(text)) != 1:
             continue
         parsed = Price.fromstring(text)
-        if parsed.amount is not None and parsed.amount > 0 and parsed.currency:
+        if parsed.amount and parsed.amount > 0 and parsed.currency and in_main_area(element):
             return text
     return None
 
@@ -110,7 +119,7 @@ def shown_availability(root: HtmlElement) -> str | None:
     for element in _main(root.xpath("//body//*[contains(@href, 'schema.org/')]")):
         if found := availability(element.get("href")):
             return found
-    for text in root.xpath(_VISIBLE_TEXT):
+    for text in _SHORT_TEXTS(root):
         if (found := stock_phrase(text)) and in_main_area(text.getparent()):
             return found
     return None
@@ -119,29 +128,37 @@ def shown_availability(root: HtmlElement) -> str | None:
 def has_buy_button(root: HtmlElement) -> bool:
     """True when the main area has an enabled control that puts the product in a cart or
     buys it ("Add to cart", "In den Warenkorb", "Ajouter au panier", "加入購物車", …)."""
-    for control in _main(root.xpath(_BUY_CONTROLS)):
+    for control in _BUY_CONTROLS(root):
         if control.get("disabled") is not None:
             continue
         label = " ".join(filter(None, (control.text_content(), control.get("value"),
                                        control.get("title"), control.get("aria-label"))))
         names = " ".join(filter(None, (control.get("id"), control.get("name"),
                                        control.get("class"))))
-        if buy_phrase(label) or _BUY_NAMES.search(names):
+        if (buy_phrase(label) or _BUY_NAMES.search(names)) and in_main_area(control):
             return True
     return False
+
+
+def shown_offer(root: HtmlElement) -> dict[str, Any]:
+    """An Offer node (JSON-LD shaped) from the price and stock the main area shows."""
+    stock = shown_availability(root) or ("InStock" if has_buy_button(root) else None)
+    return {"@type": "Offer",
+            "price": loose_itemprop(root, "price") or shown_price(root),
+            "priceCurrency": loose_itemprop(root, "priceCurrency"),
+            "availability": stock}
 
 
 def shown_product(root: HtmlElement, name: str | None) -> dict[str, Any] | None:
     """A Product node (JSON-LD shaped) for a page without product markup, from what it shows;
     None unless the page plainly sells one thing: it has a buy button, or it states the stock
-    of something with a price or a SKU. An article or a list page has neither."""
-    price = loose_itemprop(root, "price") or shown_price(root)
-    stock = shown_availability(root)
+    of something with a price or a SKU, or it shows a price and a SKU. An article or a list
+    page has none of these."""
+    offer = shown_offer(root)
+    price, stock = offer["price"], offer["availability"]
     sku = loose_itemprop(root, "sku") or labelled_sku(root)
-    if not (has_buy_button(root) or (stock and (price or sku))):
+    if not ((stock and (price or sku)) or (price and sku) or has_buy_button(root)):
         return None
     if not (price or stock or sku):
         return None
-    offer = {"price": price, "priceCurrency": loose_itemprop(root, "priceCurrency"),
-             "availability": stock}
     return {"@type": "Product", "name": name, "sku": sku, "offers": offer}
