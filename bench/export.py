@@ -42,7 +42,15 @@ from random import Random
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from stack import funded_key, run_and_report, stack_env, start_api, stop, wait_for  # noqa: E402
+from stack import (  # noqa: E402
+    funded_key,
+    rss_mb,
+    run_and_report,
+    stack_env,
+    start_api,
+    stop,
+    wait_for,
+)
 
 from api.serve import start_redis  # noqa: E402
 
@@ -123,17 +131,6 @@ def fill(database_url: str, key: str, rows: int) -> tuple[str, str, float, int]:
     seconds = time.monotonic() - began
     db.dispose()
     return ids[0], ids[1], seconds, len(json.dumps(data))
-
-
-def rss_mb(pid: int) -> float:
-    """Resident memory of process ``pid`` in MB (Linux), 0 when it cannot be read."""
-    try:
-        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024
-    except OSError:
-        pass
-    return 0.0
 
 
 class PeakRss:

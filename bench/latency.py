@@ -41,6 +41,7 @@ sys.path.insert(0, str(ROOT))
 
 from stack import (  # noqa: E402
     funded_key,
+    rss_mb,
     run_and_report,
     stack_env,
     start,
@@ -145,17 +146,6 @@ def measure(factory: Callable[[], Request], requests: int, concurrency: int) -> 
     return {"requests": len(latencies), "concurrency": concurrency, "p50_ms": cuts[49],
             "p90_ms": cuts[89], "mean_ms": statistics.fmean(latencies),
             "throughput_rps": len(latencies) / wall}
-
-
-def rss_mb(pid: int) -> float:
-    """Resident memory of process ``pid`` in MB (Linux), 0 when it cannot be read."""
-    try:
-        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024
-    except OSError:
-        pass
-    return 0.0
 
 
 class Peaks:

@@ -127,6 +127,17 @@ def cpu_seconds(pids: dict[str, int]) -> dict[str, float]:
     return used
 
 
+def rss_mb(pid: int) -> float:
+    """Resident memory of process ``pid`` in MB (Linux), 0 when it cannot be read."""
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return 0.0
+
+
 def stop(procs: list[subprocess.Popen]) -> None:
     """SIGTERM every process still running, then SIGKILL what is left after 10 s."""
     for proc in procs:
