@@ -264,3 +264,19 @@ def ld(*items: object, body: str = "") -> str:
     scripts = "".join(f'<script type="application/ld+json">{json.dumps(item)}</script>'
                       for item in items)
     return f"<html><head>{scripts}</head><body>{body}</body></html>"
+
+
+def test_a_related_product_counts_only_with_an_offer_of_its_own() -> None:
+    """Issue 13: the items a product page shows beside its own (isRelatedTo, isSimilarTo…)
+    are links to other pages unless the markup sells them here too."""
+    node = {"@context": "https://schema.org", "@type": "Product", "name": "Oak board",
+            "offers": {"@type": "Offer", "price": "34.00", "priceCurrency": "GBP"},
+            "isRelatedTo": [{"@type": "Product", "name": "Board oil",
+                             "url": "https://shop.example/p/oil"},
+                            {"@type": "Product", "name": "Knife", "offers": {
+                                "@type": "Offer", "price": "18.00", "priceCurrency": "GBP"}}],
+            "isSimilarTo": {"@type": "Product", "name": "Walnut board"}}
+    html = (f'<html><head><script type="application/ld+json">{json.dumps(node)}</script>'
+            "</head><body><h1>Oak board</h1></body></html>")
+    found = extract_products(FetchedPage.from_html("https://shop.example/p/oak", html))
+    assert [p.name for p in found.products] == ["Oak board", "Knife"]

@@ -59,6 +59,12 @@ _ARTICLE_TYPES = frozenset({
 _NOT_SOLD_HERE = frozenset(name.lower() for name in (
     "isPartOf", "subjectOf", "publisher", "sourceOrganization", "isBasedOn",
 ))
+# properties that point at other products the shop shows beside this one (carousels of
+# related, similar, accessory items): such a product is kept only with an offer of its own,
+# since a bare name and picture is a link to another page, not a product sold here
+_BESIDE = frozenset(name.lower() for name in (
+    "isRelatedTo", "isSimilarTo", "isAccessoryOrSparePartFor", "isConsumableFor",
+))
 _GTINS = ("gtin", "gtin8", "gtin12", "gtin13", "gtin14")
 # what identifies one variant rather than the group: never copied from a ProductGroup
 _VARIANT_ONLY = frozenset({
@@ -195,22 +201,25 @@ def product_nodes(items: list[Any], reader: Reader
     ``ItemList``/``ListItem.item``, ``WebPage.mainEntity``, ``Offer.itemOffered`` (that offer
     is kept for a product without offers of its own). A ProductGroup with variants gives its
     variants instead of itself, each completed from the group (``_inherit``); a product found
-    through ``isVariantOf`` is completed the same way.
+    through ``isVariantOf`` is completed the same way. A product the page shows beside its
+    own (``isRelatedTo``, ``isSimilarTo``…) counts only with offers of its own.
     """
     seen: set[int] = set()
 
-    def visit(value: Any, offer: dict[str, Any] | None, depth: int
+    def visit(value: Any, offer: dict[str, Any] | None, depth: int, beside: bool = False
               ) -> Iterator[tuple[dict[str, Any], dict[str, Any] | None]]:
         if depth > MAX_DEPTH:
             return
         if isinstance(value, list):
             for item in value:
-                yield from visit(item, offer, depth + 1)
+                yield from visit(item, offer, depth + 1, beside)
             return
         if not isinstance(value, dict) or id(value := reader.resolve(value)) in seen:
             return
         seen.add(id(value))
         kinds = types(value)
+        if beside and not prop(value, "offers"):
+            return  # a related item with no offer of its own: not sold on this page
         if kinds & PRODUCT_TYPES and set(value) - {"@id", "@type"}:
             variants = [v for v in reader.nodes(prop(value, "hasVariant"))
                         if types(v) & PRODUCT_TYPES]
@@ -224,7 +233,8 @@ def product_nodes(items: list[Any], reader: Reader
         offered = value if kinds & OFFER_TYPES else None
         for key, child in value.items():
             if key.lower() not in _NOT_SOLD_HERE:
-                yield from visit(child, offered if key == "itemOffered" else None, depth + 1)
+                yield from visit(child, offered if key == "itemOffered" else None, depth + 1,
+                                 key.lower() in _BESIDE)
 
     yield from visit(items, None, 0)
 
