@@ -70,3 +70,35 @@ def test_empty_table_cells_do_not_leak():
     result = extract_page(FetchedPage.from_html("https://shop.example/jeans", html))
     assert result.text is not None
     assert "| |" not in result.text and "\n\n|\n" not in result.text
+
+
+def test_an_address_block_keeps_every_line():
+    """Issue 13: an Impressum whose address block lost its company name (a line directly in
+    a div, without a full stop, which precision mode drops)."""
+    legal = "".join("<p>Haftung für Inhalte: Die Inhalte unserer Seiten wurden mit größter "
+                    f"Sorgfalt erstellt, ohne Gewähr für ihre Richtigkeit. Absatz {n}.</p>"
+                    for n in range(3))
+    html = ("<html lang='de'><head><title>Impressum</title></head><body><nav><a href='/'>"
+            "Start</a><a href='/kontakt'>Kontakt</a></nav><main><h1>Impressum</h1>"
+            "<h2>Angaben gemäß § 5 TMG</h2><div class='imprint'>Musterfirma GmbH<br>"
+            "Musterstraße 12<br>10115 Berlin</div><h2>Kontakt</h2><div>Telefon: 030 901820"
+            "<br>E-Mail: info@musterfirma.example</div><h2>Vertreten durch</h2>"
+            f"<div>Erika Mustermann</div><h2>Haftung</h2>{legal}</main>"
+            "<footer><a href='/datenschutz'>Datenschutz</a></footer></body></html>")
+    page = FetchedPage.from_html("https://musterfirma.example/impressum", html)
+    result = extract_page(page)
+    assert result.text is not None
+    lines = result.text.split("\n\n")
+    assert lines.index("Musterfirma GmbH") < lines.index("Musterstraße 12")
+    assert "Erika Mustermann" in lines and "Start" not in lines and "Datenschutz" not in lines
+    assert text._extract(page.tree, page.address, favor_precision=True).count(
+        "Musterfirma GmbH") == 0  # what precision mode alone gives: the name is gone
+
+
+def test_gaps_are_filled_only_between_kept_lines():
+    precise = "Impressum\n\nMusterstraße 12\n\n10115 Berlin"
+    default = "Menu\n\nImpressum\n\nMusterfirma GmbH\n\nMusterstraße 12\n\n10115 Berlin\n\n© 2024"
+    assert text._fill_gaps(precise, default) == (
+        "Impressum\n\nMusterfirma GmbH\n\nMusterstraße 12\n\n10115 Berlin")
+    long_gap = "Impressum\n\n" + "\n\n".join(f"line {n}" for n in range(5)) + "\n\nEnd"
+    assert text._fill_gaps("Impressum\n\nEnd", long_gap) == "Impressum\n\nEnd"  # > MAX_GAP
