@@ -21,6 +21,7 @@ from typing import Any
 
 from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.exc import DBAPIError
+from sqlalchemy.exc import TimeoutError as PoolTimeout
 from sqlalchemy.orm import Session, sessionmaker
 
 #: Seconds a SQLite writer waits for the lock (or PostgreSQL for a connection) before giving
@@ -46,7 +47,10 @@ MIGRATIONS = Path(__file__).with_name("migrations")
 
 def unavailable(exc: BaseException) -> bool:
     """Whether a database error means the database is down, locked, read-only or full (503
-    ``unavailable``, worth a retry) rather than a fault of ours (a 500 to look into)."""
+    ``unavailable``, worth a retry) rather than a fault of ours (a 500 to look into). A
+    connection pool with no free connection within its timeout is busy, not broken."""
+    if isinstance(exc, PoolTimeout):
+        return True
     if not isinstance(exc, DBAPIError):
         return False
     if exc.connection_invalidated:

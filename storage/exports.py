@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import queue
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any, NamedTuple
 
 from sqlalchemy import select
@@ -28,6 +28,10 @@ from storage.models import CollectionResult
 BATCH = 200
 #: Batches read ahead of the one being serialised (at most this many more in memory).
 READ_AHEAD = 2
+#: Seconds the read-ahead waits for a reader that stopped reading (a client that keeps its
+#: connection open and reads nothing) before it gives its database connection back.
+IDLE = 60.0
+THREAD_NAME = "export-read-ahead"
 
 
 class ExportRow(NamedTuple):
@@ -62,9 +66,18 @@ def stream_results(db: Database, collection_id: str, *, status: str | None = Non
 
 
 def read_ahead(db: Database, collection_id: str, *, status: str | None = None,
-               batch: int = BATCH) -> ReadAhead:
-    """:func:`stream_results`, read ahead in a thread (:class:`ReadAhead`); close it."""
-    return ReadAhead(stream_results(db, collection_id, status=status, batch=batch))
+               batch: int = BATCH, on_end: Callable[[], None] | None = None) -> ReadAhead:
+    """:func:`stream_results`, read ahead in a thread (:class:`ReadAhead`); close it.
+    ``on_end`` runs in that thread once it is done with the database (read to the end,
+    closed, failed, or left idle)."""
+    return ReadAhead(stream_results(db, collection_id, status=status, batch=batch),
+                     on_end=on_end)
+
+
+def live() -> int:
+    """Read-ahead threads of this process still holding (or about to hold) a connection."""
+    return sum(thread.name == THREAD_NAME and thread.is_alive()
+               for thread in threading.enumerate())
 
 
 class ReadAhead:
@@ -80,19 +93,30 @@ class ReadAhead:
 
     _END = object()
 
-    def __init__(self, source: Iterator[Any], depth: int = READ_AHEAD):
+    def __init__(self, source: Iterator[Any], depth: int = READ_AHEAD,
+                 on_end: Callable[[], None] | None = None):
         self._queue: queue.Queue[tuple[Any, BaseException | None]] = queue.Queue(depth)
         self._stop = threading.Event()
         # The thread holds the queue and the event, not self: self can be dropped.
-        self._thread = threading.Thread(target=_read, daemon=True, name="export-read-ahead",
-                                        args=(source, self._queue, self._stop, self._END))
+        self._thread = threading.Thread(target=_read, daemon=True, name=THREAD_NAME,
+                                        args=(source, self._queue, self._stop, self._END,
+                                              on_end))
         self._thread.start()
 
     def __iter__(self) -> ReadAhead:
         return self
 
     def __next__(self) -> Any:
-        item, error = self._queue.get()
+        while True:
+            try:
+                item, error = self._queue.get(timeout=1.0)
+                break
+            except queue.Empty:
+                if not self._thread.is_alive() and self._queue.empty():
+                    # it gave up on a reader that stopped reading (IDLE): the export is cut
+                    raise TimeoutError(
+                        "the export was idle too long; its rows were let go") from None
+                continue
         if error is not None:
             raise error
         if item is self._END:
@@ -108,18 +132,20 @@ class ReadAhead:
         self._stop.set()
 
 
-def _read(source: Iterator[Any], out: queue.Queue, stop: threading.Event, end: object) -> None:
+def _read(source: Iterator[Any], out: queue.Queue, stop: threading.Event, end: object,
+          on_end: Callable[[], None] | None = None) -> None:
     """The thread of a :class:`ReadAhead`: ``source`` into ``out`` until it ends (then
     ``end``), fails (``end`` with the error) or ``stop`` is set; then ``source`` is closed."""
 
     def put(entry: tuple[Any, BaseException | None]) -> bool:
-        while not stop.is_set():
+        waited = 0.0
+        while not stop.is_set() and waited < IDLE:
             try:
                 out.put(entry, timeout=0.2)
                 return True
             except queue.Full:
-                continue
-        return False
+                waited += 0.2
+        return False  # stopped, or the reader stopped reading: the connection goes back
 
     try:
         for item in source:
@@ -129,6 +155,10 @@ def _read(source: Iterator[Any], out: queue.Queue, stop: threading.Event, end: o
     except BaseException as exc:  # handed to the reader, raised there
         put((end, exc))
     finally:
-        close = getattr(source, "close", None)
-        if close is not None:
-            close()
+        try:
+            close = getattr(source, "close", None)
+            if close is not None:
+                close()
+        finally:
+            if on_end is not None:
+                on_end()

@@ -5,10 +5,11 @@ back in the pool as soon as the reader stops, also half-way."""
 from __future__ import annotations
 
 import json
+import threading
 
 import pytest
 
-from storage import collections
+from storage import collections, exports
 from storage.db import Database
 from storage.exports import ExportRow, ReadAhead, read_ahead, stream_results
 from tests.test_collections_storage import account, collection, page
@@ -84,3 +85,25 @@ def test_a_failure_while_reading_ahead_reaches_the_reader():
     with pytest.raises(RuntimeError, match="connection lost"):
         next(ahead)
     ahead.close()
+
+
+def test_a_reader_that_stops_reading_lets_the_rows_go(monkeypatch):
+    """A client that keeps its connection and reads nothing: after IDLE the read-ahead
+    closes its source (the database connection goes back) and says it is done (on_end:
+    the account's slot); the reader, if it comes back, gets an error, not a hang."""
+    monkeypatch.setattr(exports, "IDLE", 0.4)
+    closed, ended = threading.Event(), threading.Event()
+
+    def rows():
+        try:
+            yield from ([n] for n in range(1000))
+        finally:
+            closed.set()
+
+    ahead = exports.ReadAhead(rows(), depth=2, on_end=ended.set)
+    assert next(ahead) == [0]
+    assert closed.wait(10) and ended.wait(10)
+    with pytest.raises(TimeoutError):
+        for _ in range(10):
+            next(ahead)
+    assert not ahead._thread.is_alive()

@@ -90,6 +90,11 @@ def test_an_author_is_a_person_or_a_byline(head, author):
     assert extract_page(article(ENGLISH, "en", head)).metadata.author == author
 
 
+def test_odd_types_in_an_author_node_are_read_not_raised_on():
+    odd = {"@type": [{"x": 1}, ["Person"], "Person"], "name": "Jane Doe"}
+    assert page_author({}, odd, {}, []) == "Jane Doe"
+
+
 def test_a_referenced_person_is_found_in_the_graph():
     by_id = {"#jane": {"@id": "#jane", "@type": "Person", "name": "Jane Doe"}}
     assert page_author({}, {"@id": "#jane"}, by_id, ["Paper"]) == "Jane Doe"

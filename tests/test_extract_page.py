@@ -255,6 +255,8 @@ def test_odd_page_url_does_not_raise(url: str, caplog: pytest.LogCaptureFixture)
     ("Tue, 10 Oct 2006 10:00:00 GMT", "2006-10-10T10:00:00Z"),
     ("Tue, 10 Oct 2006 12:00:00 +0200", "2006-10-10T10:00:00Z"),
     ("1700000000", "2023-11-14T22:13:20Z"),  # unix seconds
+    ("9999999999", None),  # 2286: not a page's date
+    ("0000000000", None),  # 1970: a zero, not a date
     ("2024", None),  # a year is not a date
     ("October 2024", None),
     ("yesterday", None),

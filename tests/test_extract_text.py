@@ -102,3 +102,20 @@ def test_gaps_are_filled_only_between_kept_lines():
         "Impressum\n\nMusterfirma GmbH\n\nMusterstraße 12\n\n10115 Berlin")
     long_gap = "Impressum\n\n" + "\n\n".join(f"line {n}" for n in range(5)) + "\n\nEnd"
     assert text._fill_gaps("Impressum\n\nEnd", long_gap) == "Impressum\n\nEnd"  # > MAX_GAP
+
+
+@pytest.mark.parametrize("beside", [
+    "<aside><h2>Read next</h2><article><div class='article__body'>{other}</div></article>"
+    "</aside>",
+    "<article><h1>Next story</h1><div class='article__body'>{other}</div></article>",
+])
+def test_another_story_on_the_page_is_not_joined_to_this_one(beside):
+    other = "".join(f"<p>Paragraph {n} of the OTHER story, about the city's new tram line and "
+                    "the roadworks it brings to the old town this summer.</p>"
+                    for n in range(3))
+    html = ("<html><head><title>Harbour</title></head><body><main><article><h1>Harbour</h1>"
+            f"<div class='article__body'>{section(1)}</div></article>"
+            f"{beside.format(other=other)}</main></body></html>")
+    page = FetchedPage.from_html("https://news.example/harbour", html)
+    assert text._joined_bodies(page.tree) is None
+    assert "OTHER" not in (extract_page(page).text or "")

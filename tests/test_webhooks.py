@@ -213,3 +213,16 @@ def test_a_receiver_that_hangs_costs_one_timeout(database_url, redis_url, receiv
     assert send(who, collection_id) == "pending"
     row = event(who, collection_id)
     assert row.last_status is None and "timed out" in row.last_error
+
+
+def test_a_receiver_that_drips_its_answer_still_costs_one_timeout(database_url, redis_url,
+                                                                   receiver):
+    """The timeout is the attempt's, not each read's: an answer sent a byte every 0.2 s
+    (6 s in all) does not hold the attempt, nor a worker slot, for its whole length."""
+    app = create_app(make_config(database_url, redis_url, webhook_timeout=0.5))
+    who = new_customer(app, credits=5, plan="standard")
+    receiver.drip = 0.2
+    collection_id = finished(who, receiver.url)
+    assert send(who, collection_id) == "pending"
+    row = event(who, collection_id)
+    assert row.last_status is None and "timed out" in row.last_error

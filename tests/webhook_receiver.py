@@ -24,6 +24,8 @@ class Receiver:
     statuses: list[int] = field(default_factory=lambda: [204])
     #: Seconds to wait before answering (a receiver that hangs).
     delay: float = 0.0
+    #: The answer sent a byte at a time, this many seconds apart (a receiver that drips).
+    drip: float = 0.0
     received: list[Received] = field(default_factory=list)
 
     @property
@@ -49,6 +51,13 @@ def start_receiver(host: str = "127.0.0.2") -> Receiver:
             receiver.received.append(Received(self.path, dict(self.headers), body))
             time.sleep(receiver.delay)
             status = receiver.answer()
+            if receiver.drip:
+                with contextlib.suppress(OSError):
+                    for byte in f"HTTP/1.1 {status} OK\r\nX-Slow: yes\r\n\r\n".encode():
+                        self.wfile.write(bytes([byte]))
+                        self.wfile.flush()
+                        time.sleep(receiver.drip)
+                return
             self.send_response(status)
             if 300 <= status < 400:
                 self.send_header("Location", "/elsewhere")

@@ -20,10 +20,13 @@ follows redirects, and the response body is not read.
 
 from __future__ import annotations
 
+import contextlib
 import http.client
 import logging
 import socket
 import ssl
+import threading
+import time
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 from urllib.parse import urlsplit
@@ -33,7 +36,7 @@ from redis.exceptions import RedisError
 from standardwebhooks.webhooks import Webhook
 
 from crawler.config import Config
-from crawler.policy import PolicyRefusal, SourcePolicy
+from crawler.policy import PolicyRefusal, SourcePolicy, host_name, literal_address
 from storage import webhooks
 from storage.db import shared
 from worker import queues
@@ -120,20 +123,42 @@ def post(url: str, body: bytes, headers: dict[str, str], policy: SourcePolicy,
     policy.check_url(url)
     parts = urlsplit(url)
     https = parts.scheme.lower() == "https"
-    host, port = parts.hostname or "", parts.port or (443 if https else 80)
-    sock = _connect(host, port, policy, timeout)
+    raw_host = parts.hostname or ""
+    # the name as the policy judged it (IDNA 2008), not as getaddrinfo would encode it
+    host = raw_host if literal_address(raw_host) else host_name(raw_host)
+    port = parts.port or (443 if https else 80)
+    deadline = time.monotonic() + timeout
+    current = [_connect(host, port, policy, timeout)]
+    cut = threading.Event()
+    # one deadline for the whole attempt: a per-operation timeout would let a receiver that
+    # drips its headers a byte at a time hold the attempt (and a worker slot) for ever
+    timer = threading.Timer(max(0.0, deadline - time.monotonic()), _cut, (current, cut))
+    timer.start()
     try:
         if https:
-            sock = ssl.create_default_context().wrap_socket(sock, server_hostname=host)
+            current[0] = ssl.create_default_context().wrap_socket(current[0],
+                                                                   server_hostname=host)
         connection = (http.client.HTTPSConnection if https else http.client.HTTPConnection)(
             host, port, timeout=timeout)
-        connection.sock = sock  # already connected: http.client does not connect again
+        connection.sock = current[0]  # already connected: http.client does not connect again
         target = parts.path or "/"
         connection.request("POST", f"{target}?{parts.query}" if parts.query else target,
                            body=body, headers=headers)
         return connection.getresponse().status  # the body is ignored, never read
+    except (OSError, http.client.HTTPException) as exc:
+        if cut.is_set():
+            raise TimeoutError(f"timed out: no answer within {timeout:g} s") from exc
+        raise
     finally:
-        sock.close()
+        timer.cancel()
+        current[0].close()
+
+
+def _cut(current: list[socket.socket], cut: threading.Event) -> None:
+    """End an attempt past its deadline: shut its socket, which wakes the blocked read."""
+    cut.set()
+    with contextlib.suppress(OSError):
+        current[0].shutdown(socket.SHUT_RDWR)
 
 
 def _connect(host: str, port: int, policy: SourcePolicy, timeout: float) -> socket.socket:

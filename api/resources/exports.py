@@ -7,18 +7,29 @@ expired) and of ``fields`` is what the results endpoint asks, with the same code
 
 from __future__ import annotations
 
+import contextlib
 import itertools
+from collections.abc import Callable
+from datetime import timedelta
 
-from flask import Response, request
+from flask import Response, g, request
 from flask_smorest import Blueprint
+from redis.exceptions import RedisError
 
-from api import exports
+from api import exports, inflight
 from api.auth import authenticated
 from api.collection_schemas import ExportQuerySchema, ResultSchema
-from api.extensions import db
+from api.errors import ApiError
+from api.extensions import db, redis
 from api.openapi import AUTHENTICATED, BASE_PATH, documented
 from api.resources.collections import readable, selection_of
-from storage.exports import read_ahead
+from storage.exports import live, read_ahead
+
+#: Exports one API process streams at once: each holds a database connection of the pool
+#: and a read-ahead thread for as long as its client reads.
+PER_PROCESS = 4
+#: How long an export's account slot is held at most (a process killed mid-export).
+EXPORT_LEASE = timedelta(hours=1)
 
 blp = authenticated(Blueprint("exports", __name__, url_prefix=BASE_PATH,
                               description="A collection's results as one file (JSON, JSON "
@@ -65,7 +76,12 @@ def export(args: dict, collection_id: str):
     kind = exports.FORMATS[args["format"]]
     headers = {"Content-Disposition": f'attachment; filename="{row.id}.{kind.extension}"',
                "Vary": "Accept-Encoding"}
-    batches = read_ahead(db(), collection_id, status=args["status"])
+    release = _stream_slot()
+    try:
+        batches = read_ahead(db(), collection_id, status=args["status"], on_end=release)
+    except BaseException:
+        release()
+        raise
     try:
         first = next(batches, ())  # here, so that a database failure is a 503, not a cut file
         body = exports.SERIALISERS[args["format"]](itertools.chain([first], batches),
@@ -75,9 +91,33 @@ def export(args: dict, collection_id: str):
             headers["Content-Encoding"] = "gzip"
         response = Response(body, content_type=kind.media_type, headers=headers)
     except BaseException:
-        batches.close()
+        batches.close()  # ends the read-ahead thread, which gives the slot back
         raise
     response.call_on_close(batches.close)  # the connection goes back, also on a disconnect
     return response
 
 
+def _stream_slot() -> Callable[[], None]:
+    """Check this process streams fewer than :data:`PER_PROCESS` exports and take one of the
+    account's request slots (its plan's ``max_concurrent_requests``, :mod:`api.inflight`);
+    the function that gives the slot back (the read-ahead thread calls it when it is done
+    with the database). An export holds a connection and a thread while its client reads:
+    without these caps one client opening exports and reading nothing would hold every
+    connection of the pool."""
+    if live() >= PER_PROCESS:
+        raise ApiError("unavailable", "This server is streaming as many exports as it can; "
+                                      "retry shortly.", headers={"Retry-After": "5"})
+    principal, member, connection = g.principal, f"export:{g.request_id}", redis()
+    try:
+        taken = inflight.try_acquire(connection, principal.account_id, member,
+                                     principal.max_concurrent_requests, EXPORT_LEASE)
+    except RedisError:
+        raise inflight.unavailable() from None
+    if not taken:
+        raise inflight.over_cap(principal.max_concurrent_requests, {})
+
+    def release() -> None:
+        with contextlib.suppress(RedisError):  # else its lease frees it
+            inflight.release(connection, principal.account_id, member)
+
+    return release

@@ -57,7 +57,8 @@ def _people(value: Any, by_id: Mapping[str, dict[str, Any]]) -> str | None:
         if isinstance(item, dict):
             item = resolve(item, by_id)
             kinds = item.get("@type")
-            if set(kinds if isinstance(kinds, list) else [kinds]) & _ORGANISATIONS:
+            listed = kinds if isinstance(kinds, list) else [kinds]
+            if {kind for kind in listed if isinstance(kind, str)} & _ORGANISATIONS:
                 continue
             item = item.get("name")
         names.append(_cleaned(item) if isinstance(item, str) else None)

@@ -43,7 +43,8 @@ def page_date(value: object) -> str | None:
     if not text or len(text) > 80:
         return None
     if _EPOCH.match(text):
-        return _moment(datetime.fromtimestamp(float(text), UTC))
+        moment = datetime.fromtimestamp(float(text), UTC)
+        return _moment(moment) if moment.year in _YEARS else None
     try:
         parsed = datetime.fromisoformat(text)
     except ValueError:

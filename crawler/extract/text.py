@@ -61,6 +61,8 @@ MAX_GAP, GAP_LINE = 3, 120
 BODY_CLASS = re.compile(r"body|content|article|story|text|post|entry", re.IGNORECASE)
 PARAGRAPHS, PARAGRAPH_CHARS = 2, 80
 _INVISIBLE = {"script", "style", "noscript", "template"}
+#: Where the parts of a page's own article never are.
+_BESIDE_MAIN = {"aside", "nav", "footer", "header"}
 #: Lines of a table trafilatura writes with nothing in their cells (``| | |``).
 _EMPTY_ROW = re.compile(r"^[|\s]*$")
 _EMPTY_CELLS = re.compile(r"(\|\s*){2,}")
@@ -148,15 +150,20 @@ def _extract(tree: HtmlElement, url: str, **mode: bool) -> str:
 def _joined_bodies(tree: HtmlElement) -> HtmlElement | None:
     """A copy of ``tree`` where each run of same-class body containers is one container
     (None when the page has no such run)."""
-    groups: dict[tuple[str, str], list[str]] = defaultdict(list)
+    groups: dict[tuple[str, str, int], list[str]] = defaultdict(list)
     for index, element in enumerate(tree.iter("div", "section", "article")):
         cls = " ".join((element.get("class") or "").split())
         if not cls or not BODY_CLASS.search(cls):
             continue
+        ancestors = list(element.iterancestors())
+        if any(ancestor.tag in _BESIDE_MAIN for ancestor in ancestors):
+            continue  # a "read next" story in an aside is another article
+        # one article's parts share its nearest <article> (or <main>, or the page)
+        home = next((a for a in ancestors if a.tag in ("article", "main")), None)
         paragraphs = [p for p in element.findall("p")
                       if len(p.text_content().strip()) >= PARAGRAPH_CHARS]
         if len(paragraphs) >= PARAGRAPHS:
-            groups[(element.tag, cls)].append(str(index))
+            groups[(element.tag, cls, id(home))].append(str(index))
             element.set("data-webdata-body", str(index))
     runs = [elements for elements in groups.values() if len(elements) > 1]
     if not runs:
