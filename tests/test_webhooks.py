@@ -205,23 +205,17 @@ def test_an_address_the_policy_refuses_is_never_connected_to(database_url, redis
     assert "webhook_url" in refused.get_json()["errors"]
 
 
-def test_a_receiver_that_hangs_costs_one_timeout(database_url, redis_url, receiver):
-    app = create_app(make_config(database_url, redis_url, webhook_timeout=0.3))
-    who = new_customer(app, credits=5, plan="standard")
-    receiver.delay = 2.0
-    collection_id = finished(who, receiver.url)
-    assert send(who, collection_id) == "pending"
-    row = event(who, collection_id)
-    assert row.last_status is None and "timed out" in row.last_error
-
-
-def test_a_receiver_that_drips_its_answer_still_costs_one_timeout(database_url, redis_url,
-                                                                   receiver):
-    """The timeout is the attempt's, not each read's: an answer sent a byte every 0.2 s
-    (6 s in all) does not hold the attempt, nor a worker slot, for its whole length."""
+@pytest.mark.parametrize(("slowness", "seconds"), [
+    ("delay", 2.0),  # answers after 2 s
+    # answers at once, a byte every 0.2 s (6 s in all): the timeout is the attempt's, not
+    # each read's, so it holds neither the attempt nor a worker slot for its whole length
+    ("drip", 0.2),
+])
+def test_a_slow_receiver_costs_one_timeout(database_url, redis_url, receiver, slowness,
+                                           seconds):
     app = create_app(make_config(database_url, redis_url, webhook_timeout=0.5))
     who = new_customer(app, credits=5, plan="standard")
-    receiver.drip = 0.2
+    setattr(receiver, slowness, seconds)
     collection_id = finished(who, receiver.url)
     assert send(who, collection_id) == "pending"
     row = event(who, collection_id)
