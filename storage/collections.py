@@ -20,7 +20,7 @@ import json
 import secrets
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from sqlalchemy import func, insert, select, update
@@ -41,6 +41,7 @@ from storage.models import (
     LedgerEntry,
     Outcome,
     Phase,
+    as_utc,
     utcnow,
 )
 
@@ -113,10 +114,7 @@ def spec_of(row: Collection) -> dict[str, Any]:
 
 def expired(row: Collection, now: datetime | None = None) -> bool:
     """Whether the collection is past its download window (its results gone or going)."""
-    expires = row.expires_at
-    if expires is not None and expires.tzinfo is None:  # SQLite gives naive UTC
-        expires = expires.replace(tzinfo=UTC)
-    return expires is not None and expires <= (now or utcnow())
+    return row.expires_at is not None and as_utc(row.expires_at) <= (now or utcnow())
 
 
 def collection_body(row: Collection) -> dict[str, Any]:

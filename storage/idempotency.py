@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 import logging
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from enum import StrEnum
 
 from sqlalchemy import and_, delete, or_, select, update
@@ -27,7 +27,7 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
 from storage.db import Database
-from storage.models import IdempotencyRecord, utcnow
+from storage.models import IdempotencyRecord, as_utc, utcnow
 
 logger = logging.getLogger(__name__)
 
@@ -85,11 +85,6 @@ def _insert(session: Session):
             else sqlite.insert)(IdempotencyRecord)
 
 
-def _as_utc(moment: datetime) -> datetime:
-    """SQLite hands back naive datetimes; every time stored here is UTC."""
-    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
-
-
 def claim(
     db: Database, account_id: str, key: str, request_hash: str, request_id: str, *,
     abandoned_after: timedelta, now: datetime | None = None,
@@ -131,8 +126,8 @@ def _claim_once(
     ).one_or_none()
     if row is None:  # released (PostgreSQL: after our insert looked) — try again
         return None
-    expired = _as_utc(row.expires_at) <= now
-    abandoned = row.state == State.IN_FLIGHT and _as_utc(row.created_at) <= now - abandoned_after
+    expired = as_utc(row.expires_at) <= now
+    abandoned = row.state == State.IN_FLIGHT and as_utc(row.created_at) <= now - abandoned_after
     if expired or abandoned:
         # Take the dead row over, unless someone else just did (the same test, under the lock).
         taken = session.scalar(

@@ -26,6 +26,11 @@ def utcnow() -> datetime:
     return datetime.now(UTC)
 
 
+def as_utc(moment: datetime) -> datetime:
+    """A stored time, aware: SQLite hands back naive datetimes; every time stored is UTC."""
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+
+
 class Phase(StrEnum):
     """A ledger entry opens a charge or closes it; each at most once per charge."""
 

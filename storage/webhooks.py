@@ -15,10 +15,10 @@ import json
 import secrets
 from collections.abc import Iterable
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import select, update
+from sqlalchemy import ColumnElement, select, update
 from sqlalchemy.orm import Session
 
 from storage.db import Database
@@ -29,6 +29,7 @@ from storage.models import (
     DeliveryStatus,
     Outcome,
     WebhookEvent,
+    as_utc,
     utcnow,
 )
 
@@ -108,9 +109,7 @@ def claim(db: Database, event: str, now: datetime | None = None) -> Claimed | No
     with db.session() as session:
         taken = session.execute(
             update(WebhookEvent)
-            .where(WebhookEvent.id == event, WebhookEvent.status == DeliveryStatus.PENDING,
-                   WebhookEvent.next_attempt_at <= now,
-                   (WebhookEvent.claimed_until.is_(None)) | (WebhookEvent.claimed_until < now))
+            .where(WebhookEvent.id == event, *_due_and_free(now))
             .values(claimed_until=now + CLAIM))
         if taken.rowcount != 1:
             return None
@@ -120,13 +119,18 @@ def claim(db: Database, event: str, now: datetime | None = None) -> Claimed | No
         return Claimed(row.id, row.url, row.payload, row.attempts, signing_secrets(account, now))
 
 
+def _due_and_free(now: datetime) -> tuple[ColumnElement[bool], ...]:
+    """A pending event whose next attempt is due and that no sender holds."""
+    return (WebhookEvent.status == DeliveryStatus.PENDING, WebhookEvent.next_attempt_at <= now,
+            WebhookEvent.claimed_until.is_(None) | (WebhookEvent.claimed_until < now))
+
+
 def signing_secrets(account: Account, now: datetime) -> tuple[str, ...]:
     """The secrets that sign now: the current one, and the one before for a day after a
     rotation."""
     rotated = account.webhook_secret_rotated_at
-    if rotated is not None and rotated.tzinfo is None:  # SQLite gives naive UTC
-        rotated = rotated.replace(tzinfo=UTC)
-    if account.previous_webhook_secret and rotated and now < rotated + ROTATION_OVERLAP:
+    if (account.previous_webhook_secret and rotated
+            and now < as_utc(rotated) + ROTATION_OVERLAP):
         return account.webhook_secret, account.previous_webhook_secret
     return (account.webhook_secret,)
 
@@ -157,10 +161,7 @@ def due(db: Database, now: datetime | None = None, limit: int = 100) -> list[str
     now = now or utcnow()
     with db.session() as session:
         return list(session.scalars(
-            select(WebhookEvent.id)
-            .where(WebhookEvent.status == DeliveryStatus.PENDING,
-                   WebhookEvent.next_attempt_at <= now,
-                   (WebhookEvent.claimed_until.is_(None)) | (WebhookEvent.claimed_until < now))
+            select(WebhookEvent.id).where(*_due_and_free(now))
             .order_by(WebhookEvent.next_attempt_at).limit(limit)))
 
 
