@@ -61,6 +61,8 @@ MAX_GAP, GAP_LINE = 3, 120
 BODY_CLASS = re.compile(r"body|content|article|story|text|post|entry", re.IGNORECASE)
 PARAGRAPHS, PARAGRAPH_CHARS = 2, 80
 _INVISIBLE = {"script", "style", "noscript", "template"}
+#: The elements a split body's parts are.
+_CONTAINERS = ("div", "section", "article")
 #: Where the parts of a page's own article never are.
 _BESIDE_MAIN = {"aside", "nav", "footer", "header"}
 #: Lines of a table trafilatura writes with nothing in their cells (``| | |``).
@@ -149,9 +151,10 @@ def _extract(tree: HtmlElement, url: str, **mode: bool) -> str:
 
 def _joined_bodies(tree: HtmlElement) -> HtmlElement | None:
     """A copy of ``tree`` where each run of same-class body containers is one container
-    (None when the page has no such run)."""
-    groups: dict[tuple[str, str, int], list[str]] = defaultdict(list)
-    for index, element in enumerate(tree.iter("div", "section", "article")):
+    (None when the page has no such run). The page's own tree is only read: the runs are
+    found by position among its containers, which a copy keeps."""
+    groups: dict[tuple[str, str, int], list[int]] = defaultdict(list)
+    for index, element in enumerate(tree.iter(*_CONTAINERS)):
         cls = " ".join((element.get("class") or "").split())
         if not cls or not BODY_CLASS.search(cls):
             continue
@@ -163,18 +166,14 @@ def _joined_bodies(tree: HtmlElement) -> HtmlElement | None:
         paragraphs = [p for p in element.findall("p")
                       if len(p.text_content().strip()) >= PARAGRAPH_CHARS]
         if len(paragraphs) >= PARAGRAPHS:
-            groups[(element.tag, cls, id(home))].append(str(index))
-            element.set("data-webdata-body", str(index))
-    runs = [elements for elements in groups.values() if len(elements) > 1]
+            groups[(element.tag, cls, id(home))].append(index)
+    runs = [indexes for indexes in groups.values() if len(indexes) > 1]
     if not runs:
-        _unmark(tree)
         return None
     joined = copy.deepcopy(tree)
-    _unmark(tree)
-    marked = {element.get("data-webdata-body"): element
-              for element in joined.iter() if element.get("data-webdata-body")}
+    containers = list(joined.iter(*_CONTAINERS))
     for run in runs:
-        first, *rest = (marked[index] for index in run)
+        first, *rest = (containers[index] for index in run)
         for element in rest:
             if first in element.iterancestors() or element in first.iterancestors():
                 continue
@@ -182,11 +181,4 @@ def _joined_bodies(tree: HtmlElement) -> HtmlElement | None:
             parent = element.getparent()
             if parent is not None:
                 parent.remove(element)
-    _unmark(joined)
     return joined
-
-
-def _unmark(tree: HtmlElement) -> None:
-    for element in tree.iter():
-        if element.get("data-webdata-body") is not None:
-            del element.attrib["data-webdata-body"]
