@@ -11,10 +11,10 @@ after cleaning wins.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from crawler.extract.schema import resolve
+from crawler.extract.schema import resolve, types
 from crawler.extract.structured import clean
 
 _URL_LIKE = re.compile(r"(https?:)?//|www\.", re.IGNORECASE)
@@ -22,8 +22,8 @@ _EMAIL = re.compile(r"[\w.%+-]+@[\w-]+(?:\.[\w-]+)+")
 #: What is left of "Jane Doe (jane@x.com)" or "Jane Doe <jane@x.com>" once the address went.
 _EMPTY_BRACKETS = re.compile(r"\(\s*\)|<\s*>|\[\s*\]")
 #: JSON-LD types of an author that is an organisation (the publisher, not a byline).
-_ORGANISATIONS = {"Organization", "NewsMediaOrganization", "Corporation", "WebSite",
-                  "OnlineBusiness", "LocalBusiness", "EducationalOrganization"}
+_ORGANISATIONS = frozenset({"organization", "newsmediaorganization", "corporation", "website",
+                            "onlinebusiness", "localbusiness", "educationalorganization"})
 
 
 def page_author(meta: Mapping[str, str], json_ld_author: Any,
@@ -48,18 +48,23 @@ def _cleaned(value: str | None) -> str | None:
     return text if text and any(char.isalpha() for char in text) else None
 
 
-def _people(value: Any, by_id: Mapping[str, dict[str, Any]]) -> str | None:
-    """The names of a JSON-LD ``author`` value (a string, a node or a list of either), leaving
-    out organisations; bare ``{"@id": …}`` references are resolved (Yoast links its
-    ``@graph`` so)."""
+def json_ld_names(value: Any, by_id: Mapping[str, dict[str, Any]], *,
+                  tidy: Callable[[str], str | None] = clean,
+                  leave_out: frozenset[str] = frozenset()) -> str | None:
+    """The name(s) of a JSON-LD person/organisation value (a string, a node or a list of
+    either), each through ``tidy``, nodes of a type in ``leave_out`` left out; bare
+    ``{"@id": …}`` references are resolved (Yoast links its ``@graph`` so)."""
     names = []
     for item in value if isinstance(value, list) else [value]:
         if isinstance(item, dict):
             item = resolve(item, by_id)
-            kinds = item.get("@type")
-            listed = kinds if isinstance(kinds, list) else [kinds]
-            if {kind for kind in listed if isinstance(kind, str)} & _ORGANISATIONS:
+            if types(item) & leave_out:
                 continue
             item = item.get("name")
-        names.append(_cleaned(item) if isinstance(item, str) else None)
+        names.append(tidy(item) if isinstance(item, str) else None)
     return ", ".join(dict.fromkeys(filter(None, names))) or None
+
+
+def _people(value: Any, by_id: Mapping[str, dict[str, Any]]) -> str | None:
+    """The people of a JSON-LD ``author`` value: organisations left out, addresses dropped."""
+    return json_ld_names(value, by_id, tidy=_cleaned, leave_out=_ORGANISATIONS)

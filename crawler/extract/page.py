@@ -16,12 +16,12 @@ from typing import Any
 
 from lxml.html import HtmlElement
 
-from crawler.extract.authors import page_author
+from crawler.extract.authors import json_ld_names, page_author
 from crawler.extract.dates import page_date
 from crawler.extract.fetched import FetchedPage
 from crawler.extract.language import page_language
 from crawler.extract.links import anchors, canonical_href, rel_values
-from crawler.extract.schema import id_index, resolve
+from crawler.extract.schema import id_index
 from crawler.extract.structured import (
     clean,
     host,
@@ -116,7 +116,7 @@ def _metadata(page: FetchedPage) -> Metadata:
     nodes = list(json_ld_nodes(items))
     by_id = id_index(items)
     canonical = canonical_href(root)
-    publisher = _names(_first(nodes, "publisher"), by_id)
+    publisher = json_ld_names(_first(nodes, "publisher"), by_id)
     site_name = meta.get("og:site_name") or publisher
     return Metadata(
         description=meta.get("description") or meta.get("og:description"),
@@ -156,16 +156,4 @@ def _date(root: HtmlElement, meta: Mapping[str, str], nodes: list[dict[str, Any]
 def _first(nodes: Iterable[dict[str, Any]], key: str) -> Any:
     return next((node[key] for node in nodes if node.get(key)), None)
 
-
-def _names(value: Any, by_id: Mapping[str, dict[str, Any]]) -> str | None:
-    """Person/organisation name(s) from a JSON-LD value: string, object or list of either.
-
-    Objects may be bare ``{"@id": …}`` references to a ``@graph`` node (Yoast does that).
-    """
-    names = []
-    for item in value if isinstance(value, list) else [value]:
-        if isinstance(item, dict):
-            item = resolve(item, by_id)
-        names.append(clean(item.get("name") if isinstance(item, dict) else item))
-    return ", ".join(dict.fromkeys(filter(None, names))) or None
 
