@@ -95,12 +95,11 @@ def over_cap(cap: int, headers: Mapping[str, str]) -> ApiError:
         headers={**headers, "Retry-After": str(RETRY_AFTER)})
 
 
-@contextlib.contextmanager
-def slot(
+def take(
     redis: Redis, account_id: str, member: str, cap: int, *, lease: timedelta,
     headers: Mapping[str, str] | None = None, unreachable: bool = False,
-) -> Iterator[None]:
-    """Hold one of the account's slots for the ``with`` block, given back when it ends.
+) -> None:
+    """Take one of the account's slots for ``member``; give it back with :func:`give_back`.
 
     Raises ApiError 429 ``rate_limited`` at once when every slot is taken (with ``headers``,
     the rate limiter's ``RateLimit-*`` of this request, and ``Retry-After: 1``; nothing is
@@ -116,10 +115,26 @@ def slot(
         raise unavailable() from None
     if not taken:
         raise over_cap(cap, headers or {})
+
+
+def give_back(redis: Redis, account_id: str, member: str) -> None:
+    """Give a slot back; when Redis fails, its lease frees it (the answer is not at fault)."""
+    try:
+        release(redis, account_id, member)
+    except RedisError as exc:
+        logger.warning("Could not release the slot of %s (its lease will): %s", member, exc)
+
+
+@contextlib.contextmanager
+def slot(
+    redis: Redis, account_id: str, member: str, cap: int, *, lease: timedelta,
+    headers: Mapping[str, str] | None = None, unreachable: bool = False,
+) -> Iterator[None]:
+    """Hold one of the account's slots for the ``with`` block (:func:`take`), given back
+    when it ends."""
+    take(redis, account_id, member, cap, lease=lease, headers=headers,
+         unreachable=unreachable)
     try:
         yield
     finally:
-        try:
-            release(redis, account_id, member)
-        except RedisError as exc:  # the lease frees it; the answer itself is not at fault
-            logger.warning("Could not release the slot of %s (its lease will): %s", member, exc)
+        give_back(redis, account_id, member)

@@ -7,14 +7,12 @@ expired) and of ``fields`` is what the results endpoint asks, with the same code
 
 from __future__ import annotations
 
-import contextlib
 import itertools
 from collections.abc import Callable
 from datetime import timedelta
 
 from flask import Response, g, request
 from flask_smorest import Blueprint
-from redis.exceptions import RedisError
 
 from api import exports, inflight
 from api.auth import authenticated
@@ -108,16 +106,10 @@ def _stream_slot() -> Callable[[], None]:
         raise ApiError("unavailable", "This server is streaming as many exports as it can; "
                                       "retry shortly.", headers={"Retry-After": "5"})
     principal, member, connection = g.principal, f"export:{g.request_id}", redis()
-    try:
-        taken = inflight.try_acquire(connection, principal.account_id, member,
-                                     principal.max_concurrent_requests, EXPORT_LEASE)
-    except RedisError:
-        raise inflight.unavailable() from None
-    if not taken:
-        raise inflight.over_cap(principal.max_concurrent_requests, {})
+    inflight.take(connection, principal.account_id, member,
+                  principal.max_concurrent_requests, lease=EXPORT_LEASE)
 
     def release() -> None:
-        with contextlib.suppress(RedisError):  # else its lease frees it
-            inflight.release(connection, principal.account_id, member)
+        inflight.give_back(connection, principal.account_id, member)
 
     return release
