@@ -6,7 +6,7 @@ import hashlib
 import secrets
 from dataclasses import dataclass
 
-from sqlalchemy import select
+from sqlalchemy import ColumnElement, select
 from sqlalchemy.orm import Session
 
 from storage.models import Account, ApiKey, Plan, utcnow
@@ -46,6 +46,8 @@ class Principal:
     requests_per_minute: int
     #: Single-page jobs the account may have on the workers at once (``api.inflight``).
     max_concurrent_requests: int
+    #: The key it authenticated with: a console session stays valid while this key does.
+    key_id: int | None = None
 
 
 def get_plan(session: Session, name: str) -> Plan:
@@ -122,18 +124,45 @@ def authenticate(session: Session, key: str) -> Principal | None:
     """The caller behind ``key``, or None for an unknown or revoked key."""
     if not key.startswith(KEY_PREFIX):
         return None
+    return _principal(session, ApiKey.key_hash == hash_key(key))
+
+
+def principal_of_key(session: Session, key_id: int) -> Principal | None:
+    """The caller of the live key ``key_id`` (a console session's), or None once revoked."""
+    return _principal(session, ApiKey.id == key_id)
+
+
+def _principal(session: Session, which: ColumnElement[bool]) -> Principal | None:
     row = session.execute(
-        select(Account, Plan)
+        select(Account, Plan, ApiKey.id)
         .join(ApiKey, ApiKey.account_id == Account.id)
         .join(Plan, Plan.id == Account.plan_id)
-        .where(ApiKey.key_hash == hash_key(key), ApiKey.revoked_at.is_(None))
+        .where(which, ApiKey.revoked_at.is_(None))
     ).first()
     if row is None:
         return None
-    account, plan = row
+    account, plan, key_id = row
     return Principal(account.id, account.name, plan.name, plan.requests_per_minute,
-                     plan.max_concurrent_requests)
+                     plan.max_concurrent_requests, key_id)
 
 
 def list_keys(session: Session, account: Account) -> list[ApiKey]:
     return list(session.scalars(select(ApiKey).where(ApiKey.account_id == account.id)))
+
+
+def own_keys(session: Session, account_id: str) -> list[ApiKey]:
+    """The account's keys, live and revoked, newest first."""
+    return list(session.scalars(select(ApiKey).where(ApiKey.account_id == account_id)
+                                .order_by(ApiKey.id.desc())))
+
+
+def revoke_own_key(session: Session, account_id: str, key_id: int) -> bool:
+    """Revoke the account's key ``key_id``; False when it has no such key (another account's
+    is no different from none). Revoking a revoked key changes nothing and is True."""
+    row = session.scalar(select(ApiKey).where(ApiKey.id == key_id,
+                                              ApiKey.account_id == account_id))
+    if row is None:
+        return False
+    if row.revoked_at is None:
+        row.revoked_at = utcnow()
+    return True
