@@ -94,6 +94,14 @@ def create(args: dict):
     collection at once; the pages are fetched in the background. 1 credit per successful page,
     booked as it is stored; failed pages, duplicates and anything after a cancel cost nothing.
     """
+    return body(start(args)), 202
+
+
+def start(args: dict) -> Collection:
+    """Create the collection ``args`` (a loaded :class:`CollectionRequestSchema`) for the
+    account being served, with its line of history, and enqueue its first slice; or raise the
+    ApiError of the refusal, recorded in the history. The API and the console both start
+    collections here."""
     url = args.get("url")
     if args["webhook_url"]:
         try:
@@ -131,7 +139,7 @@ def create(args: dict):
     except RedisError:
         raise ApiError("unavailable", "The job queue is unreachable; nothing was charged. "
                                       "Try again shortly.") from None
-    return body(row), 202
+    return row
 
 
 @blp.route("/collections", methods=["GET"])
@@ -172,6 +180,12 @@ def cancel(collection_id: str):
     Pages stored before stay (and stay charged). Cancelling a cancelled collection answers the
     same again; a completed or failed one is a 409 conflict.
     """
+    return body(stop(collection_id))
+
+
+def stop(collection_id: str) -> Collection:
+    """Cancel the account's collection ``collection_id`` (its line of history, the slices
+    told, its webhook announced); ApiError 404 or 409. The API's cancel and the console's."""
     try:
         row = collections.cancel(db(), collection_id, g.principal.account_id,
                                  retention=_retention(), request_id=g.request_id)
@@ -184,7 +198,7 @@ def cancel(collection_id: str):
     _stop_fetching(collection_id)
     if row.webhook_url:
         announce(redis(), collection_id)
-    return body(row)
+    return row
 
 
 def _stop_fetching(collection_id: str) -> None:

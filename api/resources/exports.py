@@ -69,6 +69,12 @@ def export(args: dict, collection_id: str):
     `fields` keeps the keys (CSV: the columns) named, in that order: `error` gives the
     columns `error` and `error_message`, `data` every column of `data`, `data.<key>` one.
     """
+    return stream(collection_id, args)
+
+
+def stream(collection_id: str, args: dict) -> Response:
+    """The export of the account's collection ``collection_id`` as asked by ``args`` (a loaded
+    :class:`ExportQuerySchema`): the API's and the console's download."""
     row = readable(collection_id)
     selection = selection_of(row, args["field_names"]) or exports.select(row.extract)
     kind = exports.FORMATS[args["format"]]
