@@ -146,6 +146,9 @@ def create_app(config: Config | None = None) -> Flask:
                       exports.blp):
         api.register_blueprint(blueprint)
     openapi.drop_framework_schemas(api.spec)
+    from api import console
+
+    console.register(app)
 
     from api.cli import register_cli
 

@@ -180,6 +180,7 @@ def serve(config: Config, supervisor: Supervisor) -> bool:
     base = f"http://{config.host}:{config.port}"
     print(f"\nAPI on {base}  (docs: {base}{BASE_PATH}/docs)")
     print(f"API key: {key}")
+    print(f"Console: {base}/console/  (sign in with the key)")
     print("Try it:")
     print(f"  curl -H 'Authorization: Bearer {key}' -H 'Content-Type: application/json' \\\n"
           f"       -d '{{\"url\": \"https://example.com/\"}}' {base}{BASE_PATH}/scrape")

@@ -133,6 +133,13 @@ class Config:
         "a whole number of bytes, at least 1024", 1024), 1024 * 1024)
     """Largest request body the API accepts, in bytes; a larger one is answered 413
     ``body_too_large`` before it is read."""
+    console_session_seconds: int = var("CONSOLE_SESSION_SECONDS", integer(
+        "a whole number of seconds, at least 60", 60), 8 * 3600)
+    """Seconds a web console sign-in lasts (from signing in, not from the last click); signing
+    out or revoking the key it signed in with ends it sooner."""
+    console_secret_key: str = var("CONSOLE_SECRET_KEY", SECRET, "")
+    """Signs the console's CSRF tokens. Unset: a random one made once and kept in Redis, which
+    every API process of the deployment shares."""
     search_provider: str = var("SEARCH_PROVIDER", PROVIDER, "")
     """Provider of every kind of search it supports (empty: the first configured provider
     that supports the kind; see api/search/registry.py)."""

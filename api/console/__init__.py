@@ -1,0 +1,66 @@
+"""The web console at ``/console``: an account holder's balance, usage, history, collections,
+keys and webhook secret, as server-rendered pages served by the API's own Flask app.
+
+It is a second face of the same services, not a second path to them: it calls what the API's
+views call (the ledger, :func:`api.resources.collections.start`, the export stream, the key
+and webhook storage), under the account of the signed-in key (``g.principal``), so history,
+plan limits and charges are the API's own. Pages are plain HTML forms (every change a POST with
+a CSRF token); one script of ours (``static/console.js``) draws the chart with the vendored
+Chart.js and keeps the collections' progress bars live. The Content-Security-Policy allows
+scripts, styles and connections from the app itself only.
+"""
+
+from __future__ import annotations
+
+from flask import Blueprint, Flask, Response, g, render_template
+from werkzeug.exceptions import HTTPException
+
+from api.errors import ApiError
+
+blp = Blueprint("console", __name__, url_prefix="/console", template_folder="templates",
+                static_folder="static", static_url_path="/static")
+
+#: The console's Content-Security-Policy: nothing inline, nothing from another origin.
+CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+       "connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'")
+
+
+@blp.after_request
+def _headers(response: Response) -> Response:
+    response.headers["Content-Security-Policy"] = CSP
+    response.headers["X-Content-Type-Options"] = "nosniff"
+    response.headers["Referrer-Policy"] = "same-origin"
+    response.headers["X-Frame-Options"] = "DENY"
+    if response.mimetype == "text/html":
+        response.headers["Cache-Control"] = "no-store"  # balances, keys shown once
+    return response
+
+
+@blp.context_processor
+def _signed_in() -> dict[str, object]:
+    return {"principal": g.get("principal")}
+
+
+@blp.errorhandler(ApiError)
+def _api_error(error: ApiError) -> tuple[str, int]:
+    return _error_page(error.status, error.message)
+
+
+@blp.errorhandler(HTTPException)
+def _http_error(error: HTTPException) -> tuple[str, int]:
+    return _error_page(error.code or 500, error.description or error.name)
+
+
+def _error_page(status: int, message: str) -> tuple[str, int]:
+    return render_template("console/error.html", status=status, message=message), status
+
+
+def register(app: Flask) -> None:
+    """Serve the console on ``app``: its sessions, then its routes."""
+    from api.console import collections, pages, sessions  # noqa: F401 (routes)
+
+    config = app.config["WEBDATA"]
+    sessions.install(app, app.extensions["webdata.redis"], config.console_session_seconds,
+                     config.console_secret_key)
+    app.jinja_env.globals["csrf_token"] = sessions.csrf_token
+    app.register_blueprint(blp)

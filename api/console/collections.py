@@ -1,0 +1,141 @@
+"""The console's collections: the list with live progress, the form that starts a batch or a
+crawl, cancel and downloads, each through the API's own code for it."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from flask import flash, g, jsonify, redirect, render_template, request, url_for
+from marshmallow import ValidationError
+from werkzeug.wrappers import Response
+
+from api.collection_schemas import CollectionRequestSchema, ExportQuerySchema
+from api.console import blp
+from api.errors import ApiError
+from api.exports import FORMATS
+from api.extensions import db
+from api.resources import collections as api_collections
+from api.resources import exports as api_exports
+from crawler.contract import COLLECTION_EXTRACTS, DEFAULT_MAX_DEPTH, MAX_DEPTH
+from storage import accounts, collections
+from storage.models import LIVE_STATUSES
+
+#: Collections a page lists.
+PAGE = 20
+#: Largest URL file the batch form reads (a plan's batch is far smaller).
+MAX_URL_FILE = 512 * 1024
+
+
+@blp.route("/collections")
+def collections_page() -> Any:
+    return _page()
+
+
+def _page(form: dict[str, Any] | None = None, problems: dict[str, Any] | None = None,
+          status: int = 200) -> Any:
+    before = _position(request.args.get("before", ""))
+    rows, position = collections.page(db(), g.principal.account_id, before=before, limit=PAGE)
+    with db().session() as session:
+        plan = accounts.find_account(session, g.principal.account_id).plan
+    older = f"{position[0].isoformat()}|{position[1]}" if position else None
+    return render_template(
+        "console/collections.html", collections=api_collections.bodies(rows), older=older,
+        plan=plan, form=form or {"mode": "batch", "extract": "page", "use_sitemap": True,
+                                 "max_depth": DEFAULT_MAX_DEPTH},
+        problems=problems or {}, extracts=COLLECTION_EXTRACTS, max_depth=MAX_DEPTH,
+        formats=list(FORMATS), live=LIVE_STATUSES), status
+
+
+def _position(raw: str) -> tuple[datetime, str] | None:
+    at, _, last = raw.partition("|")
+    try:
+        return (datetime.fromisoformat(at), last) if at and last else None
+    except ValueError:
+        return None
+
+
+@blp.route("/collections", methods=["POST"])
+def start_collection() -> Any:
+    """Start a batch or a crawl from the form: the API's schema validates it, the API's
+    :func:`~api.resources.collections.start` creates it (limits, credits, history)."""
+    form = request.form
+    try:
+        wanted = _request(form)
+        args = CollectionRequestSchema().load(wanted)
+    except ValidationError as exc:
+        messages = exc.messages if isinstance(exc.messages, dict) else {"form": exc.messages}
+        return _page(form=_echo(form), problems=messages, status=422)
+    try:
+        row = api_collections.start(args)
+    except ApiError as exc:
+        return _page(form=_echo(form), problems={"form": [exc.message]}, status=exc.status)
+    flash(f"Collection {row.id} started.", "info")
+    return redirect(url_for("console.collections_page"))
+
+
+def _request(form: Any) -> dict[str, Any]:
+    """The ``POST /collections`` body the form describes (a batch's URLs pasted, one a
+    line, and/or from an uploaded .txt file)."""
+    mode = form.get("mode", "batch")
+    wanted: dict[str, Any] = {"mode": mode, "extract": form.get("extract", "page")}
+    if mode == "batch":
+        lines = form.get("urls", "").splitlines()
+        upload = request.files.get("urls_file")
+        if upload and upload.filename:
+            data = upload.stream.read(MAX_URL_FILE + 1)
+            if len(data) > MAX_URL_FILE:
+                raise ValidationError({"urls_file": ["The file is over 512 KB."]})
+            try:
+                lines += data.decode("utf-8-sig").splitlines()
+            except UnicodeDecodeError:
+                raise ValidationError({"urls_file": ["The file is not UTF-8 text."]}) from None
+        wanted["urls"] = [line.strip() for line in lines
+                          if line.strip() and not line.lstrip().startswith("#")]
+        if not wanted["urls"]:
+            raise ValidationError({"urls": ["Paste at least one URL or choose a file."]})
+        return wanted
+    wanted["url"] = form.get("url", "").strip()
+    for name in ("max_pages", "max_depth"):
+        raw = form.get(name, "").strip()
+        if raw:
+            try:
+                wanted[name] = int(raw)
+            except ValueError:
+                raise ValidationError({name: ["Not a whole number."]}) from None
+    for name in ("include_paths", "exclude_paths"):
+        wanted[name] = [line.strip() for line in form.get(name, "").splitlines()
+                        if line.strip()]
+    wanted["use_sitemap"] = form.get("use_sitemap") == "on"
+    return wanted
+
+
+def _echo(form: Any) -> dict[str, Any]:
+    """The form as sent, to show it again with its problems."""
+    return {**form.to_dict(), "use_sitemap": form.get("use_sitemap") == "on"}
+
+
+@blp.route("/collections/<collection_id>/cancel", methods=["POST"])
+def cancel_collection(collection_id: str) -> Response:
+    row = api_collections.stop(collection_id)
+    flash(f"Collection {row.id} is cancelled: nothing more is fetched or charged.", "info")
+    return redirect(url_for("console.collections_page"))
+
+
+@blp.route("/collections/live.json")
+def live() -> Response:
+    """The progress of the collections asked (``ids``), for the page's live bars."""
+    ids = [value for value in request.args.get("ids", "").split(",") if value][:PAGE]
+    found = [row for row in (collections.get(db(), value, g.principal.account_id)
+                             for value in ids) if row is not None]
+    return jsonify({"collections": api_collections.bodies(found)})
+
+
+@blp.route("/collections/<collection_id>/export")
+def export(collection_id: str) -> Response:
+    """The API's export stream, with the console's session as the account."""
+    try:
+        args = ExportQuerySchema().load(request.args)
+    except ValidationError as exc:
+        raise ApiError("validation_error", f"Invalid download: {exc.messages}") from None
+    return api_exports.stream(collection_id, args)

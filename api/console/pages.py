@@ -1,0 +1,154 @@
+"""The console's pages: sign-in and out, the overview (balance, plan, usage chart), the
+activity history, keys and the webhook secret."""
+
+from __future__ import annotations
+
+from datetime import UTC, date, datetime, time, timedelta
+from typing import Any
+
+from flask import current_app, flash, g, redirect, render_template, request, url_for
+from werkzeug.wrappers import Response
+
+from api.console import blp, sessions
+from api.errors import ApiError
+from api.extensions import db
+from api.operations import OPERATIONS
+from storage import accounts, activity, usage, webhooks
+from storage.models import Outcome
+
+#: Endpoints open without signing in.
+PUBLIC = {"console.sign_in", "console.static"}
+#: Rows of history a page shows.
+ACTIVITY_PAGE = 50
+#: Every operation a line of history can name, for the filter (the API's, and grants).
+HISTORY_OPERATIONS = (*dict.fromkeys(OPERATIONS.values()), "credit_grant")
+
+
+@blp.before_request
+def _guard() -> Response | None:
+    """Every console request: its session readable, a POST's CSRF token, and (except the
+    sign-in page and static files) a live key behind the session, as ``g.principal``."""
+    if g.get("console_sessions_down"):
+        raise ApiError("unavailable", "Sign-ins cannot be read right now; try again shortly.")
+    if request.method == "POST":
+        sessions.check_csrf()
+    if request.endpoint in PUBLIC:
+        return None
+    principal = sessions.signed_in()
+    if principal is None:
+        if request.endpoint == "console.live":
+            raise ApiError("unauthorized", "Signed out.")
+        return redirect(url_for("console.sign_in"))
+    g.principal = principal
+    if request.method == "POST" and request.endpoint != "console.sign_out":
+        current_app.extensions["webdata.limiter"].check(principal)  # the plan's rate
+    return None
+
+
+@blp.route("/sign-in", methods=["GET", "POST"])
+def sign_in() -> Any:
+    if request.method == "POST":
+        if sessions.sign_in(request.form.get("key", "")) is not None:
+            return redirect(url_for("console.overview"))
+        flash("This API key is unknown or revoked.", "error")
+        return render_template("console/sign_in.html"), 401
+    if sessions.signed_in() is not None:
+        return redirect(url_for("console.overview"))
+    return render_template("console/sign_in.html")
+
+
+@blp.route("/sign-out", methods=["POST"])
+def sign_out() -> Response:
+    sessions.sign_out("Signed out.")
+    return redirect(url_for("console.sign_in"))
+
+
+@blp.route("/")
+def overview() -> str:
+    with db().session() as session:
+        account = accounts.find_account(session, g.principal.account_id)
+    used = usage.daily(db(), g.principal.account_id)
+    chart = {"days": [day.isoformat() for day in used.days], "series": used.credits}
+    return render_template("console/overview.html", account=account, plan=account.plan,
+                           usage=used, chart=chart)
+
+
+@blp.route("/activity")
+def activity_page() -> str:
+    filters, problems = _filters(request.args)
+    for problem in problems:
+        flash(problem, "error")
+    before = request.args.get("before", type=int)
+    rows, next_id = activity.page(db(), g.principal.account_id, before=before,
+                                  limit=ACTIVITY_PAGE, filters=filters)
+    kept = {name: value for name, value in request.args.items() if name != "before" and value}
+    return render_template("console/activity.html", rows=rows, next_id=next_id, kept=kept,
+                           operations=HISTORY_OPERATIONS, statuses=[o.value for o in Outcome],
+                           args=request.args)
+
+
+def _filters(args: Any) -> tuple[activity.Filters, list[str]]:
+    """The history filters of the query string, and what was wrong with it (ignored)."""
+    problems = []
+    operation = args.get("operation") or ""
+    if operation and operation not in HISTORY_OPERATIONS:
+        problems.append(f"Unknown operation {operation!r}.")
+        operation = ""
+    status = args.get("status") or None
+    if status and status not in {o.value for o in Outcome}:
+        problems.append(f"Unknown status {status!r}.")
+        status = None
+    days = {}
+    for name in ("from", "to"):
+        try:
+            days[name] = date.fromisoformat(args[name]) if args.get(name) else None
+        except ValueError:
+            problems.append(f"'{name}' is not a date (YYYY-MM-DD).")
+            days[name] = None
+    since = datetime.combine(days["from"], time(), tzinfo=UTC) if days["from"] else None
+    until = (datetime.combine(days["to"] + timedelta(days=1), time(), tzinfo=UTC)
+             if days["to"] else None)
+    return activity.Filters(operations=(operation,) if operation else (), status=status,
+                            since=since, until=until,
+                            request_id=(args.get("request_id") or "").strip() or None), problems
+
+
+@blp.route("/keys")
+def keys() -> str:
+    return _keys_page()
+
+
+def _keys_page(new_key: str | None = None, new_secret: str | None = None,
+               status: int = 200) -> Any:
+    with db().session() as session:
+        rows = accounts.own_keys(session, g.principal.account_id)
+    return render_template("console/keys.html", keys=rows, new_key=new_key,
+                           new_secret=new_secret), status
+
+
+@blp.route("/keys", methods=["POST"])
+def create_key() -> Any:
+    with db().write() as session:
+        key = accounts.create_key(session, accounts.find_account(session,
+                                                                 g.principal.account_id))
+    return _keys_page(new_key=key, status=201)
+
+
+@blp.route("/keys/<int:key_id>/revoke", methods=["POST"])
+def revoke_key(key_id: int) -> Response:
+    with db().write() as session:
+        found = accounts.revoke_own_key(session, g.principal.account_id, key_id)
+    if not found:
+        raise ApiError("not_found", "No such key.")
+    if key_id == g.principal.key_id:
+        sessions.sign_out("You revoked the key this sign-in used; sign in with another key.")
+        return redirect(url_for("console.sign_in"))
+    flash("The key is revoked: requests made with it now answer 401.", "info")
+    return redirect(url_for("console.keys"))
+
+
+@blp.route("/webhook-secret", methods=["POST"])
+def rotate_webhook_secret() -> Any:
+    secret, _until = webhooks.rotate_secret(db(), g.principal.account_id,
+                                            request_id=g.request_id)
+    return _keys_page(new_secret=secret)

@@ -1,0 +1,168 @@
+"""Console sign-ins: a server-side session in Redis (Flask-Session), CSRF tokens (Flask-WTF).
+
+Signing in checks the API key once (:func:`storage.accounts.authenticate`) and keeps only the
+key's id in the session, server-side: the browser holds a random session id in an ``HttpOnly``,
+``SameSite=Lax`` cookie scoped to ``/console`` (``Secure`` when the request came over HTTPS),
+never the key. Every console request looks the key up again by its id, so revoking the key
+ends every console session it opened. A session lasts ``CONSOLE_SESSION_SECONDS`` from the
+sign-in (the Redis key's TTL); signing out deletes it.
+
+Every POST of the console carries the session's CSRF token (Flask-WTF's ``generate_csrf`` /
+``validate_csrf``, signed with ``CONSOLE_SECRET_KEY`` or a random key kept in Redis).
+"""
+
+from __future__ import annotations
+
+import logging
+import secrets
+import time
+from datetime import timedelta
+from typing import Any
+
+from flask import Flask, current_app, flash, g, request, session
+from flask_session.redis import RedisSessionInterface
+from flask_wtf.csrf import generate_csrf, validate_csrf
+from redis import Redis
+from redis.exceptions import RedisError
+from wtforms import ValidationError
+
+from api.errors import ApiError
+from api.extensions import db, redis
+from storage import accounts
+from storage.accounts import Principal
+
+logger = logging.getLogger(__name__)
+
+#: Where the session cookie is sent: the console only, never the API's paths.
+COOKIE_PATH = "/console"
+COOKIE_NAME = "webdata_console"
+#: Redis keys of the sessions, and of the CSRF signing key made when none is configured.
+KEY_PREFIX = "webdata:console:session:"
+SECRET_KEY = "webdata:console:secret-key"
+#: The session fields holding the signed-in key's id, and when it signed in (epoch seconds).
+KEY_ID, SIGNED_IN_AT = "key_id", "signed_in_at"
+#: How long a session that is not signed in (a sign-in form's CSRF token, a flash message) is
+#: kept: long enough to fill in the form, short enough that loading the sign-in page in a loop
+#: cannot pile up hours of sessions in Redis.
+ANONYMOUS_SECONDS = 900
+
+
+class ConsoleSessions(RedisSessionInterface):
+    """Flask-Session's Redis sessions, with the cookie ``Secure`` whenever the request itself
+    came over HTTPS (behind a proxy: with ProxyFix), and Redis trouble answered as a 503
+    page instead of failing every console request with a 500."""
+
+    def get_cookie_secure(self, app: Flask) -> bool:
+        return request.is_secure or super().get_cookie_secure(app)
+
+    def open_session(self, app: Flask, request: Any) -> Any:
+        try:
+            return super().open_session(app, request)
+        except RedisError as exc:
+            logger.error("Console sessions unavailable: %s", exc)
+            g.console_sessions_down = True
+            return self.session_class(sid=self._generate_sid(self.sid_length),
+                                      permanent=self.permanent)
+
+    def _upsert_session(self, session_lifetime: timedelta, session: Any,
+                        store_id: str) -> None:
+        """Stored until the sign-in's own end (``CONSOLE_SESSION_SECONDS`` after signing in,
+        whatever was changed since: a flash message, a new CSRF token), or for
+        :data:`ANONYMOUS_SECONDS` while nobody is signed in."""
+        super()._upsert_session(timedelta(seconds=_remaining(session, session_lifetime)),
+                                session, store_id)
+
+    def save_session(self, app: Flask, session: Any, response: Any) -> None:
+        if g.get("console_sessions_down"):
+            return
+        try:
+            super().save_session(app, session, response)
+        except RedisError as exc:
+            logger.error("Could not save a console session: %s", exc)
+
+
+def _remaining(session: Any, lifetime: timedelta) -> float:
+    """Seconds the session has left: the sign-in's lifetime less its age, or the anonymous
+    allowance."""
+    started = session.get(SIGNED_IN_AT)
+    if started is None:
+        return min(ANONYMOUS_SECONDS, lifetime.total_seconds())
+    return max(1.0, lifetime.total_seconds() - (time.time() - started))
+
+
+def install(app: Flask, redis_client: Redis, lifetime_seconds: int, secret: str) -> None:
+    """Server-side sessions for the console on ``app`` (the API itself uses none)."""
+    app.config.update(
+        SESSION_COOKIE_NAME=COOKIE_NAME,
+        SESSION_COOKIE_PATH=COOKIE_PATH,
+        SESSION_COOKIE_HTTPONLY=True,
+        SESSION_COOKIE_SAMESITE="Lax",
+        SESSION_REFRESH_EACH_REQUEST=False,  # the lifetime counts from the sign-in
+        PERMANENT_SESSION_LIFETIME=timedelta(seconds=lifetime_seconds),
+        WTF_CSRF_TIME_LIMIT=None,  # a token lives as long as its session
+    )
+    if secret:
+        app.config["WTF_CSRF_SECRET_KEY"] = secret
+    app.session_interface = ConsoleSessions(app, client=redis_client, key_prefix=KEY_PREFIX,
+                                            permanent=True)
+
+
+def _csrf_secret() -> None:
+    """Make sure CSRF tokens can be signed: the configured key, else one kept in Redis (made
+    by whichever API process comes first), the same for every process of the deployment."""
+    if current_app.config.get("WTF_CSRF_SECRET_KEY"):
+        return
+    client = redis()
+    client.set(SECRET_KEY, secrets.token_hex(32), nx=True)
+    current_app.config["WTF_CSRF_SECRET_KEY"] = client.get(SECRET_KEY).decode()
+
+
+def csrf_token() -> str:
+    """The token every console form carries (a template global)."""
+    _csrf_secret()
+    return generate_csrf()
+
+
+def check_csrf() -> None:
+    """Refuse a POST without this session's CSRF token (400)."""
+    _csrf_secret()
+    try:
+        validate_csrf(request.form.get("csrf_token"))
+    except ValidationError:
+        raise ApiError("bad_request", "This form has expired or did not come from the "
+                                      "console; reload the page and try again.") from None
+
+
+def sign_in(key: str) -> Principal | None:
+    """Check ``key`` once and bind this session to it; None (and no session) when unknown."""
+    with db().session() as transaction:
+        principal = accounts.authenticate(transaction, key.strip())
+    if principal is None:
+        return None
+    current_app.session_interface.regenerate(session)  # no id chosen before the sign-in
+    session.clear()
+    session[KEY_ID], session[SIGNED_IN_AT] = principal.key_id, time.time()
+    return principal
+
+
+def sign_out(message: str) -> None:
+    """End the sign-in: its stored session is deleted; ``message`` is shown on the next page
+    from a new, anonymous session."""
+    session.clear()
+    flash(message, "info")
+    current_app.session_interface.regenerate(session)  # deletes the signed-in one
+
+
+def signed_in() -> Principal | None:
+    """The account of this session's key while that key is live (else the session ends)."""
+    key_id = session.get(KEY_ID)
+    if key_id is None:
+        return None
+    if _remaining(session, current_app.permanent_session_lifetime) <= 1.0:
+        session.clear()  # over its lifetime (Redis would have dropped it within a second)
+        return None
+    with db().session() as transaction:
+        principal = accounts.principal_of_key(transaction, key_id)
+    if principal is None:
+        session.clear()
+    return principal

@@ -1,0 +1,287 @@
+"""The web console through Flask's test client, on the session's real Redis and SQLite: sign-in
+sessions (server-side, cookie flags, lifetime, sign-out, a revoked key), CSRF on every POST,
+escaping, the Content-Security-Policy, one account never seeing another's collections or keys,
+and the console using the API's own services (history lines, limits, the export)."""
+
+from __future__ import annotations
+
+import re
+import uuid
+from datetime import timedelta
+from html import unescape
+
+import pytest
+from redis import Redis
+
+from api.console import sessions
+from storage import ledger
+from storage.ledger import Charge
+from storage.models import utcnow
+from tests.conftest import Customer, new_customer
+
+CSRF = re.compile(r'name="csrf_token" value="([^"]+)"')
+#: Every POST route of the console, with a path that exists for any account.
+POSTS = ["/console/sign-in", "/console/sign-out", "/console/keys", "/console/keys/1/revoke",
+         "/console/webhook-secret", "/console/collections",
+         "/console/collections/col_none/cancel"]
+
+
+def token(page: str) -> str:
+    match = CSRF.search(page)
+    assert match, page[:500]
+    return match.group(1)
+
+
+def signed_in(who: Customer):
+    """A browser-like client of the console, signed in as ``who``."""
+    browser = who.app.test_client()
+    page = browser.get("/console/sign-in").get_data(as_text=True)
+    answer = browser.post("/console/sign-in", data={"key": who.key, "csrf_token": token(page)})
+    assert answer.status_code == 302 and answer.headers["Location"].endswith("/console/")
+    return browser
+
+
+def form_token(browser, path: str = "/console/keys") -> str:
+    return token(browser.get(path).get_data(as_text=True))
+
+
+def session_keys(app) -> list[bytes]:
+    redis: Redis = app.extensions["webdata.redis"]
+    return list(redis.scan_iter(f"{sessions.KEY_PREFIX}*"))
+
+
+def test_signing_in_keeps_only_a_session_id_in_an_httponly_lax_cookie(app):
+    who = new_customer(app, credits=7)
+    browser = app.test_client()
+    page = browser.get("/console/sign-in").get_data(as_text=True)
+    answer = browser.post("/console/sign-in", data={"key": who.key, "csrf_token": token(page)})
+    assert answer.status_code == 302
+    cookie = answer.headers["Set-Cookie"]
+    assert cookie.startswith(f"{sessions.COOKIE_NAME}=")
+    assert "HttpOnly" in cookie and "SameSite=Lax" in cookie and "Path=/console" in cookie
+    assert "Secure" not in cookie and "Expires=" in cookie  # plain HTTP here
+    assert who.key not in cookie
+    stored = b"".join(app.extensions["webdata.redis"].get(key) or b""
+                      for key in session_keys(app))
+    assert who.key.encode() not in stored  # the key itself is nowhere in the session either
+    overview = browser.get("/console/").get_data(as_text=True)
+    assert 'id="balance">7 <span>credits' in overview
+
+
+def test_over_https_the_cookie_is_secure(app):
+    who = new_customer(app)
+    browser = app.test_client()
+    page = browser.get("/console/sign-in", base_url="https://localhost").get_data(as_text=True)
+    answer = browser.post("/console/sign-in", base_url="https://localhost",
+                          data={"key": who.key, "csrf_token": token(page)})
+    assert answer.status_code == 302 and "Secure" in answer.headers["Set-Cookie"]
+
+
+def test_a_wrong_key_is_refused_and_signs_nobody_in(app):
+    browser = app.test_client()
+    page = browser.get("/console/sign-in").get_data(as_text=True)
+    answer = browser.post("/console/sign-in", data={"key": "wdp_nope", "csrf_token": token(page)})
+    assert answer.status_code == 401
+    assert "unknown or revoked" in answer.get_data(as_text=True)
+    assert browser.get("/console/").status_code == 302
+
+
+def test_pages_need_a_sign_in(app):
+    browser = app.test_client()
+    for path in ("/console/", "/console/activity", "/console/collections", "/console/keys"):
+        answer = browser.get(path)
+        assert answer.status_code == 302 and answer.headers["Location"].endswith("/sign-in")
+    assert browser.get("/console/collections/live.json").status_code == 401
+
+
+@pytest.mark.parametrize("path", POSTS)
+def test_every_post_without_the_csrf_token_is_refused(app, path):
+    who = new_customer(app)
+    browser = signed_in(who)
+    before = who.activity()
+    answer = browser.post(path, data={"key": who.key, "mode": "batch",
+                                      "urls": "https://example.com/"})
+    assert answer.status_code == 400
+    assert "did not come from the console" in answer.get_data(as_text=True)
+    forged = browser.post(path, data={"csrf_token": "forged", "key": who.key})
+    assert forged.status_code == 400
+    assert who.activity() == before  # nothing happened
+    assert browser.get("/console/").status_code == 200  # still signed in
+
+
+def test_a_token_from_another_session_is_refused(app):
+    alice, bob = new_customer(app), new_customer(app)
+    alices = signed_in(alice)
+    bobs = signed_in(bob)
+    answer = bobs.post("/console/keys", data={"csrf_token": form_token(alices)})
+    assert answer.status_code == 400
+
+
+def test_the_session_lasts_its_lifetime_in_redis_and_sign_out_ends_it(app):
+    who = new_customer(app)
+    keys_before = set(session_keys(app))
+    browser = signed_in(who)
+    mine = set(session_keys(app)) - keys_before
+    assert len(mine) == 1
+    redis = app.extensions["webdata.redis"]
+    lifetime = app.config["WEBDATA"].console_session_seconds
+    assert lifetime - 60 < redis.ttl(next(iter(mine))) <= lifetime
+    answer = browser.post("/console/sign-out", data={"csrf_token": form_token(browser)})
+    assert answer.status_code == 302
+    assert not set(session_keys(app)) & mine  # deleted, not just forgotten by the browser
+    assert browser.get("/console/").status_code == 302
+
+
+def test_the_lifetime_counts_from_the_sign_in_and_anonymous_sessions_are_short(app,
+                                                                              monkeypatch):
+    who = new_customer(app)
+    redis = app.extensions["webdata.redis"]
+    keys_before = set(session_keys(app))
+    browser = app.test_client()
+    page = browser.get("/console/sign-in").get_data(as_text=True)
+    (anonymous,) = set(session_keys(app)) - keys_before  # the sign-in form's token
+    assert 0 < redis.ttl(anonymous) <= sessions.ANONYMOUS_SECONDS
+    browser.post("/console/sign-in", data={"key": who.key, "csrf_token": token(page)})
+    assert redis.get(anonymous) is None  # a new id once signed in
+    lifetime = app.config["WEBDATA"].console_session_seconds
+    later = sessions.time.time() + lifetime - 30
+    monkeypatch.setattr(sessions.time, "time", lambda: later)
+    browser.post("/console/keys", data={"csrf_token": form_token(browser)})  # changes it
+    (mine,) = set(session_keys(app)) - keys_before - {anonymous}
+    assert redis.ttl(mine) <= 31  # still the sign-in's end, not renewed by the change
+    monkeypatch.setattr(sessions.time, "time", lambda: later + 31)
+    answer = browser.get("/console/")
+    assert answer.status_code == 302 and answer.headers["Location"].endswith("/sign-in")
+
+
+def test_an_expired_session_asks_to_sign_in_again(app):
+    who = new_customer(app)
+    keys_before = set(session_keys(app))
+    browser = signed_in(who)
+    for key in set(session_keys(app)) - keys_before:
+        app.extensions["webdata.redis"].delete(key)  # what its TTL does
+    answer = browser.get("/console/keys")
+    assert answer.status_code == 302 and answer.headers["Location"].endswith("/sign-in")
+
+
+def test_revoking_the_sign_in_key_ends_the_session(app):
+    who = new_customer(app)
+    browser = signed_in(who)
+    page = browser.get("/console/keys").get_data(as_text=True)
+    key_id = re.search(r'/console/keys/(\d+)/revoke', page).group(1)
+    answer = browser.post(f"/console/keys/{key_id}/revoke", data={"csrf_token": token(page)})
+    assert answer.status_code == 302 and answer.headers["Location"].endswith("/sign-in")
+    assert browser.get("/console/").status_code == 302
+    assert who.get("/account").status_code == 401
+
+
+def test_keys_are_created_shown_once_and_revoked(app):
+    who = new_customer(app)
+    browser = signed_in(who)
+    answer = browser.post("/console/keys", data={"csrf_token": form_token(browser)})
+    assert answer.status_code == 201
+    page = answer.get_data(as_text=True)
+    new_key = re.search(r'id="new-key" value="(wdp_[^"]+)"', page).group(1)
+    other = Customer(app, who.account_id, new_key)
+    assert other.get("/account").status_code == 200
+    again = browser.get("/console/keys").get_data(as_text=True)
+    assert new_key not in again and new_key[:12] + "…" in again  # the prefix only, after
+    key_id = re.search(rf'data-prefix="{re.escape(new_key[:12])}">.*?/console/keys/(\d+)/revoke',
+                       again, re.S).group(1)
+    revoked = browser.post(f"/console/keys/{key_id}/revoke", data={"csrf_token": token(again)})
+    assert revoked.status_code == 302
+    assert other.get("/account").status_code == 401
+    assert who.get("/account").status_code == 200  # the sign-in key is untouched
+
+
+def test_another_accounts_key_or_collection_is_a_404(app):
+    alice, bob = new_customer(app), new_customer(app)
+    created = bob.post("/collections", {"mode": "batch", "urls": ["https://example.com/"]})
+    assert created.status_code == 202
+    bobs_collection = created.get_json()["id"]
+    bobs_key_id = signed_in(bob).get("/console/keys").get_data(as_text=True)
+    bobs_key_id = re.search(r'/console/keys/(\d+)/revoke', bobs_key_id).group(1)
+    browser = signed_in(alice)
+    csrf = form_token(browser)
+    assert browser.post(f"/console/keys/{bobs_key_id}/revoke",
+                        data={"csrf_token": csrf}).status_code == 404
+    assert browser.post(f"/console/collections/{bobs_collection}/cancel",
+                        data={"csrf_token": csrf}).status_code == 404
+    assert browser.get(f"/console/collections/{bobs_collection}/export?format=csv"
+                       ).status_code == 404
+    live = browser.get(f"/console/collections/live.json?ids={bobs_collection}").get_json()
+    assert live == {"collections": []}
+    assert bobs_collection not in browser.get("/console/collections").get_data(as_text=True)
+    assert bob.get("/account").status_code == 200
+
+
+def test_user_text_is_escaped_and_scripts_are_only_our_own(app):
+    who = new_customer(app)
+    db = app.extensions["webdata.db"]
+    hostile = ['https://example.com/<script>alert(1)</script>',
+               'https://example.com/"><img src=x onerror=alert(2)>']
+    for n, url in enumerate(hostile):
+        ledger.record_failure(db, Charge(who.account_id, f"x:{uuid.uuid4()}", 0, "scrape",
+                                         request_id=f'req_<b>{n}</b>', url=url), "<i>bad</i>")
+    answer = signed_in(who).get("/console/activity")
+    page = answer.get_data(as_text=True)
+    for url in hostile:
+        assert url not in page  # never as markup
+        assert unescape(url) in unescape(page)  # but shown, as text
+    assert "<script>alert" not in page and "<img src=x" not in page and "<i>bad" not in page
+    assert re.findall(r"<script[^>]*>", page) == [
+        '<script src="/console/static/vendor/chart.umd.min.js" defer>',
+        '<script src="/console/static/console.js" defer>']
+    policy = answer.headers["Content-Security-Policy"]
+    assert "script-src 'self'" in policy and "default-src 'none'" in policy
+    assert "unsafe-inline" not in policy and answer.headers["Cache-Control"] == "no-store"
+
+
+def test_activity_filters(app):
+    who = new_customer(app, credits=0)
+    db = app.extensions["webdata.db"]
+    for operation, url in (("scrape", "https://a.example/"), ("contacts", "https://b.example/"),
+                           ("scrape", "https://c.example/")):
+        ledger.record_failure(db, Charge(who.account_id, f"x:{uuid.uuid4()}", 0, operation,
+                                         request_id=f"req_{uuid.uuid4().hex}", url=url), "x")
+    browser = signed_in(who)
+
+    def urls(query: str) -> list[str]:
+        page = browser.get(f"/console/activity?{query}").get_data(as_text=True)
+        return re.findall(r'<td class="url">([^<]*)</td>', page)
+
+    assert urls("") == ["https://c.example/", "https://b.example/", "https://a.example/"]
+    assert urls("operation=contacts") == ["https://b.example/"]
+    assert urls("status=succeeded") == []
+    today = utcnow().date()
+    assert len(urls(f"from={today}&to={today}")) == 3
+    assert urls(f"to={today - timedelta(days=1)}") == []
+    page = browser.get("/console/activity").get_data(as_text=True)
+    request_id = re.search(r'request_id=(req_\w+)', page).group(1)
+    assert urls(f"request_id={request_id}") == ["https://c.example/"]
+    odd = browser.get("/console/activity?operation=nope&from=yesterday")
+    assert odd.status_code == 200 and "Unknown operation" in odd.get_data(as_text=True)
+
+
+def test_a_collection_started_in_the_console_is_the_apis(app, site):
+    who = new_customer(app, credits=10, plan="free")
+    browser = signed_in(who)
+    csrf = form_token(browser, "/console/collections")
+    bad = browser.post("/console/collections", data={"csrf_token": csrf, "mode": "crawl",
+                                                     "url": "not a url"})
+    assert bad.status_code == 422 and "Must be an absolute URL" in bad.get_data(as_text=True)
+    too_many = browser.post("/console/collections", data={
+        "csrf_token": csrf, "mode": "batch",
+        "urls": "\n".join(f"{site}/page/{n}" for n in range(1000))})
+    assert too_many.status_code == 413  # the plan's max_batch_urls, as the API says it
+    answer = browser.post("/console/collections", data={
+        "csrf_token": csrf, "mode": "batch", "extract": "page",
+        "urls": f"{site}/article.html\n\n# a comment\n{site}/article.html"})
+    assert answer.status_code == 302
+    listed = who.get("/collections").get_json()["collections"]
+    assert len(listed) == 1 and listed[0]["mode"] == "batch"
+    history = [row for row in who.activity() if row["operation"] == "collection"]
+    assert [row["collection_id"] for row in history if row["status"] == "succeeded"] == \
+        [listed[0]["id"]]
+    live = browser.get(f"/console/collections/live.json?ids={listed[0]['id']}").get_json()
+    assert live["collections"][0]["id"] == listed[0]["id"]

@@ -1,0 +1,219 @@
+"""The web console in a real browser: Debian's headless Chromium driven by Selenium, against a
+real stack (the API over HTTP on a loopback port, warm workers on its Redis fetching the
+loopback test site, the database), as an account holder uses it.
+
+One walk through, step by step, a screenshot after each into ``var/e2e-screenshots/`` (kept
+when a step fails; ``KEEP_SCREENSHOTS=1`` keeps them always): sign in, see the balance and the
+chart, history lines with hostile URLs shown as text with no script run, start a batch and
+watch its bar reach 100 % without a reload, download its CSV, create and revoke a key, rotate
+the webhook secret, a phone-sized screen, dark mode, the keyboard, sign out.
+
+Skipped when chromium or chromedriver is missing (``make e2e`` installs them).
+"""
+
+from __future__ import annotations
+
+import csv
+import os
+import shutil
+import threading
+import uuid
+from collections.abc import Callable, Iterator
+
+import pytest
+import requests
+from werkzeug.serving import make_server
+
+from storage import ledger
+from tests.collection_stack import Stack
+from tests.conftest import ROOT, new_customer
+from tests.waits import wait_until
+
+CHROMIUM, CHROMEDRIVER = shutil.which("chromium"), shutil.which("chromedriver")
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.skipif(not (CHROMIUM and CHROMEDRIVER),
+                       reason="chromium and chromium-driver are not installed (make e2e)"),
+]
+SHOTS = ROOT / "var" / "e2e-screenshots"
+#: What a hostile URL in the history would do if it ran: change the page's title.
+HOSTILE = ["https://example.com/<script>document.title='pwned'</script>",
+           "https://example.com/\"><img src=x onerror=\"document.title='pwned'\">"]
+URLS = 12
+
+
+@pytest.fixture(scope="module")
+def stack(tmp_path_factory, sqlite_url, site) -> Iterator[Stack]:
+    stack = Stack(tmp_path_factory.mktemp("console"), sqlite_url, site)
+    yield stack
+    stack.close()
+
+
+@pytest.fixture(scope="module")
+def service(stack) -> Iterator[str]:
+    server = make_server("127.0.0.1", 0, stack.app, threaded=True)
+    thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_port}"
+    server.shutdown()
+    thread.join(timeout=10)
+
+
+@pytest.fixture
+def browser(tmp_path) -> Iterator:
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM
+    for argument in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage",
+                     "--window-size=1280,900", "--disable-gpu", "--no-first-run"):
+        options.add_argument(argument)
+    downloads = tmp_path / "downloads"
+    downloads.mkdir()
+    options.add_experimental_option("prefs", {
+        "download.default_directory": str(downloads), "download.prompt_for_download": False})
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
+    driver.set_page_load_timeout(30)
+    driver.downloads = downloads
+    yield driver
+    driver.quit()
+
+
+class Steps:
+    """Names each step and takes its screenshot; on a failure the screenshots stay."""
+
+    def __init__(self, driver, name: str):
+        self.driver, self.folder, self.count = driver, SHOTS / name, 0
+        shutil.rmtree(self.folder, ignore_errors=True)
+        self.folder.mkdir(parents=True)
+
+    def shot(self, label: str) -> None:
+        self.count += 1
+        self.driver.save_screenshot(str(self.folder / f"{self.count:02d}-{label}.png"))
+
+    def done(self) -> None:
+        if not os.environ.get("KEEP_SCREENSHOTS"):
+            shutil.rmtree(self.folder, ignore_errors=True)
+
+
+def until(check: Callable[[], object], what: str, timeout: float = 30) -> None:
+    wait_until(lambda: bool(check()), what, timeout=timeout)
+
+
+def policy_violations(driver) -> list[str]:
+    return [entry["message"] for entry in driver.get_log("browser")
+            if "Content Security Policy" in entry["message"]]
+
+
+def test_an_account_holder_walks_through_the_console(stack, service, site, browser):
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.keys import Keys
+
+    who = new_customer(stack.app, credits=100, plan="standard")
+    db = stack.app.extensions["webdata.db"]
+    for url in HOSTILE:
+        ledger.record_failure(db, ledger.Charge(who.account_id, f"x:{uuid.uuid4()}", 0,
+                                                "scrape", request_id=f"req_{uuid.uuid4().hex}",
+                                                url=url), "fetch_failed")
+    steps = Steps(browser, "walk-through")
+    find = browser.find_element
+
+    # Sign in, with the keyboard only.
+    browser.get(f"{service}/console/")
+    assert browser.current_url.endswith("/console/sign-in")
+    find(By.ID, "key").send_keys(who.key, Keys.ENTER)
+    until(lambda: browser.current_url.endswith("/console/"), "the overview")
+    assert find(By.ID, "balance").text == "100 credits"
+    assert find(By.ID, "plan-name").text == "standard"
+    until(lambda: find(By.ID, "usage-chart").get_attribute("data-drawn") == "yes",
+          "the chart drawn by the vendored Chart.js")
+    assert who.key not in str(browser.get_cookies())
+    steps.shot("overview")
+
+    # The history shows hostile URLs as text, and nothing of theirs runs.
+    find(By.LINK_TEXT, "Activity").click()
+    until(lambda: "Activity" in browser.title, "the activity page")
+    shown = [cell.text for cell in browser.find_elements(By.CSS_SELECTOR, "td.url")]
+    assert set(HOSTILE) <= set(shown)
+    assert "pwned" not in browser.title
+    assert not browser.find_elements(By.CSS_SELECTOR, "td.url img, td.url script")
+    steps.shot("activity")
+
+    # Start a batch; its bar fills without a reload.
+    find(By.LINK_TEXT, "Collections").click()
+    urls = [f"{site}/slow/console{n}?ms=400" for n in range(URLS)]
+    find(By.ID, "urls").send_keys("\n".join(urls))
+    find(By.CSS_SELECTOR, "#new-collection button[type=submit]").click()
+    until(lambda: browser.find_elements(By.CSS_SELECTOR, ".collection"), "the collection")
+    browser.execute_script("window.sameDocument = true;")
+    item = find(By.CSS_SELECTOR, ".collection")
+    bar = item.find_element(By.TAG_NAME, "progress")
+    steps.shot("collection-started")
+    seen: list[str] = []
+
+    def complete() -> bool:
+        seen.append(bar.get_attribute("value"))
+        return item.find_element(By.CSS_SELECTOR, '[data-field="status"]').text == "completed"
+
+    until(complete, "the collection to complete", timeout=120)
+    assert browser.execute_script("return window.sameDocument === true;")  # no reload
+    assert bar.get_attribute("value") == bar.get_attribute("max") == str(URLS)
+    assert "100 %" in item.text and f"{URLS}/{URLS} pages" in item.text
+    assert len({value for value in seen if value not in ("0", str(URLS))}) >= 1, seen
+    assert not item.find_elements(By.CSS_SELECTOR, "form.cancel")  # nothing left to cancel
+    steps.shot("collection-completed")
+
+    # Download its CSV.
+    item.find_element(By.LINK_TEXT, "CSV").click()
+    until(lambda: [p for p in browser.downloads.glob("*.csv")], "the CSV download")
+    with next(browser.downloads.glob("*.csv")).open(newline="") as file:
+        rows = list(csv.DictReader(file))
+    assert sorted(row["url"] for row in rows) == sorted(urls)
+    assert {row["status"] for row in rows} == {"succeeded"}
+
+    # Create a key (shown once), use it, revoke it.
+    find(By.LINK_TEXT, "Keys & webhooks").click()
+    find(By.ID, "create-key").click()
+    new_key = find(By.ID, "new-key").get_attribute("value")
+    assert new_key.startswith("wdp_")
+    api = f"{service}/api/service/v1/account"
+    assert requests.get(api, headers={"Authorization": f"Bearer {new_key}"},
+                        timeout=10).status_code == 200
+    steps.shot("key-created")
+    row = find(By.CSS_SELECTOR, f'tr[data-prefix="{new_key[:12]}"]')
+    row.find_element(By.CSS_SELECTOR, "button.danger").click()
+    until(lambda: "revoked" in find(By.CSS_SELECTOR, f'tr[data-prefix="{new_key[:12]}"]').text,
+          "the key revoked")
+    assert requests.get(api, headers={"Authorization": f"Bearer {new_key}"},
+                        timeout=10).status_code == 401
+    find(By.ID, "rotate-secret").click()
+    assert find(By.ID, "new-secret").get_attribute("value").startswith("whsec_")
+    steps.shot("keys")
+
+    # A phone-sized screen in dark mode: one column, nothing wider than the screen.
+    browser.set_window_size(390, 844)
+    browser.execute_cdp_cmd("Emulation.setEmulatedMedia", {
+        "features": [{"name": "prefers-color-scheme", "value": "dark"}]})
+    for page in ("/console/", "/console/collections", "/console/activity"):
+        browser.get(f"{service}{page}")
+        assert browser.execute_script(
+            "return document.documentElement.scrollWidth <= window.innerWidth;"), page
+    background = browser.execute_script(
+        "return getComputedStyle(document.body).backgroundColor;")
+    assert background == "rgb(18, 20, 23)"  # the dark palette
+    steps.shot("phone-dark")
+    browser.set_window_size(1280, 900)
+
+    # The first Tab reaches the skip link; sign out ends the session.
+    browser.get(f"{service}/console/")
+    find(By.TAG_NAME, "body").send_keys(Keys.TAB)
+    assert browser.switch_to.active_element.text == "Skip to content"
+    find(By.CSS_SELECTOR, ".sign-out button").click()
+    until(lambda: browser.current_url.endswith("/console/sign-in"), "the sign-in page")
+    browser.get(f"{service}/console/keys")
+    assert browser.current_url.endswith("/console/sign-in")
+    steps.shot("signed-out")
+    assert policy_violations(browser) == []
+    steps.done()
