@@ -69,12 +69,12 @@ def daily(db: Database, account_id: str, days: int = 30, today: date | None = No
     usage = Usage(days=[first + timedelta(days=n) for n in range(days)])
     index = {moment: n for n, moment in enumerate(usage.days)}
     credits: dict[str, list[int]] = defaultdict(lambda: [0] * days)
-    for raw_day, operation, spent, count, failed in rows:
-        usage.requests += count
-        usage.failed += failed or 0
+    for raw_day, operation, spent, count, failed in rows:  # sums: Decimal on PostgreSQL
+        usage.requests += int(count)
+        usage.failed += int(failed or 0)
         position = index.get(_as_date(raw_day))
         if position is not None and spent:
-            credits[GROUPS.get(operation, operation)][position] += spent
+            credits[GROUPS.get(operation, operation)][position] += int(spent)
     usage.credits = {name: credits[name] for name in (*SERIES, *sorted(set(credits) - set(SERIES)))
                      if name in SERIES or any(credits[name])}
     return usage

@@ -5,6 +5,8 @@ and the console using the API's own services (history lines, limits, the export)
 
 from __future__ import annotations
 
+import io
+import json
 import re
 import uuid
 from datetime import timedelta
@@ -16,7 +18,7 @@ from redis import Redis
 from api.console import sessions
 from storage import ledger
 from storage.ledger import Charge
-from storage.models import utcnow
+from storage.models import Collection, utcnow
 from tests.conftest import Customer, new_customer
 
 CSRF = re.compile(r'name="csrf_token" value="([^"]+)"')
@@ -138,20 +140,38 @@ def test_the_lifetime_counts_from_the_sign_in_and_anonymous_sessions_are_short(a
     redis = app.extensions["webdata.redis"]
     keys_before = set(session_keys(app))
     browser = app.test_client()
-    page = browser.get("/console/sign-in").get_data(as_text=True)
-    (anonymous,) = set(session_keys(app)) - keys_before  # the sign-in form's token
-    assert 0 < redis.ttl(anonymous) <= sessions.ANONYMOUS_SECONDS
+    for _ in range(20):  # a visitor who has not signed in costs the server nothing
+        page = browser.get("/console/sign-in").get_data(as_text=True)
+    assert set(session_keys(app)) == keys_before
     browser.post("/console/sign-in", data={"key": who.key, "csrf_token": token(page)})
-    assert redis.get(anonymous) is None  # a new id once signed in
+    (mine,) = set(session_keys(app)) - keys_before
     lifetime = app.config["WEBDATA"].console_session_seconds
     later = sessions.time.time() + lifetime - 30
     monkeypatch.setattr(sessions.time, "time", lambda: later)
     browser.post("/console/keys", data={"csrf_token": form_token(browser)})  # changes it
-    (mine,) = set(session_keys(app)) - keys_before - {anonymous}
     assert redis.ttl(mine) <= 31  # still the sign-in's end, not renewed by the change
     monkeypatch.setattr(sessions.time, "time", lambda: later + 31)
     answer = browser.get("/console/")
     assert answer.status_code == 302 and answer.headers["Location"].endswith("/sign-in")
+    assert redis.get(mine) is None
+    monkeypatch.undo()
+    signed_out = signed_in(who)
+    signed_out.post("/console/sign-out", data={"csrf_token": form_token(signed_out)})
+    for anonymous in set(session_keys(app)) - keys_before:  # "Signed out." until it is read
+        assert 0 < redis.ttl(anonymous) <= sessions.ANONYMOUS_SECONDS
+
+
+def test_the_sign_in_token_is_bound_to_its_own_cookie(app):
+    who = new_customer(app)
+    mine, theirs = app.test_client(), app.test_client()
+    answer = mine.get("/console/sign-in")
+    cookie = next(value for value in answer.headers.getlist("Set-Cookie")
+                  if value.startswith(f"{sessions.SIGN_IN_COOKIE}="))
+    assert "HttpOnly" in cookie and "SameSite=Lax" in cookie and "Path=/console" in cookie
+    theirs.get("/console/sign-in")  # a cookie of their own, not matching my token
+    stolen = theirs.post("/console/sign-in", data={
+        "key": who.key, "csrf_token": token(answer.get_data(as_text=True))})
+    assert stolen.status_code == 400
 
 
 def test_an_expired_session_asks_to_sign_in_again(app):
@@ -285,3 +305,69 @@ def test_a_collection_started_in_the_console_is_the_apis(app, site):
         [listed[0]["id"]]
     live = browser.get(f"/console/collections/live.json?ids={listed[0]['id']}").get_json()
     assert live["collections"][0]["id"] == listed[0]["id"]
+
+
+def test_a_batch_from_an_uploaded_file(app, site):
+    who = new_customer(app, credits=10, plan="free")
+    browser = signed_in(who)
+    csrf = form_token(browser, "/console/collections")
+    not_text = browser.post("/console/collections", content_type="multipart/form-data", data={
+        "csrf_token": csrf, "mode": "batch",
+        "urls_file": (io.BytesIO(b"\xff\xfe\x00bad"), "urls.txt")})
+    assert not_text.status_code == 422 and "not UTF-8" in not_text.get_data(as_text=True)
+    empty = browser.post("/console/collections", data={"csrf_token": csrf, "mode": "batch"})
+    assert empty.status_code == 422 and "at least one URL" in empty.get_data(as_text=True)
+    listing = f"# ours\n{site}/article.html\r\n{site}/contact.html\n".encode()
+    answer = browser.post("/console/collections", content_type="multipart/form-data", data={
+        "csrf_token": csrf, "mode": "batch", "extract": "contacts",
+        "urls_file": (io.BytesIO(listing), "urls.txt")})
+    assert answer.status_code == 302
+    (made,) = who.get("/collections").get_json()["collections"]
+    assert made["extract"] == "contacts"
+    with app.extensions["webdata.db"].session() as session:  # what the workers will fetch
+        spec = json.loads(session.get(Collection, made["id"]).spec)
+    assert spec["urls"] == [f"{site}/article.html", f"{site}/contact.html"]
+
+
+@pytest.mark.parametrize("path", [
+    "/console/activity?to=9999-12-31&from=0001-01-01",
+    "/console/activity?before=99999999999999999999999",
+    "/console/activity?request_id=req_%00x&endpoint=x&_anchor=y",
+    "/console/collections?before=2020-01-01|%00",
+    "/console/collections/live.json?ids=%00,col_x",
+    "/console/collections/col_%00/export?format=csv",
+    "/console/collections/col_x/export?format=xml",
+])
+def test_odd_queries_are_answered_not_failed(app, path):
+    who = new_customer(app)
+    answer = signed_in(who).get(path)
+    assert answer.status_code in (200, 404, 422), answer.get_data(as_text=True)[:300]
+
+
+def test_odd_forms_are_answered_not_failed(app):
+    who = new_customer(app)
+    browser = signed_in(who)
+    csrf = form_token(browser, "/console/collections")
+    huge = browser.post("/console/keys/99999999999999999999/revoke", data={"csrf_token": csrf})
+    assert huge.status_code == 404
+    nul = browser.post("/console/collections/col_%00/cancel", data={"csrf_token": csrf})
+    assert nul.status_code == 404
+    odd_mode = browser.post("/console/collections", data={"csrf_token": csrf, "mode": "foo"})
+    page = odd_mode.get_data(as_text=True)
+    assert odd_mode.status_code == 422 and 'id="form-problem"' in page and "mode:" in page
+    not_number = browser.post("/console/collections", data={
+        "csrf_token": csrf, "mode": "crawl", "url": "https://example.com/", "max_pages": "ten"})
+    assert not_number.status_code == 422 and "Not a whole number" in not_number.get_data(
+        as_text=True)
+    refused = [row for row in who.activity() if row["operation"] == "collection"]
+    assert [row["status"] for row in refused] == ["failed", "failed"]  # in the history, free
+
+
+def test_with_redis_down_the_console_says_so(sqlite_url):
+    from api import create_app
+    from tests.conftest import make_config
+
+    app = create_app(make_config(sqlite_url, "redis://127.0.0.1:1/0", redis_timeout=0.5))
+    answer = app.test_client().get("/console/sign-in")
+    assert answer.status_code == 503 and answer.mimetype == "text/html"
+    assert "cannot sign its forms right now" in answer.get_data(as_text=True)

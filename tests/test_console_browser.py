@@ -181,6 +181,9 @@ def test_an_account_holder_walks_through_the_console(stack, service, site, brows
     api = f"{service}/api/service/v1/account"
     assert requests.get(api, headers={"Authorization": f"Bearer {new_key}"},
                         timeout=10).status_code == 200
+    copy = find(By.CSS_SELECTOR, 'button.copy[data-copy="new-key"]')
+    copy.click()
+    until(lambda: copy.text == "Copied", "the copy button to answer")
     steps.shot("key-created")
     row = find(By.CSS_SELECTOR, f'tr[data-prefix="{new_key[:12]}"]')
     row.find_element(By.CSS_SELECTOR, "button.danger").click()

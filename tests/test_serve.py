@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -187,6 +188,22 @@ def test_ctrl_c_stops_make_run_in_order_and_frees_the_port(var_dir, tmp_path, si
                                json={"url": f"{site}/article"}, timeout=PATIENCE)
         assert answer.status_code == 200, answer.text
         assert answer.json()["title"] == "Tide tables of the Thames estuary"
+        # The console, printed beside the key, signs in across gunicorn's processes (they
+        # share the session store and the CSRF key through Redis).
+        assert f"Console: {serve.base}/console/" in serve.output()
+        browser = requests.Session()
+        for _ in range(3):
+            page = browser.get(f"{serve.base}/console/sign-in", timeout=PATIENCE).text
+            csrf = re.search(r'name="csrf_token" value="([^"]+)"', page).group(1)
+            signed = browser.post(f"{serve.base}/console/sign-in", timeout=PATIENCE,
+                                  data={"key": key, "csrf_token": csrf})
+            assert signed.status_code == 200 and 'id="balance"' in signed.text
+            overview = browser.get(f"{serve.base}/console/", timeout=PATIENCE)
+            assert "script-src 'self'" in overview.headers["Content-Security-Policy"]
+            out = browser.post(f"{serve.base}/console/sign-out", timeout=PATIENCE,
+                               data={"csrf_token": re.search(
+                                   r'name="csrf_token" value="([^"]+)"', overview.text).group(1)})
+            assert out.url.endswith("/console/sign-in") and "Signed out." in out.text
 
         thread, in_flight = in_background(lambda: requests.post(
             f"{serve.base}/api/service/v1/scrape", headers=headers,

@@ -12,10 +12,15 @@ scripts, styles and connections from the app itself only.
 
 from __future__ import annotations
 
+import logging
+
 from flask import Blueprint, Flask, Response, g, render_template
 from werkzeug.exceptions import HTTPException
 
 from api.errors import ApiError
+from storage.db import unavailable
+
+logger = logging.getLogger(__name__)
 
 blp = Blueprint("console", __name__, url_prefix="/console", template_folder="templates",
                 static_folder="static", static_url_path="/static")
@@ -51,6 +56,19 @@ def _http_error(error: HTTPException) -> tuple[str, int]:
     return _error_page(error.code or 500, error.description or error.name)
 
 
+@blp.errorhandler(Exception)
+def _unexpected(error: Exception) -> tuple[str, int]:
+    """A database that cannot serve now is a 503 page, as the API's 503; anything else a
+    fault of ours, logged with its traceback and shown as the 500 page (its request id lets
+    an operator find the log line)."""
+    if unavailable(error):
+        logger.error("Console request %s: database unavailable: %s", g.get("request_id"), error)
+        return _error_page(503, "The database cannot serve right now; try again shortly.")
+    logger.exception("Console request %s failed", g.get("request_id"))
+    return _error_page(500, f"Something went wrong on our side (request "
+                            f"{g.get('request_id')}). Try again shortly.")
+
+
 def _error_page(status: int, message: str) -> tuple[str, int]:
     return render_template("console/error.html", status=status, message=message), status
 
@@ -60,7 +78,6 @@ def register(app: Flask) -> None:
     from api.console import collections, pages, sessions  # noqa: F401 (routes)
 
     config = app.config["WEBDATA"]
-    sessions.install(app, app.extensions["webdata.redis"], config.console_session_seconds,
-                     config.console_secret_key)
+    sessions.install(app, app.extensions["webdata.redis"], config.console_session_seconds)
     app.jinja_env.globals["csrf_token"] = sessions.csrf_token
     app.register_blueprint(blp)

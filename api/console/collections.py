@@ -15,8 +15,10 @@ from api.console import blp
 from api.errors import ApiError
 from api.exports import FORMATS
 from api.extensions import db
+from api.operations import refuse
 from api.resources import collections as api_collections
 from api.resources import exports as api_exports
+from api.schemas import UNSTORABLE
 from crawler.contract import COLLECTION_EXTRACTS, DEFAULT_MAX_DEPTH, MAX_DEPTH
 from storage import accounts, collections
 from storage.models import LIVE_STATUSES
@@ -25,6 +27,11 @@ from storage.models import LIVE_STATUSES
 PAGE = 20
 #: Largest URL file the batch form reads (a plan's batch is far smaller).
 MAX_URL_FILE = 512 * 1024
+#: The form's fields that show their own problems (collections.html).
+FIELDS = ("urls", "urls_file", "url", "max_pages", "max_depth", "include_paths",
+          "exclude_paths", "extract")
+#: The history's name of the collection operation.
+OPERATION = api_collections.OPERATION
 
 
 @blp.route("/collections")
@@ -48,6 +55,8 @@ def _page(form: dict[str, Any] | None = None, problems: dict[str, Any] | None = 
 
 
 def _position(raw: str) -> tuple[datetime, str] | None:
+    if UNSTORABLE.search(raw):
+        return None
     at, _, last = raw.partition("|")
     try:
         return (datetime.fromisoformat(at), last) if at and last else None
@@ -65,7 +74,9 @@ def start_collection() -> Any:
         args = CollectionRequestSchema().load(wanted)
     except ValidationError as exc:
         messages = exc.messages if isinstance(exc.messages, dict) else {"form": exc.messages}
-        return _page(form=_echo(form), problems=messages, status=422)
+        refuse(OPERATION, ApiError("validation_error", "Invalid request from the console.",
+                                   errors=messages), url=_storable(form.get("url")))
+        return _page(form=_echo(form), problems=_placed(messages), status=422)
     try:
         row = api_collections.start(args)
     except ApiError as exc:
@@ -110,14 +121,36 @@ def _request(form: Any) -> dict[str, Any]:
     return wanted
 
 
+def _placed(messages: dict[str, Any]) -> dict[str, Any]:
+    """The problems by the form field that shows them; those of no field (``mode``, a stray
+    key) shown above the form."""
+    placed = {name: value for name, value in messages.items() if name in FIELDS}
+    stray = [f"{name}: {value}" for name, value in messages.items() if name not in FIELDS]
+    if stray:
+        placed["form"] = stray
+    return placed
+
+
+def _storable(value: str | None) -> str | None:
+    return value if value and not UNSTORABLE.search(value) else None
+
+
 def _echo(form: Any) -> dict[str, Any]:
     """The form as sent, to show it again with its problems."""
     return {**form.to_dict(), "use_sitemap": form.get("use_sitemap") == "on"}
 
 
+def _named(collection_id: str) -> str:
+    """``collection_id``, or 404 for text no collection id can be (a NUL would reach
+    PostgreSQL as an error)."""
+    if UNSTORABLE.search(collection_id):
+        raise ApiError("not_found", "No such collection.")
+    return collection_id
+
+
 @blp.route("/collections/<collection_id>/cancel", methods=["POST"])
 def cancel_collection(collection_id: str) -> Response:
-    row = api_collections.stop(collection_id)
+    row = api_collections.stop(_named(collection_id))
     flash(f"Collection {row.id} is cancelled: nothing more is fetched or charged.", "info")
     return redirect(url_for("console.collections_page"))
 
@@ -125,7 +158,8 @@ def cancel_collection(collection_id: str) -> Response:
 @blp.route("/collections/live.json")
 def live() -> Response:
     """The progress of the collections asked (``ids``), for the page's live bars."""
-    ids = [value for value in request.args.get("ids", "").split(",") if value][:PAGE]
+    ids = [value for value in request.args.get("ids", "").split(",")
+           if value and not UNSTORABLE.search(value)][:PAGE]
     found = [row for row in (collections.get(db(), value, g.principal.account_id)
                              for value in ids) if row is not None]
     return jsonify({"collections": api_collections.bodies(found)})
@@ -138,4 +172,4 @@ def export(collection_id: str) -> Response:
         args = ExportQuerySchema().load(request.args)
     except ValidationError as exc:
         raise ApiError("validation_error", f"Invalid download: {exc.messages}") from None
-    return api_exports.stream(collection_id, args)
+    return api_exports.stream(_named(collection_id), args)

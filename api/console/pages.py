@@ -6,20 +6,36 @@ from __future__ import annotations
 from datetime import UTC, date, datetime, time, timedelta
 from typing import Any
 
-from flask import current_app, flash, g, redirect, render_template, request, url_for
+from flask import (
+    current_app,
+    flash,
+    g,
+    make_response,
+    redirect,
+    render_template,
+    request,
+    url_for,
+)
 from werkzeug.wrappers import Response
 
 from api.console import blp, sessions
 from api.errors import ApiError
 from api.extensions import db
 from api.operations import OPERATIONS
+from api.schemas import UNSTORABLE
 from storage import accounts, activity, usage, webhooks
 from storage.models import Outcome
 
 #: Endpoints open without signing in.
 PUBLIC = {"console.sign_in", "console.static"}
+#: Reads that count against the plan's requests per minute as the API's do (every change does).
+COUNTED = {"console.export"}
 #: Rows of history a page shows.
 ACTIVITY_PAGE = 50
+#: The activity page's filters, kept in its "older" link.
+FILTERS = ("operation", "status", "from", "to", "request_id")
+#: Row ids are 63-bit: anything larger names no row (and SQLite could not even compare it).
+MAX_ID = 2**63
 #: Every operation a line of history can name, for the filter (the API's, and grants).
 HISTORY_OPERATIONS = (*dict.fromkeys(OPERATIONS.values()), "credit_grant")
 
@@ -40,21 +56,25 @@ def _guard() -> Response | None:
             raise ApiError("unauthorized", "Signed out.")
         return redirect(url_for("console.sign_in"))
     g.principal = principal
-    if request.method == "POST" and request.endpoint != "console.sign_out":
+    if request.endpoint in COUNTED or (request.method == "POST"
+                                       and request.endpoint != "console.sign_out"):
         current_app.extensions["webdata.limiter"].check(principal)  # the plan's rate
     return None
 
 
 @blp.route("/sign-in", methods=["GET", "POST"])
-def sign_in() -> Any:
+def sign_in() -> Response:
+    problem, status = None, 200
     if request.method == "POST":
         if sessions.sign_in(request.form.get("key", "")) is not None:
             return redirect(url_for("console.overview"))
-        flash("This API key is unknown or revoked.", "error")
-        return render_template("console/sign_in.html"), 401
-    if sessions.signed_in() is not None:
+        problem, status = "This API key is unknown or revoked.", 401
+    elif sessions.signed_in() is not None:
         return redirect(url_for("console.overview"))
-    return render_template("console/sign_in.html")
+    response = make_response("", status)
+    token = sessions.sign_in_token(response)
+    response.set_data(render_template("console/sign_in.html", token=token, problem=problem))
+    return response
 
 
 @blp.route("/sign-out", methods=["POST"])
@@ -79,9 +99,11 @@ def activity_page() -> str:
     for problem in problems:
         flash(problem, "error")
     before = request.args.get("before", type=int)
+    if before is not None and not 0 < before < MAX_ID:
+        before = None
     rows, next_id = activity.page(db(), g.principal.account_id, before=before,
                                   limit=ACTIVITY_PAGE, filters=filters)
-    kept = {name: value for name, value in request.args.items() if name != "before" and value}
+    kept = {name: request.args[name] for name in FILTERS if request.args.get(name)}
     return render_template("console/activity.html", rows=rows, next_id=next_id, kept=kept,
                            operations=HISTORY_OPERATIONS, statuses=[o.value for o in Outcome],
                            args=request.args)
@@ -98,19 +120,24 @@ def _filters(args: Any) -> tuple[activity.Filters, list[str]]:
     if status and status not in {o.value for o in Outcome}:
         problems.append(f"Unknown status {status!r}.")
         status = None
-    days = {}
-    for name in ("from", "to"):
+    bounds: dict[str, datetime | None] = {}
+    for name, after in (("from", 0), ("to", 1)):  # "to" is the whole of that day
         try:
-            days[name] = date.fromisoformat(args[name]) if args.get(name) else None
+            day = date.fromisoformat(args[name]) if args.get(name) else None
+            bounds[name] = (datetime.combine(day + timedelta(days=after), time(), tzinfo=UTC)
+                            if day else None)
         except ValueError:
             problems.append(f"'{name}' is not a date (YYYY-MM-DD).")
-            days[name] = None
-    since = datetime.combine(days["from"], time(), tzinfo=UTC) if days["from"] else None
-    until = (datetime.combine(days["to"] + timedelta(days=1), time(), tzinfo=UTC)
-             if days["to"] else None)
+            bounds[name] = None
+        except OverflowError:  # the last day there is: no bound
+            bounds[name] = None
+    request_id = (args.get("request_id") or "").strip() or None
+    if request_id and UNSTORABLE.search(request_id):
+        problems.append("That request id cannot exist.")
+        request_id = None
     return activity.Filters(operations=(operation,) if operation else (), status=status,
-                            since=since, until=until,
-                            request_id=(args.get("request_id") or "").strip() or None), problems
+                            since=bounds["from"], until=bounds["to"],
+                            request_id=request_id), problems
 
 
 @blp.route("/keys")
@@ -134,7 +161,7 @@ def create_key() -> Any:
     return _keys_page(new_key=key, status=201)
 
 
-@blp.route("/keys/<int:key_id>/revoke", methods=["POST"])
+@blp.route("/keys/<int(max=9223372036854775807):key_id>/revoke", methods=["POST"])
 def revoke_key(key_id: int) -> Response:
     with db().write() as session:
         found = accounts.revoke_own_key(session, g.principal.account_id, key_id)

@@ -8,7 +8,9 @@ ends every console session it opened. A session lasts ``CONSOLE_SESSION_SECONDS`
 sign-in (the Redis key's TTL); signing out deletes it.
 
 Every POST of the console carries the session's CSRF token (Flask-WTF's ``generate_csrf`` /
-``validate_csrf``, signed with ``CONSOLE_SECRET_KEY`` or a random key kept in Redis).
+``validate_csrf``, signed with ``CONSOLE_SECRET_KEY`` or a random key kept in Redis), except the
+sign-in form, which has no session yet: it carries a signed token matching a cookie of its own,
+so that nothing is stored for a visitor who has not signed in.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from typing import Any
 from flask import Flask, current_app, flash, g, request, session
 from flask_session.redis import RedisSessionInterface
 from flask_wtf.csrf import generate_csrf, validate_csrf
+from itsdangerous import BadData, URLSafeTimedSerializer
 from redis import Redis
 from redis.exceptions import RedisError
 from wtforms import ValidationError
@@ -41,10 +44,11 @@ KEY_PREFIX = "webdata:console:session:"
 SECRET_KEY = "webdata:console:secret-key"
 #: The session fields holding the signed-in key's id, and when it signed in (epoch seconds).
 KEY_ID, SIGNED_IN_AT = "key_id", "signed_in_at"
-#: How long a session that is not signed in (a sign-in form's CSRF token, a flash message) is
-#: kept: long enough to fill in the form, short enough that loading the sign-in page in a loop
-#: cannot pile up hours of sessions in Redis.
+#: How long a session that is not signed in (a flash message after a sign-out) is kept, and
+#: how long a sign-in form stays valid.
 ANONYMOUS_SECONDS = 900
+#: The sign-in form's cookie (:func:`sign_in_token`).
+SIGN_IN_COOKIE = "webdata_console_sign_in"
 
 
 class ConsoleSessions(RedisSessionInterface):
@@ -90,7 +94,7 @@ def _remaining(session: Any, lifetime: timedelta) -> float:
     return max(1.0, lifetime.total_seconds() - (time.time() - started))
 
 
-def install(app: Flask, redis_client: Redis, lifetime_seconds: int, secret: str) -> None:
+def install(app: Flask, redis_client: Redis, lifetime_seconds: int) -> None:
     """Server-side sessions for the console on ``app`` (the API itself uses none)."""
     app.config.update(
         SESSION_COOKIE_NAME=COOKIE_NAME,
@@ -101,36 +105,71 @@ def install(app: Flask, redis_client: Redis, lifetime_seconds: int, secret: str)
         PERMANENT_SESSION_LIFETIME=timedelta(seconds=lifetime_seconds),
         WTF_CSRF_TIME_LIMIT=None,  # a token lives as long as its session
     )
-    if secret:
-        app.config["WTF_CSRF_SECRET_KEY"] = secret
     app.session_interface = ConsoleSessions(app, client=redis_client, key_prefix=KEY_PREFIX,
                                             permanent=True)
 
 
-def _csrf_secret() -> None:
-    """Make sure CSRF tokens can be signed: the configured key, else one kept in Redis (made
-    by whichever API process comes first), the same for every process of the deployment."""
-    if current_app.config.get("WTF_CSRF_SECRET_KEY"):
-        return
-    client = redis()
-    client.set(SECRET_KEY, secrets.token_hex(32), nx=True)
-    current_app.config["WTF_CSRF_SECRET_KEY"] = client.get(SECRET_KEY).decode()
+def _secret() -> str:
+    """What CSRF tokens are signed with: ``CONSOLE_SECRET_KEY``, else a random key kept in
+    Redis (made by whichever API process comes first). Read at each use, not cached: every
+    process of the deployment signs with the same key, also after Redis lost it (with the
+    sessions, which then sign in again anyway)."""
+    configured = current_app.config["WEBDATA"].console_secret_key
+    if configured:
+        return configured
+    try:
+        with redis().pipeline(transaction=False) as pipeline:
+            pipeline.set(SECRET_KEY, secrets.token_hex(32), nx=True)
+            pipeline.get(SECRET_KEY)
+            return pipeline.execute()[1].decode()
+    except RedisError as exc:
+        logger.error("Console CSRF key unavailable: %s", exc)
+        raise ApiError("unavailable", "The console cannot sign its forms right now; try "
+                                      "again shortly.") from None
 
 
 def csrf_token() -> str:
-    """The token every console form carries (a template global)."""
-    _csrf_secret()
-    return generate_csrf()
+    """The token every signed-in console form carries (a template global)."""
+    return generate_csrf(secret_key=_secret())
 
 
 def check_csrf() -> None:
-    """Refuse a POST without this session's CSRF token (400)."""
-    _csrf_secret()
-    try:
-        validate_csrf(request.form.get("csrf_token"))
-    except ValidationError:
+    """Refuse a POST without its CSRF token (400): the session's, or on the sign-in form the
+    signed token that matches its cookie (see :func:`sign_in_token`)."""
+    if request.endpoint == "console.sign_in":
+        valid = _sign_in_token_valid(request.form.get("csrf_token", ""))
+    else:
+        try:
+            validate_csrf(request.form.get("csrf_token"), secret_key=_secret())
+            valid = True
+        except ValidationError:
+            valid = False
+    if not valid:
         raise ApiError("bad_request", "This form has expired or did not come from the "
-                                      "console; reload the page and try again.") from None
+                                      "console; reload the page and try again.")
+
+
+def sign_in_token(response: Any) -> str:
+    """The sign-in form's CSRF token, stateless: a random value in a short-lived cookie and,
+    signed, in the form (the signed double-submit cookie). Nothing is stored before a
+    sign-in succeeds, so loading the sign-in page in a loop costs the server nothing."""
+    nonce = secrets.token_urlsafe(16)
+    response.set_cookie(SIGN_IN_COOKIE, nonce, max_age=ANONYMOUS_SECONDS, path=COOKIE_PATH,
+                        secure=request.is_secure, httponly=True, samesite="Lax")
+    return _sign_in_serializer().dumps(nonce)
+
+
+def _sign_in_token_valid(token: str) -> bool:
+    nonce = request.cookies.get(SIGN_IN_COOKIE)
+    try:
+        signed = _sign_in_serializer().loads(token, max_age=ANONYMOUS_SECONDS)
+    except BadData:
+        return False
+    return bool(nonce) and secrets.compare_digest(str(signed), nonce)
+
+
+def _sign_in_serializer() -> URLSafeTimedSerializer:
+    return URLSafeTimedSerializer(_secret(), salt="webdata-console-sign-in")
 
 
 def sign_in(key: str) -> Principal | None:
