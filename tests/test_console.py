@@ -371,3 +371,18 @@ def test_with_redis_down_the_console_says_so(sqlite_url):
     answer = app.test_client().get("/console/sign-in")
     assert answer.status_code == 503 and answer.mimetype == "text/html"
     assert "cannot sign its forms right now" in answer.get_data(as_text=True)
+
+
+def test_a_start_form_sent_twice_starts_one_collection(app, site):
+    who = new_customer(app, credits=10, plan="free")
+    browser = signed_in(who)
+    page = browser.get("/console/collections").get_data(as_text=True)
+    form_id = re.search(r'name="form_id" value="([^"]+)"', page).group(1)
+    sent = {"csrf_token": token(page), "form_id": form_id, "mode": "batch",
+            "urls": f"{site}/article.html"}
+    assert browser.post("/console/collections", data=sent).status_code == 302
+    again = browser.post("/console/collections", data=sent, follow_redirects=True)
+    assert "sent already" in again.get_data(as_text=True)
+    assert len(who.get("/collections").get_json()["collections"]) == 1
+    fresh = re.search(r'name="form_id" value="([^"]+)"', again.get_data(as_text=True)).group(1)
+    assert fresh != form_id  # each page its own form

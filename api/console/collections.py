@@ -3,18 +3,21 @@ crawl, cancel and downloads, each through the API's own code for it."""
 
 from __future__ import annotations
 
+import re
+import secrets
 from datetime import datetime
 from typing import Any
 
 from flask import flash, g, jsonify, redirect, render_template, request, url_for
 from marshmallow import ValidationError
+from redis.exceptions import RedisError
 from werkzeug.wrappers import Response
 
 from api.collection_schemas import CollectionRequestSchema, ExportQuerySchema
 from api.console import blp
 from api.errors import ApiError
 from api.exports import FORMATS
-from api.extensions import db
+from api.extensions import db, redis
 from api.operations import refuse
 from api.resources import collections as api_collections
 from api.resources import exports as api_exports
@@ -30,6 +33,9 @@ MAX_URL_FILE = 512 * 1024
 #: The form's fields that show their own problems (collections.html).
 FIELDS = ("urls", "urls_file", "url", "max_pages", "max_depth", "include_paths",
           "exclude_paths", "extract")
+#: A start form's id (``secrets.token_urlsafe(16)``), and how long a sent one is remembered.
+FORM_ID = re.compile(r"[A-Za-z0-9_-]{16,64}")
+FORM_SECONDS = 86400
 #: The history's name of the collection operation.
 OPERATION = api_collections.OPERATION
 
@@ -51,6 +57,7 @@ def _page(form: dict[str, Any] | None = None, problems: dict[str, Any] | None = 
         plan=plan, form=form or {"mode": "batch", "extract": "page", "use_sitemap": True,
                                  "max_depth": DEFAULT_MAX_DEPTH},
         problems=problems or {}, extracts=COLLECTION_EXTRACTS, max_depth=MAX_DEPTH,
+        form_id=secrets.token_urlsafe(16),
         formats=list(FORMATS), live=LIVE_STATUSES), status
 
 
@@ -69,6 +76,9 @@ def start_collection() -> Any:
     """Start a batch or a crawl from the form: the API's schema validates it, the API's
     :func:`~api.resources.collections.start` creates it (limits, credits, history)."""
     form = request.form
+    if not _first_sending(form.get("form_id", "")):
+        flash("This form was sent already: the collection it started is below.", "info")
+        return redirect(url_for("console.collections_page"))
     try:
         wanted = _request(form)
         args = CollectionRequestSchema().load(wanted)
@@ -83,6 +93,20 @@ def start_collection() -> Any:
         return _page(form=_echo(form), problems={"form": [exc.message]}, status=exc.status)
     flash(f"Collection {row.id} started.", "info")
     return redirect(url_for("console.collections_page"))
+
+
+def _first_sending(form_id: str) -> bool:
+    """Whether this is the first time this form (its random ``form_id``) was sent: a double
+    click, or a reload that sends it again, starts no second collection. One Redis key per
+    form for a day, as the API keeps an ``Idempotency-Key``."""
+    if not FORM_ID.fullmatch(form_id):
+        return True  # a form without one (made by hand): nothing to recognise it by
+    key = f"webdata:console:form:{g.principal.account_id}:{form_id}"
+    try:
+        return bool(redis().set(key, 1, nx=True, ex=FORM_SECONDS))
+    except RedisError:
+        raise ApiError("unavailable", "The job queue is unreachable; nothing was started. "
+                                      "Try again shortly.") from None
 
 
 def _request(form: Any) -> dict[str, Any]:

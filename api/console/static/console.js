@@ -110,7 +110,18 @@ function modeSwitch() {
   show();
 }
 
+function oneSubmitEach() {
+  // A second click while the first is on its way sends nothing (the server refuses a form
+  // sent twice all the same).
+  for (const form of document.querySelectorAll('form[method="post"]')) {
+    form.addEventListener("submit", () => {
+      for (const button of form.querySelectorAll("button[type=submit]")) button.disabled = true;
+    });
+  }
+}
+
 document.addEventListener("DOMContentLoaded", () => {
+  oneSubmitEach();
   drawChart();
   followCollections();
   copyButtons();
