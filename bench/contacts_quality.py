@@ -46,7 +46,7 @@ LABELS: dict[str, dict[str, list[str]]] = {
                    "datenschutz@musterfirma.de"],
         "phones": ["+4930901820", "+498001234567", "+493090182099 fax", "+4915123456789"],
         "social": ["facebook:musterfirma", "instagram:musterfirma.berlin",
-                   "linkedin:musterfirma-gmbh", "youtube:Musterfirma"],
+                   "linkedin:musterfirma-gmbh", "youtube:Musterfirma", "xing:musterfirma"],
     },
     "contact_us": {  # US contact page: tel links, microdata, written "AT … DOT"
         "emails": ["sales@northwind-analytics.com", "partners@northwind-analytics.com",
@@ -75,7 +75,8 @@ LABELS: dict[str, dict[str, list[str]]] = {
     "impressum_lang_de": {  # Impressum on a .com: the language is the only region signal
         "emails": ["kanzlei@weserblick-recht.com", "datenschutz@weserblick-recht.com"],
         "phones": ["+494718060745", "+494718060746 fax", "+491701234567"],
-        "social": ["linkedin:kanzlei-weserblick", "instagram:kanzlei.weserblick"],
+        "social": ["linkedin:kanzlei-weserblick", "instagram:kanzlei.weserblick",
+                   "xing:kanzleiweserblick"],
     },
     "contact_lang_fr": {  # French contact page on a .com, lang="fr" only
         "emails": ["devis@atelier-lumiere.com", "presse@atelier-lumiere.com",

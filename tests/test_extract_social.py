@@ -34,6 +34,15 @@ from tests.contact_pages import URL, fixture, links
      "acme.inc"),
     ("https://www.instagram.com/acme_official/reels/", "https://www.instagram.com/acme_official",
      "acme_official"),
+    # XING: people, company pages (and their old address), and their tabs
+    ("https://www.xing.com/profile/Max_Mustermann2", "https://www.xing.com/profile/Max_Mustermann2",
+     "Max_Mustermann2"),
+    ("https://www.xing.com/profile/Erika_Musterfrau/cv",
+     "https://www.xing.com/profile/Erika_Musterfrau", "Erika_Musterfrau"),
+    ("https://www.xing.com/pages/acme-gmbh/jobs", "https://www.xing.com/pages/acme-gmbh",
+     "acme-gmbh"),
+    ("https://www.xing.com/companies/acmegmbh", "https://www.xing.com/companies/acmegmbh",
+     "acmegmbh"),
 ])
 def test_profile_forms_and_tabs(url: str, profile: str, handle: str) -> None:
     assert [(link["url"], link["handle"]) for link in links(url)] == [(profile, handle)]
@@ -73,6 +82,11 @@ def test_profile_forms_and_tabs(url: str, profile: str, handle: str) -> None:
     "https://www.tiktok.com/tag/solingen", "https://www.tiktok.com/discover/solingen",
     "https://www.tiktok.com/@acme/video/7301234567890123456", "https://github.com/login",
     "https://github.com/features/actions",
+    # XING: share links, the platform's own pages
+    "https://www.xing.com/spi/shares/new?url=https%3A%2F%2Facme.de",
+    "https://www.xing.com/app/user?op=share;url=https://acme.de", "https://www.xing.com/jobs",
+    "https://www.xing.com/news/klartext/1", "https://www.xing.com/profile",
+    "https://www.xing.com/pages/",
 ])
 def test_platform_pages_are_not_profiles(url: str) -> None:
     assert links(url) == []
