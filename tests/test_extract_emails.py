@@ -20,6 +20,31 @@ def test_inline_hidden_text_is_not_part_of_an_address(body: str) -> None:
     assert emails(body) == [("info@example.de", "text")]
 
 
+@pytest.mark.parametrize(("head", "body"), [
+    ("<style>.nospam { display: none; }</style>",
+     '<p>info<span class="nospam">-remove-this-</span>@example.de</p>'),
+    ("<style>/* anti-spam */ p.x, span.hide-me{color:red;display:none !important}</style>",
+     '<p>info<span class="a hide-me">@trap.example.org </span>@example.de</p>'),
+    ("<style>.v{visibility:hidden}</style>",
+     '<p>info<b class="v">nospam@trap.example.org </b>@example.de</p>'),
+    ("", '<p>info<span hidden>-remove-this-</span>@example.de</p>'),
+])
+def test_text_hidden_by_the_pages_own_styles_is_not_read(head: str, body: str) -> None:
+    """The same trick with a class the page's own <style> hides, or the hidden attribute."""
+    assert emails(body, head=head) == [("info@example.de", "text")]
+
+
+@pytest.mark.parametrize("head", [
+    "<style>@media (max-width: 600px) { .desk { display: none } }</style>",  # some screens
+    "<style>.nav .desk { display: none }</style>",  # not a plain class selector
+    "<style>.desk { display: block }</style>",
+    "",  # a class alone hides nothing
+])
+def test_a_class_that_does_not_surely_hide_keeps_its_text(head: str) -> None:
+    assert emails('<p class="desk">shown@example.org</p>', head=head) == [
+        ("shown@example.org", "text")]
+
+
 def test_hidden_honeypot_address_is_not_reported() -> None:
     assert emails('<div style="display: none">trap@example.org</div>'
                   "<p>real@example.org</p>") == [("real@example.org", "text")]

@@ -1,12 +1,15 @@
 """The text a reader of a page sees, for the contact extractors to read addresses, numbers
 and handles in, and the two ways of reading it that inline markup calls for.
 
-Not visible: ``<head>``, scripts, styles, templates, SVG, comments, and any element whose
-inline style hides it (``display: none``, ``visibility: hidden``). Hidden spans are the usual
-anti-spam trick inside an address (``info<span style="display:none">-remove-</span>@acme.de``)
-and the usual home of honeypot addresses; a reader never sees them, so neither do we. (An
-element hidden by a stylesheet class stays in: that needs the CSS, which a pure function of
-the HTML does not have.)
+Not visible: ``<head>``, scripts, styles, templates, SVG, comments, any element with the
+``hidden`` attribute, any element whose inline style hides it (``display: none``,
+``visibility: hidden``), and any element of a class the page's own ``<style>`` blocks hide
+(``.nospam { display: none }``: a rule of plain class selectors, outside ``@media``). Hidden
+spans are the usual anti-spam trick inside an address
+(``info<span style="display:none">-remove-</span>@acme.de``, or the same with a class) and the
+usual home of honeypot addresses; a reader never sees them, so neither do we. (A class hidden
+by an external stylesheet stays in: that needs CSS the page does not carry. A class hidden only
+under ``@media`` stays in too: it shows on some screens.)
 
 Blocks (``<p>``, ``<td>``, ``<br>``…) are separated by line breaks, and every other element
 boundary is marked with :data:`BOUNDARY`, so :func:`in_text` can read the text twice: inline
@@ -33,6 +36,11 @@ _BLOCK_TAGS = frozenset({
 })
 _HIDDEN_STYLE = re.compile(r"(?:^|;)\s*(?:display\s*:\s*none|visibility\s*:\s*hidden)\b",
                            re.IGNORECASE)
+#: A stylesheet's comments, its ``@media`` blocks (one level of nesting), its rules.
+_CSS_COMMENT = re.compile(r"/\*.*?\*/", re.DOTALL)
+_MEDIA = re.compile(r"@media[^{]*\{(?:[^{}]*\{[^{}]*\})*[^{}]*\}", re.IGNORECASE)
+_RULE = re.compile(r"([^{}@;]+)\{([^{}]*)\}")
+_CLASS_SELECTOR = re.compile(r"(?:[a-zA-Z][a-zA-Z0-9]*)?\.(-?[_a-zA-Z][\w-]*)")
 #: Stands for an inline element boundary in the visible text; the parsed page never holds a
 #: NUL (lxml drops it, and control characters in general), so the page's own text cannot.
 BOUNDARY = "\x00"
@@ -44,12 +52,13 @@ Span = tuple[int, int, _T]  # start, end, value: a match in one rendering of the
 def visible_text(root: HtmlElement) -> str:
     """The text a reader sees: blocks on their own lines, inline element boundaries marked
     with :data:`BOUNDARY` (for :func:`in_text`)."""
+    hiding = hidden_classes(root)
     parts: list[str] = []
     stack: list[tuple[HtmlElement, bool]] = [(root, False)]
     while stack:  # iterative: deeply nested markup must not hit the recursion limit
         element, closing = stack.pop()
         tag = element.tag if isinstance(element.tag, str) else ""
-        if not closing and tag and tag not in _HIDDEN_TAGS and not _hidden(element):
+        if not closing and tag and tag not in _HIDDEN_TAGS and not _hidden(element, hiding):
             parts.extend((_boundary(tag), element.text or ""))
             stack.append((element, True))
             stack.extend((child, False) for child in reversed(element))
@@ -58,9 +67,27 @@ def visible_text(root: HtmlElement) -> str:
     return "".join(parts)
 
 
-def _hidden(element: HtmlElement) -> bool:
+def hidden_classes(root: HtmlElement) -> frozenset[str]:
+    """The classes the page's own ``<style>`` blocks hide: rules whose every selector is a
+    plain class (``.nospam``, ``span.nospam``) and whose declarations hide (see module)."""
+    found: set[str] = set()
+    for style in root.iter("style"):
+        css = _MEDIA.sub("", _CSS_COMMENT.sub("", style.text or ""))
+        for selectors, declarations in _RULE.findall(css):
+            names = [_CLASS_SELECTOR.fullmatch(part.strip()) for part in selectors.split(",")]
+            if all(names) and _HIDDEN_STYLE.search(declarations.replace("!important", "")):
+                found.update(name.group(1) for name in names if name)
+    return frozenset(found)
+
+
+def _hidden(element: HtmlElement, hiding: frozenset[str] = frozenset()) -> bool:
+    if element.get("hidden") is not None:
+        return True
     style = element.get("style")
-    return bool(style) and _HIDDEN_STYLE.search(style) is not None
+    if style and _HIDDEN_STYLE.search(style) is not None:
+        return True
+    classes = element.get("class")
+    return bool(hiding and classes) and not hiding.isdisjoint(classes.split())
 
 
 def _boundary(tag: str) -> str:
