@@ -173,6 +173,22 @@ def test_an_account_holder_walks_through_the_console(stack, service, site, brows
     assert sorted(row["url"] for row in rows) == sorted(urls)
     assert {row["status"] for row in rows} == {"succeeded"}
 
+    # Start another batch and cancel it (after saying yes): nothing more is fetched.
+    slow = [f"{site}/slow/cancel{n}?ms=1500" for n in range(URLS)]
+    find(By.ID, "urls").send_keys("\n".join(slow))
+    find(By.CSS_SELECTOR, "#new-collection button[type=submit]").click()
+    until(lambda: len(browser.find_elements(By.CSS_SELECTOR, ".collection")) == 2,
+          "the second collection")
+    newest = find(By.CSS_SELECTOR, ".collection")
+    newest.find_element(By.CSS_SELECTOR, "form.cancel button").click()
+    browser.switch_to.alert.accept()
+    until(lambda: "is cancelled" in find(By.CSS_SELECTOR, "main").text, "the cancel")
+    status = find(By.CSS_SELECTOR, '.collection [data-field="status"]')
+    assert status.text == "cancelled"
+    assert who.balance() == 100 - URLS - int(find(
+        By.CSS_SELECTOR, '.collection [data-field="credits_used"]').text)
+    steps.shot("collection-cancelled")
+
     # Create a key (shown once), use it, revoke it.
     find(By.LINK_TEXT, "Keys & webhooks").click()
     find(By.ID, "create-key").click()
@@ -187,6 +203,9 @@ def test_an_account_holder_walks_through_the_console(stack, service, site, brows
     steps.shot("key-created")
     row = find(By.CSS_SELECTOR, f'tr[data-prefix="{new_key[:12]}"]')
     row.find_element(By.CSS_SELECTOR, "button.danger").click()
+    prompt = browser.switch_to.alert  # revoking asks first
+    assert prompt.text.startswith(f"Revoke {new_key[:12]}") and "401" in prompt.text
+    prompt.accept()
     until(lambda: "revoked" in find(By.CSS_SELECTOR, f'tr[data-prefix="{new_key[:12]}"]').text,
           "the key revoked")
     assert requests.get(api, headers={"Authorization": f"Bearer {new_key}"},

@@ -110,17 +110,28 @@ function modeSwitch() {
   show();
 }
 
+function confirmations() {
+  // Forms that cannot be undone ask first (data-confirm); without this script they just go.
+  for (const form of document.querySelectorAll("form[data-confirm]")) {
+    form.addEventListener("submit", (event) => {
+      if (!window.confirm(form.dataset.confirm)) event.preventDefault();
+    });
+  }
+}
+
 function oneSubmitEach() {
   // A second click while the first is on its way sends nothing (the server refuses a form
   // sent twice all the same).
   for (const form of document.querySelectorAll('form[method="post"]')) {
-    form.addEventListener("submit", () => {
+    form.addEventListener("submit", (event) => {
+      if (event.defaultPrevented) return;
       for (const button of form.querySelectorAll("button[type=submit]")) button.disabled = true;
     });
   }
 }
 
 document.addEventListener("DOMContentLoaded", () => {
+  confirmations();
   oneSubmitEach();
   drawChart();
   followCollections();
