@@ -10,12 +10,16 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from redis import Redis
 from rq import Worker
+from werkzeug.serving import make_server
 
 from api import create_app
 from api.serve import start_redis
@@ -100,3 +104,18 @@ def all_results(customer: Any, collection_id: str, limit: int = 3, **query: str
         if not body["results"]:
             time.sleep(0.1)
     raise AssertionError("the results never ended")
+
+
+@contextmanager
+def served(app: Any) -> Iterator[str]:
+    """``app`` on a loopback port, served in a thread as ``make run`` serves it (for tests
+    that need real HTTP: a command, a browser; the others use Flask's test client); its
+    base URL."""
+    server = make_server("127.0.0.1", 0, app, threaded=True)
+    thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_port}"
+    finally:
+        server.shutdown()
+        thread.join(timeout=10)

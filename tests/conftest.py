@@ -218,6 +218,26 @@ def client(app):
     return app.test_client()
 
 
+@pytest.fixture(scope="module")
+def stack(tmp_path_factory, sqlite_url, site) -> Iterator:
+    """A collection stack of the test module's own (tests/collection_stack.py: a Redis, two
+    workers, an app); a module that needs another kind defines its own ``stack``."""
+    from tests.collection_stack import Stack
+
+    stack = Stack(tmp_path_factory.mktemp("stack"), sqlite_url, site)
+    yield stack
+    stack.close()
+
+
+@pytest.fixture(scope="module")
+def service(stack) -> Iterator[str]:
+    """The module's stack's API over real HTTP (for a command or a browser)."""
+    from tests.collection_stack import served
+
+    with served(stack.app) as url:
+        yield url
+
+
 class Customer:
     """An account with a key, and shortcuts to call the API as it."""
 

@@ -12,18 +12,16 @@ from __future__ import annotations
 
 import random
 import tempfile
-import threading
 import uuid
 from datetime import UTC, datetime, time, timedelta
 from pathlib import Path
 
 from sqlalchemy import update
-from werkzeug.serving import make_server
 
 from storage import ledger
 from storage.db import migrate
 from storage.models import Activity, LedgerEntry, utcnow
-from tests.collection_stack import Stack
+from tests.collection_stack import Stack, served
 from tests.conftest import ROOT, SITE_HOST, new_customer
 from tests.site.server import serve
 from tests.test_console_browser import CHROMEDRIVER, CHROMIUM
@@ -64,21 +62,29 @@ def billed_history(app, account_id: str) -> None:
 
 
 def main() -> None:
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
-    from selenium.webdriver.common.by import By
-
     tmp = Path(tempfile.mkdtemp(prefix="console-shots-"))
     database_url = f"sqlite:///{tmp / 'shots.db'}"
     migrate(database_url)
     site_server = serve(SITE_HOST, 0)
     site = f"http://{SITE_HOST}:{site_server.server_address[1]}"
     stack = Stack(tmp, database_url, site)
-    server = make_server("127.0.0.1", 0, stack.app, threaded=True)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    base = f"http://127.0.0.1:{server.server_port}"
-    who = new_customer(stack.app, credits=25_000, plan="standard")
-    billed_history(stack.app, who.account_id)
+    try:
+        who = new_customer(stack.app, credits=25_000, plan="standard")
+        billed_history(stack.app, who.account_id)
+        with served(stack.app) as base:
+            shoot(base, site, who.key)
+    finally:
+        stack.close()
+        site_server.shutdown()
+    print(f"Saved {OUT / 'overview.png'} and {OUT / 'collections.png'}.")
+
+
+def shoot(base: str, site: str, key: str) -> None:
+    """Sign in at ``base``, take the overview, start a batch, take it a third done."""
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+    from selenium.webdriver.common.by import By
+
     options = webdriver.ChromeOptions()
     options.binary_location = CHROMIUM
     for argument in ("--headless=new", "--no-sandbox", "--window-size=1200,1000",
@@ -88,7 +94,7 @@ def main() -> None:
     try:
         OUT.mkdir(parents=True, exist_ok=True)
         driver.get(f"{base}/console/sign-in")
-        driver.find_element(By.ID, "key").send_keys(who.key)
+        driver.find_element(By.ID, "key").send_keys(key)
         driver.find_element(By.CSS_SELECTOR, "form button[type=submit]").click()
         wait_until(lambda: driver.find_elements(By.CSS_SELECTOR, "[data-drawn=yes]"),
                    "the chart")
@@ -103,10 +109,6 @@ def main() -> None:
         driver.save_screenshot(str(OUT / "collections.png"))
     finally:
         driver.quit()
-        server.shutdown()
-        stack.close()
-        site_server.shutdown()
-    print(f"Saved {OUT / 'overview.png'} and {OUT / 'collections.png'}.")
 
 
 if __name__ == "__main__":

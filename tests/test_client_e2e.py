@@ -9,36 +9,11 @@ import json
 import re
 import subprocess
 import sys
-import threading
-from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
-from werkzeug.serving import make_server
-
-from tests.collection_stack import Stack
 from tests.conftest import ROOT, Customer, new_customer
 from tests.terminal import CTRL_C, Terminal
 from tests.test_readme_snippets import readme_code
-
-
-@pytest.fixture(scope="module")
-def stack(tmp_path_factory, sqlite_url, site) -> Iterator[Stack]:
-    stack = Stack(tmp_path_factory.mktemp("client"), sqlite_url, site)
-    yield stack
-    stack.close()
-
-
-@pytest.fixture(scope="module")
-def service(stack) -> Iterator[str]:
-    """The stack's API on a loopback port, served as ``make run`` serves it but in a thread
-    (the command needs real HTTP; the other collection tests use Flask's test client)."""
-    server = make_server("127.0.0.1", 0, stack.app, threaded=True)
-    thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_port}"
-    server.shutdown()
-    thread.join(timeout=10)
 
 
 def environment(service: str, who: Customer, home: Path) -> dict[str, str]:

@@ -8,7 +8,6 @@ from __future__ import annotations
 import itertools
 import json
 import time
-from collections.abc import Iterator
 from urllib.parse import urlsplit
 
 import pytest
@@ -25,13 +24,6 @@ from tests.site.server import serve
 from tests.waits import wait_until
 from tests.webhook_receiver import start_receiver
 from worker.maintenance import purge_expired_collections
-
-
-@pytest.fixture(scope="module")
-def stack(tmp_path_factory, sqlite_url, site) -> Iterator[Stack]:
-    stack = Stack(tmp_path_factory.mktemp("collections"), sqlite_url, site)
-    yield stack
-    stack.close()
 
 
 def customer(stack: Stack, credits: int = 100, plan: str = "standard") -> Customer:

@@ -16,16 +16,13 @@ from __future__ import annotations
 import csv
 import os
 import shutil
-import threading
 import uuid
 from collections.abc import Callable, Iterator
 
 import pytest
 import requests
-from werkzeug.serving import make_server
 
 from storage import ledger
-from tests.collection_stack import Stack
 from tests.conftest import ROOT, new_customer
 from tests.waits import wait_until
 
@@ -40,23 +37,6 @@ SHOTS = ROOT / "var" / "e2e-screenshots"
 HOSTILE = ["https://example.com/<script>document.title='pwned'</script>",
            "https://example.com/\"><img src=x onerror=\"document.title='pwned'\">"]
 URLS = 12
-
-
-@pytest.fixture(scope="module")
-def stack(tmp_path_factory, sqlite_url, site) -> Iterator[Stack]:
-    stack = Stack(tmp_path_factory.mktemp("console"), sqlite_url, site)
-    yield stack
-    stack.close()
-
-
-@pytest.fixture(scope="module")
-def service(stack) -> Iterator[str]:
-    server = make_server("127.0.0.1", 0, stack.app, threaded=True)
-    thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_port}"
-    server.shutdown()
-    thread.join(timeout=10)
 
 
 @pytest.fixture
