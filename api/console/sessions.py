@@ -53,7 +53,8 @@ SIGN_IN_COOKIE = "webdata_console_sign_in"
 
 class ConsoleSessions(RedisSessionInterface):
     """Flask-Session's Redis sessions, with the cookie ``Secure`` whenever the request itself
-    came over HTTPS (behind a proxy: with ProxyFix), and Redis trouble answered as a 503
+    came over HTTPS (behind a proxy: its X-Forwarded-Proto, which gunicorn takes from the
+    addresses in FORWARDED_ALLOW_IPS), and Redis trouble answered as a 503
     page instead of failing every console request with a 500."""
 
     def get_cookie_secure(self, app: Flask) -> bool:
