@@ -127,6 +127,9 @@ def _output(command: argparse.ArgumentParser, *, required: bool) -> None:
                          help="write the results there once final (.csv, .json or .jsonl)")
     command.add_argument("--format", choices=FORMATS,
                          help="the file's format, when its name does not tell")
+    command.add_argument("--fields", metavar="NAMES",
+                         help="keep only these keys (CSV: columns), in this order, "
+                              "comma-separated: url,status,data.title…")
 
 
 def run_collect(args: argparse.Namespace, err: Console) -> int:
@@ -166,7 +169,8 @@ def run_export(args: argparse.Namespace, err: Console) -> int:
     collection = client.get(args.id)
     if collection["status"] not in FINAL:
         collection = watch(client, collection["id"], err)
-    client.export(collection["id"], output, args.format, status=args.status)
+    client.export(collection["id"], output, args.format, status=args.status,
+                  fields=args.fields)
     print(f"Saved {output}.", file=sys.stderr)
     return 0
 
@@ -187,7 +191,7 @@ def _follow(client: Client, created: dict[str, Any], args: argparse.Namespace,
                       f"webdata status {collection_id}") from None
     print(summary(final), file=sys.stderr)
     if output is not None:
-        client.export(collection_id, output, args.format)
+        client.export(collection_id, output, args.format, fields=args.fields)
         print(f"Saved {output}.", file=sys.stderr)
     return 0 if final["status"] == "completed" else 1
 

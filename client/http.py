@@ -15,7 +15,7 @@ import os
 import re
 import time
 import uuid
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from email.utils import parsedate_to_datetime
 from pathlib import Path
 from typing import Any
@@ -161,13 +161,17 @@ class Client:
                 return
 
     def export(self, collection_id: str, path: str | os.PathLike[str],
-               fmt: str | None = None, *, status: str | None = None) -> Path:
+               fmt: str | None = None, *, status: str | None = None,
+               fields: str | Sequence[str] | None = None) -> Path:
         """Download every result to ``path`` (``GET …/export``), streamed: any size in
         constant memory. The format comes from ``fmt`` or the file's ending (.csv, .json,
-        .jsonl). Written to ``<path>.part`` and renamed when complete, so ``path`` is never a
-        half file. Call :meth:`wait` first to get everything."""
+        .jsonl); ``status`` keeps the pages that succeeded or failed, ``fields`` the keys (CSV:
+        columns) named, in that order. Written to ``<path>.part`` and renamed when complete,
+        so ``path`` is never a half file. Call :meth:`wait` first to get everything."""
         target = Path(path)
         params = {"format": format_for(target, fmt), **({"status": status} if status else {})}
+        if fields:
+            params["fields"] = fields if isinstance(fields, str) else ",".join(fields)
         response = self._request("GET", f"/collections/{_id(collection_id)}/export",
                                  params=params, stream=True)
         part = target.with_name(target.name + ".part")

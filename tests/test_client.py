@@ -163,6 +163,20 @@ def test_export_streams_to_the_file_in_the_format_of_its_name(api, client, tmp_p
         "accept-encoding"]  # and the gzipped answer was undone
 
 
+def test_export_keeps_the_fields_asked(api, client, cli_env, tmp_path):
+    client.wait(ID, interval=0)
+    path = client.export(ID, tmp_path / "out.csv", fields=["url"], status="succeeded")
+    query = api.requests("GET", f"/collections/{ID}/export")[-1].query
+    assert query == {"format": "csv", "fields": "url", "status": "succeeded"}
+    assert path.read_text().splitlines() == ["url"] + [f"https://example.com/{n}"
+                                                       for n in range(3)]
+    out = tmp_path / "cli.jsonl"
+    assert main(["export", ID, "-o", str(out), "--fields", "status,url"]) == 0
+    assert api.requests("GET", f"/collections/{ID}/export")[-1].query["fields"] == "status,url"
+    assert [list(json.loads(line)) for line in out.read_text().splitlines()] == [
+        ["status", "url"]] * 3
+
+
 def test_an_expired_export_is_an_error_and_leaves_no_file(api, client, tmp_path):
     api.script.append(Canned("GET", f"/collections/{ID}/export", 410,
                              error(410, "expired", "Past their download window.")))

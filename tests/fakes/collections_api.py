@@ -107,8 +107,10 @@ class FakeCollectionsApi(ThreadingHTTPServer):
         rows = [{"url": f"https://example.com/{n}", "status": "succeeded"}
                 for n in range(self.done)]
         fmt = seen.query.get("format")
+        kept = seen.query.get("fields", "url,status").split(",")  # the API's `fields`
+        rows = [{name: row[name] for name in kept} for row in rows]
         if fmt == "csv":
-            text = "url,status\n" + "".join(f"{r['url']},{r['status']}\n" for r in rows)
+            text = ",".join(kept) + "\n" + "".join(",".join(r.values()) + "\n" for r in rows)
         elif fmt == "jsonl":
             text = "".join(json.dumps(r) + "\n" for r in rows)
         else:
