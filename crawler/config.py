@@ -246,7 +246,8 @@ class Config:
     """Results the retention purge deletes per transaction: small enough that the purge of a
     huge collection never holds the database for long."""
     webhook_timeout: float = var("WEBHOOK_TIMEOUT", seconds(), 5.0)
-    """Seconds one webhook attempt may take to connect and to get an answer's status."""
+    """Seconds one webhook attempt may take in all: resolving the receiver's name, connecting and
+    getting an answer's status."""
     collection_stall_seconds: int = var("COLLECTION_STALL_SECONDS", integer(
         "a whole number of seconds, at least 1", 1), 3600)
     """Seconds a live collection may go without progress while no worker listens to the

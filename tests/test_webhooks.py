@@ -220,3 +220,34 @@ def test_a_slow_receiver_costs_one_timeout(database_url, redis_url, receiver, sl
     assert send(who, collection_id) == "pending"
     row = event(who, collection_id)
     assert row.last_status is None and "timed out" in row.last_error
+
+
+def test_a_name_that_resolves_slowly_costs_one_timeout(database_url, redis_url, receiver,
+                                                       monkeypatch):
+    """The system resolver takes no timeout: the attempt's deadline covers it too."""
+    import socket
+    import threading
+
+    import worker.webhooks
+
+    app = create_app(make_config(database_url, redis_url, webhook_timeout=0.5))
+    who = new_customer(app, credits=5, plan="standard")
+    collection_id = finished(who, receiver.url)
+    release = threading.Event()
+    real = socket.getaddrinfo
+
+    port = int(receiver.url.rsplit(":", 1)[1].split("/")[0])
+
+    def stuck(host, at, *args, **kwargs):
+        if at == port:  # the receiver's name: a resolver that does not answer (for now)
+            release.wait(10)
+        return real(host, at, *args, **kwargs)
+
+    monkeypatch.setattr(worker.webhooks.socket, "getaddrinfo", stuck)
+    try:
+        assert send(who, collection_id) == "pending"
+    finally:
+        release.set()
+    row = event(who, collection_id)
+    assert row.last_status is None and "timed out resolving" in row.last_error
+    assert not receiver.received

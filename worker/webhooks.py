@@ -20,6 +20,7 @@ follows redirects, and the response body is not read.
 
 from __future__ import annotations
 
+import concurrent.futures
 import contextlib
 import http.client
 import logging
@@ -29,6 +30,7 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
+from typing import Any
 from urllib.parse import urlsplit
 
 from redis import Redis
@@ -48,6 +50,8 @@ DELIVER_JOB = "worker.webhooks.deliver"
 #: Attempts :func:`deliver_due` makes at once (each waits at most ``WEBHOOK_TIMEOUT``).
 PARALLEL = 8
 USER_AGENT = "webdata-webhooks/1"
+#: Threads that resolve receivers' names (:func:`_resolve`): as many as attempts run at once.
+_RESOLVERS = ThreadPoolExecutor(PARALLEL, thread_name_prefix="webhook-resolver")
 
 
 def announce(connection: Redis, collection_id: str) -> None:
@@ -128,7 +132,7 @@ def post(url: str, body: bytes, headers: dict[str, str], policy: SourcePolicy,
     host = raw_host if literal_address(raw_host) else host_name(raw_host)
     port = parts.port or (443 if https else 80)
     deadline = time.monotonic() + timeout
-    current = [_connect(host, port, policy, timeout)]
+    current = [_connect(host, port, policy, deadline)]
     cut = threading.Event()
     # one deadline for the whole attempt: a per-operation timeout would let a receiver that
     # drips its headers a byte at a time hold the attempt (and a worker slot) for ever
@@ -161,18 +165,33 @@ def _cut(current: list[socket.socket], cut: threading.Event) -> None:
         current[0].shutdown(socket.SHUT_RDWR)
 
 
-def _connect(host: str, port: int, policy: SourcePolicy, timeout: float) -> socket.socket:
-    """A socket connected to the first of ``host``'s addresses the policy allows."""
+def _resolve(host: str, port: int, deadline: float) -> list[Any]:
+    """``getaddrinfo`` within the attempt's deadline. The system resolver takes no timeout,
+    so it runs on one of a few resolver threads; past the deadline the attempt fails
+    (TimeoutError) and the lookup ends on its own, on a thread that is not a worker slot."""
+    lookup = _RESOLVERS.submit(socket.getaddrinfo, host, port, type=socket.SOCK_STREAM)
+    try:
+        return lookup.result(timeout=max(0.0, deadline - time.monotonic()))
+    except concurrent.futures.TimeoutError:
+        lookup.cancel()
+        raise TimeoutError(f"timed out resolving {host}") from None
+
+
+def _connect(host: str, port: int, policy: SourcePolicy, deadline: float) -> socket.socket:
+    """A socket connected, before ``deadline``, to the first of ``host``'s addresses the
+    policy allows."""
     refusals: list[str] = []
     failure: OSError | None = None
-    for family, kind, proto, _, address in socket.getaddrinfo(host, port,
-                                                              type=socket.SOCK_STREAM):
+    for family, kind, proto, _, address in _resolve(host, port, deadline):
         reason = policy.address_refusal(str(address[0]), port)
         if reason is not None:
             refusals.append(reason)
             continue
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            raise TimeoutError(f"timed out connecting to {host}")
         sock = socket.socket(family, kind, proto)
-        sock.settimeout(timeout)
+        sock.settimeout(remaining)
         try:
             sock.connect(address)
         except OSError as exc:
