@@ -250,8 +250,13 @@ def test_user_text_is_escaped_and_scripts_are_only_our_own(app):
         assert unescape(url) in unescape(page)  # but shown, as text
     assert "<script>alert" not in page and "<img src=x" not in page and "<i>bad" not in page
     assert re.findall(r"<script[^>]*>", page) == [
+        '<script src="/console/static/console.js" defer>']  # ours alone; the chart's too on
+    # the overview, where its figures are a JSON block no browser runs
+    overview = signed_in(who).get("/console/").get_data(as_text=True)
+    assert re.findall(r"<script[^>]*>", overview) == [
         '<script src="/console/static/vendor/chart.umd.min.js" defer>',
-        '<script src="/console/static/console.js" defer>']
+        '<script src="/console/static/console.js" defer>',
+        '<script type="application/json" id="usage-data">']
     policy = answer.headers["Content-Security-Policy"]
     assert "script-src 'self'" in policy and "default-src 'none'" in policy
     assert "unsafe-inline" not in policy and answer.headers["Cache-Control"] == "no-store"
