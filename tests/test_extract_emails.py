@@ -109,3 +109,16 @@ def test_french_contact_page_written_addresses() -> None:
     assert found == {"devis@atelier-lumiere.com": "text",  # &#64; and &#46: plain text
                      "presse@atelier-lumiere.com": "obfuscated",  # presse @ … . com
                      "contact@atelier-lumiere.com": "obfuscated"}  # hidden span, [at] [dot]
+
+
+@pytest.mark.parametrize("css", [
+    "a" * 300_000,  # no brace at all
+    "@media {" + ".x{display:none}" * 30_000,  # an at-rule never closed
+    "/*" * 100_000 + ".x{display:none}",  # comments never closed
+    "{" * 100_000 + "}" * 100_000,
+])
+def test_a_hostile_style_block_is_read_in_one_pass(css: str) -> None:
+    """Whatever a page puts in its <style>, reading it costs one pass (a backtracking
+    pattern here would hold the worker on one page); nothing in it hides the address."""
+    assert emails('<p class="x">shown@example.org</p>', head=f"<style>{css}</style>") == [
+        ("shown@example.org", "text")]

@@ -36,10 +36,8 @@ _BLOCK_TAGS = frozenset({
 })
 _HIDDEN_STYLE = re.compile(r"(?:^|;)\s*(?:display\s*:\s*none|visibility\s*:\s*hidden)\b",
                            re.IGNORECASE)
-#: A stylesheet's comments, its ``@media`` blocks (one level of nesting), its rules.
-_CSS_COMMENT = re.compile(r"/\*.*?\*/", re.DOTALL)
-_MEDIA = re.compile(r"@media[^{]*\{(?:[^{}]*\{[^{}]*\})*[^{}]*\}", re.IGNORECASE)
-_RULE = re.compile(r"([^{}@;]+)\{([^{}]*)\}")
+#: A stylesheet's braces, and a selector that is one class (of one element type, or any).
+_BRACES = re.compile(r"[{}]")
 _CLASS_SELECTOR = re.compile(r"(?:[a-zA-Z][a-zA-Z0-9]*)?\.(-?[_a-zA-Z][\w-]*)")
 #: Stands for an inline element boundary in the visible text; the parsed page never holds a
 #: NUL (lxml drops it, and control characters in general), so the page's own text cannot.
@@ -68,16 +66,43 @@ def visible_text(root: HtmlElement) -> str:
 
 
 def hidden_classes(root: HtmlElement) -> frozenset[str]:
-    """The classes the page's own ``<style>`` blocks hide: rules whose every selector is a
-    plain class (``.nospam``, ``span.nospam``) and whose declarations hide (see module)."""
+    """The classes the page's own ``<style>`` blocks hide: top-level rules whose every
+    selector is a plain class (``.nospam``, ``span.nospam``) and whose declarations hide.
+
+    Read in one pass over the braces, never with a regex over whole rules: a page is anyone's
+    text, and a pattern that backtracks over a long style block (no closing brace, an
+    unclosed comment) would hold the worker on one page."""
     found: set[str] = set()
     for style in root.iter("style"):
-        css = _MEDIA.sub("", _CSS_COMMENT.sub("", style.text or ""))
-        for selectors, declarations in _RULE.findall(css):
-            names = [_CLASS_SELECTOR.fullmatch(part.strip()) for part in selectors.split(",")]
-            if all(names) and _HIDDEN_STYLE.search(declarations.replace("!important", "")):
+        css = _without_comments(style.text or "")
+        open_blocks: list[str] = []  # the preludes (selectors, at-rules) of the open blocks
+        last = 0
+        for brace in _BRACES.finditer(css):
+            text, last = css[last:brace.start()], brace.end()
+            if brace.group() == "{":
+                open_blocks.append(text.rsplit(";", 1)[-1].strip())
+                continue
+            if not open_blocks:
+                continue  # a stray closing brace
+            prelude = open_blocks.pop()
+            if open_blocks or prelude.startswith("@"):
+                continue  # inside @media (shown on some screens) or any other at-rule
+            names = [_CLASS_SELECTOR.fullmatch(part.strip()) for part in prelude.split(",")]
+            if all(names) and _HIDDEN_STYLE.search(text.replace("!important", "")):
                 found.update(name.group(1) for name in names if name)
     return frozenset(found)
+
+
+def _without_comments(css: str) -> str:
+    """``css`` without its ``/* … */`` comments (they do not nest; an unclosed one runs to
+    the end), in one pass."""
+    first, *rest = css.split("/*")
+    kept = [first]
+    for part in rest:
+        end = part.find("*/")
+        if end >= 0:
+            kept.append(part[end + 2:])
+    return "".join(kept)
 
 
 def _hidden(element: HtmlElement, hiding: frozenset[str] = frozenset()) -> bool:
