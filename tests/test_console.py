@@ -385,9 +385,12 @@ def test_a_start_form_sent_twice_starts_one_collection(app, site):
     form_id = re.search(r'name="form_id" value="([^"]+)"', page).group(1)
     sent = {"csrf_token": token(page), "form_id": form_id, "mode": "batch",
             "urls": f"{site}/article.html"}
+    refused = browser.post("/console/collections", data={**sent, "urls": "not a url"})
+    assert refused.status_code == 422  # refused: the same form may be sent again, mended
     assert browser.post("/console/collections", data=sent).status_code == 302
     again = browser.post("/console/collections", data=sent, follow_redirects=True)
-    assert "sent already" in again.get_data(as_text=True)
-    assert len(who.get("/collections").get_json()["collections"]) == 1
+    (made,) = who.get("/collections").get_json()["collections"]
+    assert f"This form was sent already: it started {made['id']}" in again.get_data(
+        as_text=True)
     fresh = re.search(r'name="form_id" value="([^"]+)"', again.get_data(as_text=True)).group(1)
     assert fresh != form_id  # each page its own form

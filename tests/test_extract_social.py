@@ -43,6 +43,10 @@ from tests.contact_pages import URL, fixture, links
      "acme-gmbh"),
     ("https://www.xing.com/companies/acmegmbh", "https://www.xing.com/companies/acmegmbh",
      "acmegmbh"),
+    ("https://www.xing.com/pages/acme-gmbh/about-us", "https://www.xing.com/pages/acme-gmbh",
+     "acme-gmbh"),
+    ("https://www.xing.com/companies/acmegmbh/updates",
+     "https://www.xing.com/companies/acmegmbh", "acmegmbh"),
 ])
 def test_profile_forms_and_tabs(url: str, profile: str, handle: str) -> None:
     assert [(link["url"], link["handle"]) for link in links(url)] == [(profile, handle)]
@@ -86,7 +90,9 @@ def test_profile_forms_and_tabs(url: str, profile: str, handle: str) -> None:
     "https://www.xing.com/spi/shares/new?url=https%3A%2F%2Facme.de",
     "https://www.xing.com/app/user?op=share;url=https://acme.de", "https://www.xing.com/jobs",
     "https://www.xing.com/news/klartext/1", "https://www.xing.com/profile",
-    "https://www.xing.com/pages/",
+    "https://www.xing.com/pages/", "https://www.xing.com/profile/edit",
+    "https://www.xing.com/profile/my_profile", "https://www.xing.com/companies/new",
+    "https://www.xing.com/events/acme-day-123",
 ])
 def test_platform_pages_are_not_profiles(url: str) -> None:
     assert links(url) == []

@@ -50,8 +50,10 @@ DELIVER_JOB = "worker.webhooks.deliver"
 #: Attempts :func:`deliver_due` makes at once (each waits at most ``WEBHOOK_TIMEOUT``).
 PARALLEL = 8
 USER_AGENT = "webdata-webhooks/1"
-#: Threads that resolve receivers' names (:func:`_resolve`): as many as attempts run at once.
-_RESOLVERS = ThreadPoolExecutor(PARALLEL, thread_name_prefix="webhook-resolver")
+#: Receivers' names being resolved (:func:`_resolve`), one lookup each, and the most at once.
+_LOOKUPS: dict[tuple[str, int], concurrent.futures.Future[list[Any]]] = {}
+_LOOKUPS_LOCK = threading.Lock()
+MAX_LOOKUPS = 64
 
 
 def announce(connection: Redis, collection_id: str) -> None:
@@ -166,15 +168,37 @@ def _cut(current: list[socket.socket], cut: threading.Event) -> None:
 
 
 def _resolve(host: str, port: int, deadline: float) -> list[Any]:
-    """``getaddrinfo`` within the attempt's deadline. The system resolver takes no timeout,
-    so it runs on one of a few resolver threads; past the deadline the attempt fails
-    (TimeoutError) and the lookup ends on its own, on a thread that is not a worker slot."""
-    lookup = _RESOLVERS.submit(socket.getaddrinfo, host, port, type=socket.SOCK_STREAM)
+    """``getaddrinfo`` within the attempt's deadline.
+
+    The system resolver takes no timeout, so the lookup runs on a thread of its own (a
+    daemon: it ends when the resolver gives up, and never holds the process up); past the
+    deadline the attempt fails (TimeoutError) and the lookup goes on without it. Attempts
+    for one name share one lookup, so a receiver whose DNS never answers holds one thread
+    however many of its events are due, and other receivers' attempts never wait behind it;
+    at most :data:`MAX_LOOKUPS` names are looked up at once."""
+    key = (host, port)
+    with _LOOKUPS_LOCK:
+        lookup = _LOOKUPS.get(key)
+        if lookup is None:
+            if len(_LOOKUPS) >= MAX_LOOKUPS:
+                raise TimeoutError(f"timed out resolving {host}: too many names resolving")
+            lookup = _LOOKUPS[key] = concurrent.futures.Future()
+            threading.Thread(target=_look_up, args=(key, lookup), daemon=True,
+                             name=f"webhook-resolver {host}").start()
     try:
         return lookup.result(timeout=max(0.0, deadline - time.monotonic()))
     except concurrent.futures.TimeoutError:
-        lookup.cancel()
         raise TimeoutError(f"timed out resolving {host}") from None
+
+
+def _look_up(key: tuple[str, int], lookup: concurrent.futures.Future[list[Any]]) -> None:
+    try:
+        lookup.set_result(socket.getaddrinfo(*key, type=socket.SOCK_STREAM))
+    except BaseException as exc:  # handed to every attempt waiting on it (gaierror…)
+        lookup.set_exception(exc)
+    finally:
+        with _LOOKUPS_LOCK:
+            _LOOKUPS.pop(key, None)
 
 
 def _connect(host: str, port: int, policy: SourcePolicy, deadline: float) -> socket.socket:

@@ -3,6 +3,7 @@ crawl, cancel and downloads, each through the API's own code for it."""
 
 from __future__ import annotations
 
+import logging
 import re
 import secrets
 from datetime import datetime
@@ -25,6 +26,8 @@ from api.schemas import UNSTORABLE
 from crawler.contract import COLLECTION_EXTRACTS, DEFAULT_MAX_DEPTH, MAX_DEPTH
 from storage import accounts, collections
 from storage.models import LIVE_STATUSES
+
+logger = logging.getLogger(__name__)
 
 #: Collections a page lists.
 PAGE = 20
@@ -74,39 +77,69 @@ def _position(raw: str) -> tuple[datetime, str] | None:
 @blp.route("/collections", methods=["POST"])
 def start_collection() -> Any:
     """Start a batch or a crawl from the form: the API's schema validates it, the API's
-    :func:`~api.resources.collections.start` creates it (limits, credits, history)."""
+    :func:`~api.resources.collections.start` creates it (limits, credits, history). A form
+    sent again (a double click, a reload) starts no second collection (:class:`_Sending`)."""
     form = request.form
-    if not _first_sending(form.get("form_id", "")):
-        flash("This form was sent already: the collection it started is below.", "info")
+    sending = _Sending(form.get("form_id", ""))
+    earlier = sending.claim()
+    if earlier is not None:
+        flash(f"This form was sent already: it started {earlier}, below." if earlier
+              else "This form is being sent already; its collection appears below.", "info")
         return redirect(url_for("console.collections_page"))
+    started = None
     try:
-        wanted = _request(form)
-        args = CollectionRequestSchema().load(wanted)
-    except ValidationError as exc:
-        messages = exc.messages if isinstance(exc.messages, dict) else {"form": exc.messages}
-        refuse(OPERATION, ApiError("validation_error", "Invalid request from the console.",
-                                   errors=messages), url=_storable(form.get("url")))
-        return _page(form=_echo(form), problems=_placed(messages), status=422)
-    try:
-        row = api_collections.start(args)
-    except ApiError as exc:
-        return _page(form=_echo(form), problems={"form": [exc.message]}, status=exc.status)
-    flash(f"Collection {row.id} started.", "info")
+        try:
+            wanted = _request(form)
+            args = CollectionRequestSchema().load(wanted)
+        except ValidationError as exc:
+            messages = (exc.messages if isinstance(exc.messages, dict)
+                        else {"form": exc.messages})
+            refuse(OPERATION, ApiError("validation_error", "Invalid request from the console.",
+                                       errors=messages), url=_storable(form.get("url")))
+            return _page(form=_echo(form), problems=_placed(messages), status=422)
+        try:
+            started = api_collections.start(args).id
+        except ApiError as exc:
+            return _page(form=_echo(form), problems={"form": [exc.message]}, status=exc.status)
+    finally:
+        sending.settle(started)
+    flash(f"Collection {started} started.", "info")
     return redirect(url_for("console.collections_page"))
 
 
-def _first_sending(form_id: str) -> bool:
-    """Whether this is the first time this form (its random ``form_id``) was sent: a double
-    click, or a reload that sends it again, starts no second collection. One Redis key per
-    form for a day, as the API keeps an ``Idempotency-Key``."""
-    if not FORM_ID.fullmatch(form_id):
-        return True  # a form without one (made by hand): nothing to recognise it by
-    key = f"webdata:console:form:{g.principal.account_id}:{form_id}"
-    try:
-        return bool(redis().set(key, 1, nx=True, ex=FORM_SECONDS))
-    except RedisError:
-        raise ApiError("unavailable", "The job queue is unreachable; nothing was started. "
-                                      "Try again shortly.") from None
+class _Sending:
+    """One sending of a start form, known by its random ``form_id`` for a day (as the API
+    keeps an ``Idempotency-Key``): claimed before anything is done, then either given the
+    collection it started or let go, so that a form refused (a 422, no credits) can be sent
+    again once mended, reload included."""
+
+    def __init__(self, form_id: str):
+        self.key = (f"webdata:console:form:{g.principal.account_id}:{form_id}"
+                    if FORM_ID.fullmatch(form_id) else None)  # a hand-made form: none
+
+    def claim(self) -> str | None:
+        """None when this sending goes ahead; else what an earlier one of the same form
+        started (its collection's id, or "" while it is still being started)."""
+        if self.key is None:
+            return None
+        try:
+            if redis().set(self.key, "", nx=True, ex=FORM_SECONDS):
+                return None
+            return (redis().get(self.key) or b"").decode()
+        except RedisError:
+            raise ApiError("unavailable", "The job queue is unreachable; nothing was "
+                                          "started. Try again shortly.") from None
+
+    def settle(self, collection_id: str | None) -> None:
+        if self.key is None:
+            return
+        try:
+            if collection_id:
+                redis().set(self.key, collection_id, ex=FORM_SECONDS)
+            else:
+                redis().delete(self.key)
+        except RedisError as exc:  # the claim lapses with its day
+            logger.warning("Could not settle a console form: %s", exc)
 
 
 def _request(form: Any) -> dict[str, Any]:

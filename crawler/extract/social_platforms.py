@@ -136,10 +136,11 @@ PLATFORMS = (
     # German-speaking countries' LinkedIn: people under /profile/, companies under /pages/
     # (/companies/ before 2019); every other page (jobs, news, share links) has its own prefix
     Platform("xing", frozenset({"xing.com"}),
-             (_profile(r"/profile/([\w.-]{2,80})"),
-              _profile(r"/(?:pages|companies)/([\w.-]{2,80})")),
+             (_profile(r"/profile/(?!(?:edit|my_profile|\.+)$)([\w.-]{2,80})"),
+              _profile(r"/(?:pages|companies)/(?!(?:new|search|\.+)$)([\w.-]{2,80})")),
              tabs=frozenset({"cv", "portfolio", "activities", "web_profiles", "about_us",
-                             "jobs", "employees", "news", "reviews", "contacts"})),
+                             "about-us", "about", "updates", "jobs", "employees", "news",
+                             "reviews", "contacts"})),
     Platform("vimeo", frozenset({"vimeo.com"}), (_profile(r"/(?!\d+$)(\w{3,50})"),),
              _COMMON_RESERVED | {"watch", "channels", "groups", "categories", "upload",
                                  "join", "blog", "ondemand", "solutions", "enterprise",

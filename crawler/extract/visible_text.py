@@ -4,7 +4,8 @@ and handles in, and the two ways of reading it that inline markup calls for.
 Not visible: ``<head>``, scripts, styles, templates, SVG, comments, any element with the
 ``hidden`` attribute, any element whose inline style hides it (``display: none``,
 ``visibility: hidden``), and any element of a class the page's own ``<style>`` blocks hide
-(``.nospam { display: none }``: a rule of plain class selectors, outside ``@media``). Hidden
+(``.nospam { display: none }``: a rule of plain class selectors, outside ``@media``) and no
+rule shows again (see :func:`page_styles`). Hidden
 spans are the usual anti-spam trick inside an address
 (``info<span style="display:none">-remove-</span>@acme.de``, or the same with a class) and the
 usual home of honeypot addresses; a reader never sees them, so neither do we. (A class hidden
@@ -23,7 +24,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable, Iterator
-from typing import TypeVar
+from typing import NamedTuple, TypeVar
 
 from lxml.html import HtmlElement
 
@@ -36,8 +37,12 @@ _BLOCK_TAGS = frozenset({
 })
 _HIDDEN_STYLE = re.compile(r"(?:^|;)\s*(?:display\s*:\s*none|visibility\s*:\s*hidden)\b",
                            re.IGNORECASE)
-#: A stylesheet's braces, and a selector that is one class (of one element type, or any).
+#: A stylesheet's braces, a selector that is one class (of one element type, or any), any
+#: class named in a selector, and declarations that show an element.
 _BRACES = re.compile(r"[{}]")
+_CLASS_NAME = re.compile(r"\.(-?[_a-zA-Z][\w-]*)")
+_SHOWING = re.compile(r"(?:^|;)\s*(?:display\s*:\s*(?!none\b)[a-z]|visibility\s*:\s*visible)",
+                      re.IGNORECASE)
 _CLASS_SELECTOR = re.compile(r"(?:[a-zA-Z][a-zA-Z0-9]*)?\.(-?[_a-zA-Z][\w-]*)")
 #: Stands for an inline element boundary in the visible text; the parsed page never holds a
 #: NUL (lxml drops it, and control characters in general), so the page's own text cannot.
@@ -50,13 +55,13 @@ Span = tuple[int, int, _T]  # start, end, value: a match in one rendering of the
 def visible_text(root: HtmlElement) -> str:
     """The text a reader sees: blocks on their own lines, inline element boundaries marked
     with :data:`BOUNDARY` (for :func:`in_text`)."""
-    hiding = hidden_classes(root)
+    styles = page_styles(root)
     parts: list[str] = []
     stack: list[tuple[HtmlElement, bool]] = [(root, False)]
     while stack:  # iterative: deeply nested markup must not hit the recursion limit
         element, closing = stack.pop()
         tag = element.tag if isinstance(element.tag, str) else ""
-        if not closing and tag and tag not in _HIDDEN_TAGS and not _hidden(element, hiding):
+        if not closing and tag and tag not in _HIDDEN_TAGS and not _hidden(element, styles):
             parts.extend((_boundary(tag), element.text or ""))
             stack.append((element, True))
             stack.extend((child, False) for child in reversed(element))
@@ -65,15 +70,38 @@ def visible_text(root: HtmlElement) -> str:
     return "".join(parts)
 
 
-def hidden_classes(root: HtmlElement) -> frozenset[str]:
-    """The classes the page's own ``<style>`` blocks hide: top-level rules whose every
-    selector is a plain class (``.nospam``, ``span.nospam``) and whose declarations hide.
+class PageStyles(NamedTuple):
+    """What the page's own ``<style>`` blocks say of classes (see :func:`page_styles`)."""
+
+    hidden: frozenset[str]
+    shown: frozenset[str]
+
+    def hide(self, classes: str | None) -> bool:
+        """Whether an element of ``classes`` is surely hidden: one of them is hidden, and
+        none is one that some rule shows (``class="d-none d-md-block"`` shows on wide
+        screens)."""
+        if not (self.hidden and classes):
+            return False
+        names = set(classes.split())
+        return not names.isdisjoint(self.hidden) and names.isdisjoint(self.shown)
+
+
+def page_styles(root: HtmlElement) -> PageStyles:
+    """The classes the page's own ``<style>`` blocks surely hide, and those any rule shows.
+
+    Hidden: named by a top-level rule whose every selector is a plain class (``.nospam``,
+    ``span.nospam``) and that hides, and by no rule anywhere (a later one, one under
+    ``@media``, a compound selector such as ``.menu.open``) that shows. Style blocks for
+    print, or inert ones (in ``<noscript>``, ``<template>``), are not read.
 
     Read in one pass over the braces, never with a regex over whole rules: a page is anyone's
     text, and a pattern that backtracks over a long style block (no closing brace, an
     unclosed comment) would hold the worker on one page."""
-    found: set[str] = set()
+    hidden: set[str] = set()
+    shown: set[str] = set()
     for style in root.iter("style"):
+        if not _for_screens(style):
+            continue
         css = _without_comments(style.text or "")
         open_blocks: list[str] = []  # the preludes (selectors, at-rules) of the open blocks
         last = 0
@@ -85,12 +113,25 @@ def hidden_classes(root: HtmlElement) -> frozenset[str]:
             if not open_blocks:
                 continue  # a stray closing brace
             prelude = open_blocks.pop()
+            declarations = text.replace("!important", "")
+            if _SHOWING.search(declarations):
+                shown.update(_CLASS_NAME.findall(prelude))
             if open_blocks or prelude.startswith("@"):
                 continue  # inside @media (shown on some screens) or any other at-rule
             names = [_CLASS_SELECTOR.fullmatch(part.strip()) for part in prelude.split(",")]
-            if all(names) and _HIDDEN_STYLE.search(text.replace("!important", "")):
-                found.update(name.group(1) for name in names if name)
-    return frozenset(found)
+            if all(names) and _HIDDEN_STYLE.search(declarations):
+                hidden.update(name.group(1) for name in names if name)
+    return PageStyles(frozenset(hidden - shown), frozenset(shown))
+
+
+def _for_screens(style: HtmlElement) -> bool:
+    """Whether a ``<style>`` applies to the page on a screen: not ``media="print"``, not
+    inside ``<noscript>`` or ``<template>``."""
+    media = (style.get("media") or "all").strip().lower()
+    if not (media in ("all", "screen") or media.startswith(("all ", "screen "))):
+        return False
+    return not any(ancestor.tag in ("noscript", "template")
+                   for ancestor in style.iterancestors())
 
 
 def _without_comments(css: str) -> str:
@@ -105,14 +146,13 @@ def _without_comments(css: str) -> str:
     return "".join(kept)
 
 
-def _hidden(element: HtmlElement, hiding: frozenset[str] = frozenset()) -> bool:
+def _hidden(element: HtmlElement, styles: PageStyles | None = None) -> bool:
     if element.get("hidden") is not None:
         return True
     style = element.get("style")
     if style and _HIDDEN_STYLE.search(style) is not None:
         return True
-    classes = element.get("class")
-    return bool(hiding and classes) and not hiding.isdisjoint(classes.split())
+    return styles is not None and styles.hide(element.get("class"))
 
 
 def _boundary(tag: str) -> str:
