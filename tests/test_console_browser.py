@@ -18,6 +18,7 @@ import os
 import shutil
 import uuid
 from collections.abc import Callable, Iterator
+from typing import Any
 
 import pytest
 import requests
@@ -79,7 +80,17 @@ class Steps:
 
 
 def until(check: Callable[[], object], what: str, timeout: float = 30) -> None:
-    wait_until(lambda: bool(check()), what, timeout=timeout)
+    """Until ``check()`` is true; an element that is not there yet, or went stale as the page
+    changed under it, counts as not yet."""
+    from selenium.common.exceptions import WebDriverException
+
+    def looked() -> bool:
+        try:
+            return bool(check())
+        except WebDriverException:
+            return False
+
+    wait_until(looked, what, timeout=timeout)
 
 
 def policy_violations(driver) -> list[str]:
@@ -99,6 +110,12 @@ def test_an_account_holder_walks_through_the_console(stack, service, site, brows
                                                 url=url), "fetch_failed")
     steps = Steps(browser, "walk-through")
     find = browser.find_element
+
+    def appears(by: str, value: str) -> Any:
+        """The element once the page that has it is loaded (a click that submits a form or
+        follows a link returns before the next page is there)."""
+        until(lambda: browser.find_elements(by, value), f"{value} on the next page")
+        return find(by, value)
 
     # Sign in, with the keyboard only.
     browser.get(f"{service}/console/")
@@ -124,7 +141,7 @@ def test_an_account_holder_walks_through_the_console(stack, service, site, brows
     # Start a batch; its bar fills without a reload.
     find(By.LINK_TEXT, "Collections").click()
     urls = [f"{site}/slow/console{n}?ms=400" for n in range(URLS)]
-    find(By.ID, "urls").send_keys("\n".join(urls))
+    appears(By.ID, "urls").send_keys("\n".join(urls))
     find(By.CSS_SELECTOR, "#new-collection button[type=submit]").click()
     until(lambda: browser.find_elements(By.CSS_SELECTOR, ".collection"), "the collection")
     browser.execute_script("window.sameDocument = true;")
@@ -171,8 +188,8 @@ def test_an_account_holder_walks_through_the_console(stack, service, site, brows
 
     # Create a key (shown once), use it, revoke it.
     find(By.LINK_TEXT, "Keys & webhooks").click()
-    find(By.ID, "create-key").click()
-    new_key = find(By.ID, "new-key").get_attribute("value")
+    appears(By.ID, "create-key").click()
+    new_key = appears(By.ID, "new-key").get_attribute("value")
     assert new_key.startswith("wdp_")
     api = f"{service}/api/service/v1/account"
     assert requests.get(api, headers={"Authorization": f"Bearer {new_key}"},
@@ -190,8 +207,8 @@ def test_an_account_holder_walks_through_the_console(stack, service, site, brows
           "the key revoked")
     assert requests.get(api, headers={"Authorization": f"Bearer {new_key}"},
                         timeout=10).status_code == 401
-    find(By.ID, "rotate-secret").click()
-    assert find(By.ID, "new-secret").get_attribute("value").startswith("whsec_")
+    appears(By.ID, "rotate-secret").click()
+    assert appears(By.ID, "new-secret").get_attribute("value").startswith("whsec_")
     steps.shot("keys")
 
     # A phone-sized screen in dark mode: one column, nothing wider than the screen.
