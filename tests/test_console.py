@@ -88,6 +88,14 @@ def test_a_wrong_key_is_refused_and_signs_nobody_in(app):
     assert browser.get("/console/").status_code == 302
 
 
+def test_an_unknown_console_page_is_the_consoles_404(app):
+    browser = signed_in(new_customer(app))
+    answer = browser.get("/console/no/such/page")
+    assert answer.status_code == 404 and answer.mimetype == "text/html"
+    assert "no such page in the console" in answer.get_data(as_text=True)
+    assert app.test_client().get("/api/service/v1/nope").mimetype == "application/json"
+
+
 def test_pages_need_a_sign_in(app):
     browser = app.test_client()
     for path in ("/console/", "/console/activity", "/console/collections", "/console/keys"):

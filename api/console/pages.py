@@ -62,6 +62,12 @@ def _guard() -> Response | None:
     return None
 
 
+@blp.route("/<path:unknown>", methods=["GET", "POST"])
+def no_such_page(unknown: str) -> Response:
+    """Any other path under /console: the console's own 404 page, not the API's JSON."""
+    raise ApiError("not_found", "There is no such page in the console.")
+
+
 @blp.route("/sign-in", methods=["GET", "POST"])
 def sign_in() -> Response:
     problem, status = None, 200
