@@ -112,17 +112,21 @@ def install(app: Flask, redis_client: Redis, lifetime_seconds: int) -> None:
 
 def _secret() -> str:
     """What CSRF tokens are signed with: ``CONSOLE_SECRET_KEY``, else a random key kept in
-    Redis (made by whichever API process comes first). Read at each use, not cached: every
-    process of the deployment signs with the same key, also after Redis lost it (with the
-    sessions, which then sign in again anyway)."""
+    Redis (made by whichever API process comes first). Read once per request, not cached
+    longer: every process of the deployment signs with the same key, also after Redis lost
+    it (with the sessions, which then sign in again anyway); a page's many forms share one
+    read."""
     configured = current_app.config["WEBDATA"].console_secret_key
     if configured:
         return configured
+    if "console_secret" in g:
+        return g.console_secret
     try:
         with redis().pipeline(transaction=False) as pipeline:
             pipeline.set(SECRET_KEY, secrets.token_hex(32), nx=True)
             pipeline.get(SECRET_KEY)
-            return pipeline.execute()[1].decode()
+            g.console_secret = pipeline.execute()[1].decode()
+            return g.console_secret
     except RedisError as exc:
         logger.error("Console CSRF key unavailable: %s", exc)
         raise ApiError("unavailable", "The console cannot sign its forms right now; try "
