@@ -108,6 +108,15 @@ def get(db: Database, collection_id: str, account_id: str | None = None) -> Coll
         return session.scalar(query)
 
 
+def of_account(db: Database, account_id: str, collection_ids: list[str]) -> list[Collection]:
+    """Those of ``collection_ids`` that are the account's collections, in one read."""
+    if not collection_ids:
+        return []
+    with db.session() as session:
+        return list(session.scalars(select(Collection).where(
+            Collection.id.in_(collection_ids), Collection.account_id == account_id)))
+
+
 def spec_of(row: Collection) -> dict[str, Any]:
     return json.loads(row.spec)
 

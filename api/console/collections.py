@@ -217,8 +217,7 @@ def live() -> Response:
     """The progress of the collections asked (``ids``), for the page's live bars."""
     ids = [value for value in request.args.get("ids", "").split(",")
            if value and not UNSTORABLE.search(value)][:PAGE]
-    found = [row for row in (collections.get(db(), value, g.principal.account_id)
-                             for value in ids) if row is not None]
+    found = collections.of_account(db(), g.principal.account_id, ids)
     return jsonify({"collections": api_collections.bodies(found)})
 
 
