@@ -162,12 +162,16 @@ def register(app: Flask) -> None:
 
     @app.errorhandler(Exception)
     def _unexpected(exc: Exception):
-        if unavailable(exc):  # locked, read-only, full or down: not a bug of ours
-            logger.error("Database unavailable in request %s: %s", g.get("request_id"),
-                         getattr(exc, "orig", exc))
-            return error_response(ApiError(
-                "unavailable", "The database is unavailable; try again shortly."))
-        logger.exception("Unhandled error in request %s", g.get("request_id"))
-        return error_response(ApiError(
-            "internal_error", "Something went wrong on our side; nothing was charged."
-        ))
+        return error_response(unexpected(exc))
+
+
+def unexpected(exc: Exception) -> ApiError:
+    """The error an unexpected exception is answered with, logged: a database that cannot
+    serve is a 503 (not a bug of ours), anything else a 500 with its traceback in the log.
+    The API's JSON and the console's pages both answer with it."""
+    if unavailable(exc):  # locked, read-only, full or down
+        logger.error("Database unavailable in request %s: %s", g.get("request_id"),
+                     getattr(exc, "orig", exc))
+        return ApiError("unavailable", "The database is unavailable; try again shortly.")
+    logger.exception("Unhandled error in request %s", g.get("request_id"))
+    return ApiError("internal_error", "Something went wrong on our side; nothing was charged.")

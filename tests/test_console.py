@@ -402,3 +402,17 @@ def test_a_start_form_sent_twice_starts_one_collection(app, site):
         as_text=True)
     fresh = re.search(r'name="form_id" value="([^"]+)"', again.get_data(as_text=True)).group(1)
     assert fresh != form_id  # each page its own form
+
+
+def test_an_unexpected_error_is_the_consoles_500_page(app, monkeypatch):
+    browser = signed_in(new_customer(app))
+
+    def broken(*_: object, **__: object) -> None:
+        raise RuntimeError("a bug")
+
+    monkeypatch.setattr("api.console.pages.usage.daily", broken)
+    answer = browser.get("/console/")
+    page = answer.get_data(as_text=True)
+    assert answer.status_code == 500 and answer.mimetype == "text/html"
+    assert "Something went wrong on our side" in page and "req_" in page
+    assert "Traceback" not in page and "a bug" not in page

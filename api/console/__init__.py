@@ -12,15 +12,10 @@ scripts, styles and connections from the app itself only.
 
 from __future__ import annotations
 
-import logging
-
 from flask import Blueprint, Flask, Response, g, render_template
 from werkzeug.exceptions import HTTPException
 
-from api.errors import ApiError
-from storage.db import unavailable
-
-logger = logging.getLogger(__name__)
+from api.errors import ApiError, unexpected
 
 blp = Blueprint("console", __name__, url_prefix="/console", template_folder="templates",
                 static_folder="static", static_url_path="/static")
@@ -58,15 +53,9 @@ def _http_error(error: HTTPException) -> tuple[str, int]:
 
 @blp.errorhandler(Exception)
 def _unexpected(error: Exception) -> tuple[str, int]:
-    """A database that cannot serve now is a 503 page, as the API's 503; anything else a
-    fault of ours, logged with its traceback and shown as the 500 page (its request id lets
-    an operator find the log line)."""
-    if unavailable(error):
-        logger.error("Console request %s: database unavailable: %s", g.get("request_id"), error)
-        return _error_page(503, "The database cannot serve right now; try again shortly.")
-    logger.exception("Console request %s failed", g.get("request_id"))
-    return _error_page(500, f"Something went wrong on our side (request "
-                            f"{g.get('request_id')}). Try again shortly.")
+    """What the API answers an unexpected error with (:func:`api.errors.unexpected`: logged,
+    503 for a database that cannot serve, else 500), as the console's page."""
+    return _api_error(unexpected(error))
 
 
 def _error_page(status: int, message: str) -> tuple[str, int]:
