@@ -14,7 +14,7 @@ from api.config import Config, ConfigError, exit_with, load_or_exit
 from api.limits import AccountRateLimiter
 from api.openapi import BASE_PATH
 from api.operations import OPERATIONS, history_claimed, request_charge
-from api.schemas import UNSTORABLE, ErrorSchema
+from api.schemas import UNSTORABLE, ErrorSchema, StorableText
 from api.search import Search
 from crawler.policy import SourcePolicy
 from storage import ledger
@@ -133,6 +133,8 @@ def create_app(config: Config | None = None) -> Flask:
         if from_environment:
             exit_with(exc)
         raise
+    # every path parameter refuses what the database cannot store, before any rule exists
+    app.url_map.converters["default"] = app.url_map.converters["string"] = StorableText
     app.before_request(_begin_request)
     app.after_request(_finish_request)
 

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import re
+from typing import Any
 from urllib.parse import urlsplit
 
 from marshmallow import Schema, ValidationError, fields, missing, validate
 from marshmallow_dataclass import class_schema
+from werkzeug.routing import UnicodeConverter
 
 from crawler.items.contacts import Contacts
 from crawler.items.page import Page
@@ -24,6 +26,16 @@ ABSOLUTE_URL_PATTERN = r"^(?![Hh][Tt][Tt][Pp][Ss]?:(?!//[^/?#]))[A-Za-z][A-Za-z0
 #: surrogates U+D800 to U+DFFF (not encodable in UTF-8, so neither driver can send them). JSON can
 #: carry both (``"\\u0000"``, ``"\\ud800"``); Python strings too.
 UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
+
+
+class StorableText(UnicodeConverter):
+    """The app's default path converter: Werkzeug's ``string``, less what :data:`UNSTORABLE`
+    names. A path parameter with a NUL (``/collections/col_%00``) matches no route (404)
+    instead of reaching the database, where PostgreSQL refuses it with an error (a 500)."""
+
+    def __init__(self, *args: Any, **kwargs: Any):
+        super().__init__(*args, **kwargs)
+        self.regex = self.regex.replace("[^/]", "[^/\\x00\\ud800-\\udfff]", 1)
 
 
 def storable_text(value: str) -> None:

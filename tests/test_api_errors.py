@@ -157,3 +157,14 @@ def test_every_operation_route_has_a_written_out_history_name(app):
     posts = {rule.rule.removeprefix("/api/service/v1") for rule in app.url_map.iter_rules()
              if "POST" in (rule.methods or ()) and rule.rule.startswith("/api/service/v1/")}
     assert posts == set(OPERATIONS)
+
+
+def test_a_path_parameter_the_database_cannot_store_matches_no_route(app):
+    """A NUL in a path parameter is a 404 at routing, before any query (PostgreSQL would
+    refuse it with an error)."""
+    from tests.conftest import new_customer
+
+    customer = new_customer(app)
+    for path in ("/collections/col_%00", "/collections/col_%00/results",
+                 "/collections/col_%00/export?format=csv"):
+        assert_error(customer.get(path), 404, "not_found")
