@@ -75,8 +75,8 @@ def daily(db: Database, account_id: str, days: int = 30, today: date | None = No
         position = index.get(_as_date(raw_day))
         if position is not None and spent:
             credits[GROUPS.get(operation, operation)][position] += int(spent)
-    usage.credits = {name: credits[name] for name in (*SERIES, *sorted(set(credits) - set(SERIES)))
-                     if name in SERIES or any(credits[name])}
+    # every series, then any operation outside them that cost credits (only those are in)
+    usage.credits = {name: credits[name] for name in (*SERIES, *sorted(set(credits) - set(SERIES)))}
     return usage
 
 

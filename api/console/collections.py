@@ -65,9 +65,7 @@ def _page(form: dict[str, Any] | None = None, problems: dict[str, Any] | None = 
 
 
 def _position(raw: str) -> tuple[datetime, str] | None:
-    if UNSTORABLE.search(raw):
-        return None
-    at, _, last = raw.partition("|")
+    at, _, last = (_storable(raw) or "").partition("|")
     try:
         return (datetime.fromisoformat(at), last) if at and last else None
     except ValueError:
@@ -189,6 +187,7 @@ def _placed(messages: dict[str, Any]) -> dict[str, Any]:
 
 
 def _storable(value: str | None) -> str | None:
+    """``value``, or None when it is empty or holds what the database cannot store."""
     return value if value and not UNSTORABLE.search(value) else None
 
 
@@ -207,8 +206,7 @@ def cancel_collection(collection_id: str) -> Response:
 @blp.route("/collections/live.json")
 def live() -> Response:
     """The progress of the collections asked (``ids``), for the page's live bars."""
-    ids = [value for value in request.args.get("ids", "").split(",")
-           if value and not UNSTORABLE.search(value)][:PAGE]
+    ids = [value for value in request.args.get("ids", "").split(",") if _storable(value)][:PAGE]
     found = collections.of_account(db(), g.principal.account_id, ids)
     return jsonify({"collections": api_collections.bodies(found)})
 
