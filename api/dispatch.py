@@ -1,7 +1,9 @@
 """Run a job on a warm worker and wait for its result, with a deadline.
 
-The API process never crawls: it enqueues on the ``interactive`` queue and blocks on RQ's
-result stream (``XREAD``), which wakes the instant the worker stores the result.
+The API process never crawls: it enqueues on the ``interactive`` queue and blocks (``XREAD``)
+on the job's early-reply stream (:mod:`worker.replies`, written the instant the job function
+returns) together with RQ's result stream (written after RQ's bookkeeping; the only one a
+failure, a timeout or a stop is told on).
 
 It blocks in short slices, not for the whole deadline at once, for two reasons:
 
@@ -23,7 +25,7 @@ import contextlib
 import logging
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NamedTuple
 
 from flask import current_app, g
 from redis.exceptions import RedisError
@@ -34,7 +36,7 @@ from rq.job import Job, JobStatus
 from rq.results import Result
 
 from api.errors import ApiError
-from worker import liveness, queues
+from worker import liveness, queues, replies
 
 logger = logging.getLogger(__name__)
 
@@ -47,16 +49,27 @@ STOPPED_MESSAGE = ("The crawler worker stopped before finishing this page; nothi
                    "Try again shortly.")
 
 
-def _wait_result(job: Job, seconds: float) -> Result | None:
-    """The job's latest result, blocking at most ``seconds`` (RQ's ``Result.fetch_latest``
-    counts its timeout in whole seconds; this one in milliseconds)."""
-    response = job.connection.xread({Result.get_key(job.id): "0-0"},
+def _wait_result(job: Job, seconds: float) -> Result | Reply | None:
+    """The job's early reply (:mod:`worker.replies`) or latest RQ result, whichever comes
+    first, blocking at most ``seconds`` (RQ's ``Result.fetch_latest`` counts its timeout in
+    whole seconds; this one in milliseconds)."""
+    reply_key = replies.key(job.id)
+    response = job.connection.xread({Result.get_key(job.id): "0-0", reply_key: "0-0"},
                                     block=max(1, int(seconds * 1000)))
     if not response:
         return None
-    result_id, payload = response[0][1][-1]
+    streams = {name.decode(): entries for name, entries in response}
+    if reply_key in streams:
+        return Reply(replies.value(streams[reply_key][-1][1]))
+    result_id, payload = streams[Result.get_key(job.id)][-1]
     return Result.restore(job.id, result_id.decode(), payload, connection=job.connection,
                           serializer=job.serializer)
+
+
+class Reply(NamedTuple):
+    """A successful job's return value, sent early by its worker."""
+
+    return_value: dict[str, Any]
 
 
 def _dead(worker: Worker) -> bool:
@@ -139,6 +152,7 @@ def run_interactive(
             result_ttl=queues.INTERACTIVE_RESULT_TTL,
             failure_ttl=queues.INTERACTIVE_RESULT_TTL,
             ttl=queues.INTERACTIVE_QUEUE_TTL,
+            meta={replies.META: True},
         )
         deadline = time.monotonic() + wait
         slice_seconds = min(SLICE, current_app.config["WEBDATA"].redis_timeout / 2)
@@ -163,7 +177,7 @@ def run_interactive(
     if result is None:
         give_up(job)
         raise ApiError("timeout", f"No result within {wait:g} s; nothing was charged.")
-    if result.type == Result.Type.SUCCESSFUL:
+    if isinstance(result, Reply) or result.type == Result.Type.SUCCESSFUL:
         return result.return_value
     reason = result.exc_string or ""
     if "JobTimeoutException" in reason:

@@ -8,12 +8,13 @@ import subprocess
 import sys
 
 from redis import Redis
+from rq.results import Result
 
 from api.errors import ApiError
 from crawler.middlewares import RobotsCache
 from tests.conftest import ROOT, WORKER_ENV, _redis_db
 from tests.fakes.spiders import BuggyPageSpider
-from worker import jobs, queues
+from worker import jobs, queues, replies
 
 
 def _queue(redis_url):
@@ -27,6 +28,34 @@ def test_jobs_can_be_enqueued_by_batch_code(redis_url, workers, site):
     assert page["error"] is None
     assert page["data"]["title"] == "Tide tables of the Thames estuary"
     assert page["data"]["links"] == []
+
+
+def test_a_job_asking_for_it_gets_its_value_sent_early_and_rqs_result_as_well(
+        redis_url, workers, site):
+    """What the API waits on (worker.replies): the same value, written before RQ's result,
+    kept briefly; RQ's result is unchanged, and jobs that don't ask get no reply."""
+    redis = Redis.from_url(redis_url)
+    queue = _queue(redis_url)
+    asked = queue.enqueue(jobs.scrape, f"{site}/article", meta={replies.META: True})
+    plain = queue.enqueue(jobs.scrape, f"{site}/article")
+    result = asked.latest_result(timeout=30)
+    assert plain.latest_result(timeout=30).type == Result.Type.SUCCESSFUL
+    (reply_id, fields), = redis.xrange(replies.key(asked.id))
+    assert replies.value(fields) == result.return_value
+    assert result.return_value["data"]["title"] == "Tide tables of the Thames estuary"
+    (result_id, _), = redis.xrange(Result.get_key(asked.id))
+    assert reply_id <= result_id  # stream ids grow: the reply came first
+    assert 0 < redis.ttl(replies.key(asked.id)) <= replies.TTL
+    assert not redis.exists(replies.key(plain.id))
+
+
+def test_a_failed_job_sends_no_early_reply(redis_url, workers, site):
+    """A job RQ fails (here, over its timeout) is told through RQ's result only."""
+    redis = Redis.from_url(redis_url)
+    job = _queue(redis_url).enqueue(jobs.scrape, f"{site}/drip", job_timeout=1,
+                                    meta={replies.META: True})
+    assert job.latest_result(timeout=30).type == Result.Type.FAILED
+    assert not redis.exists(replies.key(job.id))
 
 
 def test_a_bug_in_extraction_is_a_failed_result_not_a_blank_success(redis_url, workers, site):
