@@ -12,10 +12,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from itemadapter import ItemAdapter
 
+from crawler.contract import PageStatus
 from crawler.extract import page as page_module
 from crawler.extract.fetched import FetchedPage
 from crawler.extract.page import extract_page
+from crawler.items import PageResult, plain
 from tests.logcheck import our_errors
 
 #: Saved HTML as a page fetched from that URL, what extractors take.
@@ -51,6 +54,16 @@ def test_fixture_matches_expected_output(name: str) -> None:
     assert result["text"] == expected["text"]
     assert result == expected
     assert json.loads(json.dumps(result)) == result  # plain JSON types only
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_plain_gives_what_itemadapter_gives(name: str) -> None:
+    """``plain`` (what jobs return and collections store) is ``ItemAdapter.asdict``, faster."""
+    case, html = load(name)
+    result = PageResult(url=case["url"], status=PageStatus.SUCCEEDED,
+                        data=extract_page(fetched(case["url"], html, case.get("headers"))))
+    assert plain(result) == ItemAdapter(result).asdict()
+    assert plain(result)["data"] == case["expected"]
 
 
 def test_article_fields() -> None:

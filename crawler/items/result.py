@@ -34,13 +34,28 @@ class PageResult:
     data: Any = None
 
 
+#: Field names of each type :func:`plain` met (empty: not a dataclass), and the types that
+#: are plain JSON already: asking ``dataclasses.fields()`` for every value was most of its time.
+_FIELD_NAMES: dict[type, tuple[str, ...]] = {}
+_LEAVES = frozenset({str, int, float, bool, type(None)})
+
+
 def plain(value: Any) -> Any:
     """``value`` as plain JSON values: every item (a dataclass) a dict of its fields, all the
     way down — what ``ItemAdapter(item).asdict()`` gives for our items, in a fraction of its
     time (it asks every value which kind of item it may be; a page result holds hundreds of
-    values, and a collection converts one per page on a busy worker)."""
-    if is_dataclass(value) and not isinstance(value, type):
-        return {spec.name: plain(getattr(value, spec.name)) for spec in fields(value)}
+    values, and a collection converts one per page on a busy worker: 0.04 ms a page here
+    against 0.13 with ``dataclasses.fields()`` asked each time, ``bench/README.md``)."""
+    kind = type(value)
+    if kind in _LEAVES:
+        return value
+    names = _FIELD_NAMES.get(kind)
+    if names is None:
+        names = _FIELD_NAMES[kind] = (
+            tuple(spec.name for spec in fields(value))
+            if is_dataclass(value) and not isinstance(value, type) else ())
+    if names:
+        return {name: plain(getattr(value, name)) for name in names}
     if isinstance(value, list | tuple):
         return [plain(item) for item in value]
     if isinstance(value, dict):
