@@ -17,9 +17,12 @@ no busy loop.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from urllib.parse import urlsplit
 
 from redis import Redis
+from redis.client import Pipeline
+from redis.exceptions import NoScriptError
 
 #: Prefix of every key of a host's gate.
 PREFIX = "webdata:host:"
@@ -83,23 +86,43 @@ class HostGate:
 
     def acquire_many(self, asks: list[tuple[str, str]]) -> list[int]:
         """:meth:`acquire` for each ``(host, token)``, in order, in one round trip."""
-        if not asks:
-            return []
-        with self.redis.pipeline(transaction=False) as pipe:
-            for host, token in asks:
-                self._acquire(keys=self._keys(host),
-                              args=[self.cap, self.permit_ms, token, FULL_RETRY_MS],
-                              client=pipe)
-            return [int(answer) for answer in pipe.execute()]
+        return self.exchange((), asks)
 
     def release(self, *permits: tuple[str, str]) -> None:
         """Give back ``(host, token)`` permits, in one round trip."""
-        if not permits:
-            return
+        self.exchange(permits, [])
+
+    def exchange(self, releases: Iterable[tuple[str, str]],
+                 asks: list[tuple[str, str]]) -> list[int]:
+        """Give back the ``releases`` permits, then :meth:`acquire` for each of ``asks``: one
+        round trip for both, which is what a collection slice does on every turn of its loop.
+
+        The script is run by its SHA alone: redis-py's pipelined scripts ask Redis whether
+        they exist before every pipeline (a round trip more); one Redis lost (restarted,
+        flushed) is loaded again and the asks are made once more.
+        """
+        releases = list(releases)
+        if not releases and not asks:
+            return []
         with self.redis.pipeline(transaction=False) as pipe:
-            for host, token in permits:
+            for host, token in releases:
                 pipe.zrem(self._keys(host)[0], token)
-            pipe.execute()
+            self._ask(pipe, asks)
+            answers = pipe.execute(raise_on_error=False)[len(releases):]
+        if any(isinstance(answer, NoScriptError) for answer in answers):
+            self.redis.script_load(_ACQUIRE)
+            with self.redis.pipeline(transaction=False) as pipe:
+                self._ask(pipe, asks)
+                answers = pipe.execute()
+        for answer in answers:
+            if isinstance(answer, Exception):
+                raise answer
+        return [int(answer) for answer in answers]
+
+    def _ask(self, pipe: Pipeline, asks: list[tuple[str, str]]) -> None:
+        for host, token in asks:
+            pipe.evalsha(self._acquire.sha, 3, *self._keys(host), self.cap, self.permit_ms,
+                         token, FULL_RETRY_MS)
 
     def set_delay(self, host: str, seconds: float, remember: float = 3600) -> None:
         """``host``'s robots.txt Crawl-delay (0: none; capped at :data:`MAX_CRAWL_DELAY`), as
