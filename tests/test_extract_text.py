@@ -1,13 +1,19 @@
 """The readable text of /scrape (crawler.extract.text): an article split by advertising rows
-is read to its end, a fragment is checked against recall mode, empty table cells are dropped."""
+is read to its end, a fragment is checked against recall mode, empty table cells are dropped,
+what a reader never sees (a hover card) is not read."""
 
 from __future__ import annotations
+
+from pathlib import Path
 
 import pytest
 
 from crawler.extract import text
 from crawler.extract.fetched import FetchedPage
 from crawler.extract.page import extract_page
+from crawler.extract.visible_text import page_styles
+
+FIXTURES = Path(__file__).parent / "fixtures" / "text"
 
 SECTION = ("<p>Paragraph {n} of section {s}: the council's plan for the harbour front was "
            "debated for hours, and residents spoke for and against the new ferry pier.</p>")
@@ -119,3 +125,41 @@ def test_another_story_on_the_page_is_not_joined_to_this_one(beside):
     page = FetchedPage.from_html("https://news.example/harbour", html)
     assert text._joined_bodies(page.tree) is None
     assert "OTHER" not in (extract_page(page).text or "")
+
+
+def test_a_hover_card_is_not_glued_into_the_text():
+    """A person's link with a card the page shows only on hover: the card's text came out
+    glued to the link's ("Kristi NoemKristi Lynn Noem is…"). The sentence keeps its words."""
+    html = (FIXTURES / "hover_card.html").read_text(encoding="utf-8")
+    result = extract_page(FetchedPage.from_html("https://news.example/politics/water", html))
+    assert result.text is not None
+    assert "Kristi Noem signed the long-debated water bill" in result.text
+    assert "Kristi Lynn Noem" not in result.text
+    assert "33rd governor" not in result.text
+    # the contact extractors still read the card: a reader can see it by pointing at it
+    root = FetchedPage.from_html("https://news.example/", html).tree
+    assert "person__card" not in page_styles(root).hidden
+    assert "person__card" in page_styles(root, on_interaction=False).hidden
+
+
+def test_hidden_text_is_not_read_and_the_page_is_left_as_it_was():
+    html = ("<html><head><title>Pier</title><style>.promo{display:none}</style></head><body>"
+            f"<article><h1>Pier</h1>{section(1)}<p class='promo'>Subscribe for one euro now."
+            "</p><p hidden>Honeypot paragraph for bots.</p>"
+            f"<p style='display: none'>Another hidden paragraph.</p>{section(2)}</article>"
+            "</body></html>")
+    page = FetchedPage.from_html("https://news.example/pier", html)
+    result = extract_page(page)
+    assert result.text is not None and "Paragraph 4 of section 2" in result.text
+    for hidden in ("Subscribe", "Honeypot", "Another hidden"):
+        assert hidden not in result.text
+    assert "Subscribe for one euro" in page.tree.text_content()  # a copy was cleaned
+
+
+def test_much_hidden_text_is_content_a_script_shows_and_is_read():
+    """A whole article hidden until a script reveals it (anti-flicker, "read more") stays."""
+    html = ("<html><head><title>Ferry</title></head><body><article><h1>Ferry</h1>"
+            f"<div class='story' style='display:none'>{section(1)}{section(2)}</div>"
+            "</article></body></html>")
+    result = extract_page(FetchedPage.from_html("https://news.example/ferry", html))
+    assert result.text is not None and "Paragraph 4 of section 2" in result.text

@@ -37,6 +37,8 @@ from typing import Any
 import trafilatura
 from lxml.html import HtmlElement
 
+from crawler.extract.visible_text import without_hidden
+
 logger = logging.getLogger(__name__)
 
 # Best F1 over the whole article benchmark (bench/article_quality_inprocess.py lists the others).
@@ -71,7 +73,11 @@ _EMPTY_CELLS = re.compile(r"(\|\s*){2,}")
 
 
 def main_text(tree: HtmlElement, url: str) -> str | None:
-    """The page's readable text, paragraphs separated by blank lines; None when none."""
+    """The page's readable text, paragraphs separated by blank lines; None when none.
+
+    Read from the page without what a reader never sees (:func:`without_hidden`): hidden
+    honeypots, anti-spam spans, hover cards."""
+    tree = without_hidden(tree)
     text = _best(tree, url)
     split = _joined_bodies(tree)
     if split is not None:

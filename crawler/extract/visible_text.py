@@ -22,10 +22,12 @@ token only exists across it.
 
 from __future__ import annotations
 
+import copy
 import re
 from collections.abc import Callable, Iterable, Iterator
 from typing import NamedTuple, TypeVar
 
+from lxml import etree
 from lxml.html import HtmlElement
 
 _HIDDEN_TAGS = frozenset({"head", "script", "style", "template", "svg"})
@@ -44,6 +46,12 @@ _CLASS_NAME = re.compile(r"\.(-?[_a-zA-Z][\w-]*)")
 _SHOWING = re.compile(r"(?:^|;)\s*(?:display\s*:\s*(?!none\b)[a-z]|visibility\s*:\s*visible)",
                       re.IGNORECASE)
 _CLASS_SELECTOR = re.compile(r"(?:[a-zA-Z][a-zA-Z0-9]*)?\.(-?[_a-zA-Z][\w-]*)")
+#: Most characters of text an element may hold for :func:`without_hidden` to remove it.
+MOST_HIDDEN = 1000
+#: Elements an attribute may hide (``hidden``, an inline style).
+_MAY_HIDE = etree.XPath("//*[@hidden or @style]")
+#: A selector that applies only while the reader points at, focuses or presses something.
+_INTERACTION = re.compile(r":(?:hover|focus|focus-within|focus-visible|active)\b", re.IGNORECASE)
 #: Stands for an inline element boundary in the visible text; the parsed page never holds a
 #: NUL (lxml drops it, and control characters in general), so the page's own text cannot.
 BOUNDARY = "\x00"
@@ -86,8 +94,14 @@ class PageStyles(NamedTuple):
         return not names.isdisjoint(self.hidden) and names.isdisjoint(self.shown)
 
 
-def page_styles(root: HtmlElement) -> PageStyles:
+def page_styles(root: HtmlElement, on_interaction: bool = True) -> PageStyles:
     """The classes the page's own ``<style>`` blocks surely hide, and those any rule shows.
+
+    ``on_interaction``: whether a rule that shows a class only under ``:hover``, ``:focus``
+    or ``:active`` counts. For the contact extractors it does (a reader can see the card an
+    address is in); for the readable text it does not: a hover card (``.person:hover
+    .person__card``) is not the page's text, and glued to its link it became "Kristi
+    NoemKristi Lynn Noem is…" at the start of an article.
 
     Hidden: named by a top-level rule whose every selector is a plain class (``.nospam``,
     ``span.nospam``) and that hides, and by no rule anywhere (a later one, one under
@@ -115,13 +129,45 @@ def page_styles(root: HtmlElement) -> PageStyles:
             prelude = open_blocks.pop()
             declarations = text.replace("!important", "")
             if _SHOWING.search(declarations):
-                shown.update(_CLASS_NAME.findall(prelude))
+                shown.update(name for part in prelude.split(",")
+                             if on_interaction or not _INTERACTION.search(part)
+                             for name in _CLASS_NAME.findall(part))
             if open_blocks or prelude.startswith("@"):
                 continue  # inside @media (shown on some screens) or any other at-rule
             names = [_CLASS_SELECTOR.fullmatch(part.strip()) for part in prelude.split(",")]
             if all(names) and _HIDDEN_STYLE.search(declarations):
                 hidden.update(name.group(1) for name in names if name)
     return PageStyles(frozenset(hidden - shown), frozenset(shown))
+
+
+def without_hidden(root: HtmlElement) -> HtmlElement:
+    """``root`` without the elements a reader never sees (see the module; a class shown
+    only on interaction counts as hidden), on a copy; ``root`` itself when it has none.
+    Each removed element's tail text stays where it was.
+
+    Only short ones (up to :data:`MOST_HIDDEN` characters) are removed: a card, a promo, an
+    anti-spam span, a honeypot. Much text hidden is content a script shows (a tab, "read
+    more", a whole article revealed after loading), which extraction read until now."""
+    styles = page_styles(root, on_interaction=False)
+    copied = copy.deepcopy(root)  # cheaper than looking twice (three pages in four hide some)
+    hidden = [element for element in _hidden_elements(copied, styles)
+              if len(element.text_content()) <= MOST_HIDDEN]
+    for element in hidden:
+        if element.getparent() is not None:  # not the root, not one found twice
+            element.drop_tree()  # one inside another removed already: a detached tree
+    return copied if hidden else root
+
+
+def _hidden_elements(root: HtmlElement, styles: PageStyles) -> list[HtmlElement]:
+    """The elements of ``root`` hidden by an attribute or by a class ``styles`` hides;
+    candidates found by XPath (a walk over every element in Python cost a millisecond a
+    page), then checked."""
+    found = [element for element in _MAY_HIDE(root) if _hidden(element)]
+    if styles.hidden:
+        candidates = " or ".join(f"contains(@class, '{name}')" for name in sorted(styles.hidden))
+        found += (element for element in root.xpath(f"//*[{candidates}]")
+                  if styles.hide(element.get("class")))
+    return found
 
 
 def _for_screens(style: HtmlElement) -> bool:
