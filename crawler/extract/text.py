@@ -23,7 +23,8 @@ two kinds of page lose most of their text in it:
   added before or after, where boilerplate would be.
 
 Measured on the whole shared article set (``bench/article_quality_inprocess.py``): F1 0.964
-with precision mode alone, 0.969 with the recall fallback, 0.972 with both.
+with precision mode alone, 0.969 with the recall fallback, 0.972 with both; 0.9725 (from
+0.9716) once what a reader never sees is left out first.
 """
 
 from __future__ import annotations

@@ -1,5 +1,6 @@
 """The text a reader of a page sees, for the contact extractors to read addresses, numbers
-and handles in, and the two ways of reading it that inline markup calls for.
+and handles in, and the two ways of reading it that inline markup calls for; and the page
+without what a reader never sees, for the readable text (:func:`without_hidden`).
 
 Not visible: ``<head>``, scripts, styles, templates, SVG, comments, any element with the
 ``hidden`` attribute, any element whose inline style hides it (``display: none``,
