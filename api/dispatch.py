@@ -164,7 +164,7 @@ def run_interactive(
                 break
             reason = lookout.abandoned()
             if reason is not None:
-                result = job.latest_result()  # it may have stored one just before
+                result = _wait_result(job, 0.001)  # it may have answered just before
                 if result is None:
                     logger.error("Job %s abandoned: %s", job_id, reason)
                     with contextlib.suppress(RedisError):

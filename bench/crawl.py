@@ -258,6 +258,8 @@ def main() -> None:
     parser.add_argument("--json", action="store_true", help="print the results as JSON too")
     args = parser.parse_args()
     args.workers = [int(n) for n in args.workers.split(",")]
+    if args.pairs < 1:
+        parser.error("--pairs must be at least 1")
     run_and_report("webdata-bench-crawl-", lambda tmp, procs: run(args, tmp, procs), report,
                    args.json)
 

@@ -109,11 +109,14 @@ class HostGate:
                 pipe.zrem(self._keys(host)[0], token)
             self._ask(pipe, asks)
             answers = pipe.execute(raise_on_error=False)[len(releases):]
-        if any(isinstance(answer, NoScriptError) for answer in answers):
-            self.redis.script_load(_ACQUIRE)
+        lost = [index for index, answer in enumerate(answers)
+                if isinstance(answer, NoScriptError)]
+        if lost:  # only those: an ask answered already holds its permit
+            self.redis.script_load(self._acquire.script)
             with self.redis.pipeline(transaction=False) as pipe:
-                self._ask(pipe, asks)
-                answers = pipe.execute()
+                self._ask(pipe, [asks[index] for index in lost])
+                for index, answer in zip(lost, pipe.execute(), strict=True):
+                    answers[index] = answer
         for answer in answers:
             if isinstance(answer, Exception):
                 raise answer

@@ -7,7 +7,7 @@ where "expected" is the whole result dict, text included, compared exactly.
 from __future__ import annotations
 
 import json
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -64,6 +64,14 @@ def test_plain_gives_what_itemadapter_gives(name: str) -> None:
                         data=extract_page(fetched(case["url"], html, case.get("headers"))))
     assert plain(result) == ItemAdapter(result).asdict()
     assert plain(result)["data"] == case["expected"]
+
+
+def test_plain_keeps_a_dataclass_without_fields_a_dict() -> None:
+    @dataclass
+    class Empty:
+        pass
+
+    assert plain(Empty()) == {} and plain([Empty(), (1, "a")]) == [{}, [1, "a"]]
 
 
 def test_article_fields() -> None:

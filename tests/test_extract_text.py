@@ -163,3 +163,23 @@ def test_much_hidden_text_is_content_a_script_shows_and_is_read():
             "</article></body></html>")
     result = extract_page(FetchedPage.from_html("https://news.example/ferry", html))
     assert result.text is not None and "Paragraph 4 of section 2" in result.text
+
+
+def test_a_page_hidden_until_its_scripts_load_is_read():
+    html = ("<html><head><title>Dock</title><style>.preload{display:none}</style></head>"
+            "<body class='preload' style='visibility:hidden'><main class='preload'>"
+            "<h1>Dock</h1><p>The new dock opens on Monday after two years of building work "
+            "and a long fight over the ferry timetable.</p></main></body></html>")
+    result = extract_page(FetchedPage.from_html("https://news.example/dock", html))
+    assert result.text is not None and "The new dock opens on Monday" in result.text
+
+
+def test_a_page_hiding_thousands_of_classes_is_read_in_one_piece():
+    """Each hidden class was one XPath test: libxml2 refuses a few thousand of them."""
+    rules = "".join(f".h{n}{{display:none}}" for n in range(6000))
+    html = (f"<html><head><title>Quay</title><style>{rules}</style></head><body><article>"
+            f"<h1>Quay</h1>{section(1)}<p class='h5999'>Hidden promo text.</p>{section(2)}"
+            "</article></body></html>")
+    result = extract_page(FetchedPage.from_html("https://news.example/quay", html))
+    assert result.text is not None and "Paragraph 4 of section 2" in result.text
+    assert "Hidden promo" not in result.text

@@ -148,8 +148,7 @@ class Slice:
         except BaseException:
             self._give_up_all()  # a job timeout, a stop: the leases go back to the frontier
             raise
-        finally:
-            self._release_landed()
+        self._release_landed()
         self._end()
         return {"collection": self.collection_id, **self.stats}
 

@@ -49,8 +49,13 @@ _SHOWING = re.compile(r"(?:^|;)\s*(?:display\s*:\s*(?!none\b)[a-z]|visibility\s*
 _CLASS_SELECTOR = re.compile(r"(?:[a-zA-Z][a-zA-Z0-9]*)?\.(-?[_a-zA-Z][\w-]*)")
 #: Most characters of text an element may hold for :func:`without_hidden` to remove it.
 MOST_HIDDEN = 1000
-#: Elements an attribute may hide (``hidden``, an inline style).
+#: Elements an attribute may hide (``hidden``, an inline style), and any with a class.
 _MAY_HIDE = etree.XPath("//*[@hidden or @style]")
+_CLASSED = etree.XPath("//*[@class]")
+#: Most hidden classes looked for with one XPath test each (see ``_hidden_elements``).
+MOST_CLASS_TESTS = 32
+#: Never removed, even hidden: a page hidden until its scripts have loaded is still read.
+_KEPT_WHOLE = frozenset({"html", "body", "main"})
 #: A selector that applies only while the reader points at, focuses or presses something.
 _INTERACTION = re.compile(r":(?:hover|focus|focus-within|focus-visible|active)\b", re.IGNORECASE)
 #: Stands for an inline element boundary in the visible text; the parsed page never holds a
@@ -152,7 +157,8 @@ def without_hidden(root: HtmlElement) -> HtmlElement:
     styles = page_styles(root, on_interaction=False)
     copied = copy.deepcopy(root)  # cheaper than looking twice (three pages in four hide some)
     hidden = [element for element in _hidden_elements(copied, styles)
-              if len(element.text_content()) <= MOST_HIDDEN]
+              if element.tag not in _KEPT_WHOLE and element.get("hidden") != "until-found"
+              and len(element.text_content()) <= MOST_HIDDEN]
     for element in hidden:
         if element.getparent() is not None:  # not the root, not one found twice
             element.drop_tree()  # one inside another removed already: a detached tree
@@ -162,12 +168,18 @@ def without_hidden(root: HtmlElement) -> HtmlElement:
 def _hidden_elements(root: HtmlElement, styles: PageStyles) -> list[HtmlElement]:
     """The elements of ``root`` hidden by an attribute or by a class ``styles`` hides;
     candidates found by XPath (a walk over every element in Python cost a millisecond a
-    page), then checked."""
+    page), then checked. A page hiding many classes has every element with a class checked
+    instead: one XPath test per class is the page's to make long (libxml2 refuses a few
+    thousand, and the time grows with classes times elements)."""
     found = [element for element in _MAY_HIDE(root) if _hidden(element)]
-    if styles.hidden:
-        candidates = " or ".join(f"contains(@class, '{name}')" for name in sorted(styles.hidden))
-        found += (element for element in root.xpath(f"//*[{candidates}]")
-                  if styles.hide(element.get("class")))
+    if len(styles.hidden) > MOST_CLASS_TESTS:
+        candidates = _CLASSED(root)
+    elif styles.hidden:
+        tests = " or ".join(f"contains(@class, '{name}')" for name in sorted(styles.hidden))
+        candidates = root.xpath(f"//*[{tests}]")
+    else:
+        candidates = []
+    found += (element for element in candidates if styles.hide(element.get("class")))
     return found
 
 

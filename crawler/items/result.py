@@ -34,9 +34,9 @@ class PageResult:
     data: Any = None
 
 
-#: Field names of each type :func:`plain` met (empty: not a dataclass), and the types that
+#: Field names of each type :func:`plain` met (None: not a dataclass), and the types that
 #: are plain JSON already: asking ``dataclasses.fields()`` for every value was most of its time.
-_FIELD_NAMES: dict[type, tuple[str, ...]] = {}
+_FIELD_NAMES: dict[type, tuple[str, ...] | None] = {}
 _LEAVES = frozenset({str, int, float, bool, type(None)})
 
 
@@ -49,12 +49,11 @@ def plain(value: Any) -> Any:
     kind = type(value)
     if kind in _LEAVES:
         return value
-    names = _FIELD_NAMES.get(kind)
-    if names is None:
-        names = _FIELD_NAMES[kind] = (
-            tuple(spec.name for spec in fields(value))
-            if is_dataclass(value) and not isinstance(value, type) else ())
-    if names:
+    if kind not in _FIELD_NAMES:
+        _FIELD_NAMES[kind] = (tuple(spec.name for spec in fields(value))
+                              if is_dataclass(value) and not isinstance(value, type) else None)
+    names = _FIELD_NAMES[kind]
+    if names is not None:
         return {name: plain(getattr(value, name)) for name in names}
     if isinstance(value, list | tuple):
         return [plain(item) for item in value]
