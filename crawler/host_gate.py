@@ -17,7 +17,7 @@ no busy loop.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from urllib.parse import urlsplit
 
 from redis import Redis
@@ -82,18 +82,14 @@ class HostGate:
     def acquire(self, host: str, token: str) -> int:
         """0 when ``token`` may fetch from ``host`` now (then :meth:`release` it), else the
         milliseconds to wait before asking again."""
-        return self.acquire_many([(host, token)])[0]
-
-    def acquire_many(self, asks: list[tuple[str, str]]) -> list[int]:
-        """:meth:`acquire` for each ``(host, token)``, in order, in one round trip."""
-        return self.exchange((), asks)
+        return self.exchange((), [(host, token)])[0]
 
     def release(self, *permits: tuple[str, str]) -> None:
         """Give back ``(host, token)`` permits, in one round trip."""
         self.exchange(permits, [])
 
     def exchange(self, releases: Iterable[tuple[str, str]],
-                 asks: list[tuple[str, str]]) -> list[int]:
+                 asks: Sequence[tuple[str, str]]) -> list[int]:
         """Give back the ``releases`` permits, then :meth:`acquire` for each of ``asks``: one
         round trip for both, which is what a collection slice does on every turn of its loop.
 
@@ -122,7 +118,7 @@ class HostGate:
                 raise answer
         return [int(answer) for answer in answers]
 
-    def _ask(self, pipe: Pipeline, asks: list[tuple[str, str]]) -> None:
+    def _ask(self, pipe: Pipeline, asks: Sequence[tuple[str, str]]) -> None:
         for host, token in asks:
             pipe.evalsha(self._acquire.sha, 3, *self._keys(host), self.cap, self.permit_ms,
                          token, FULL_RETRY_MS)

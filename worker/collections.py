@@ -23,7 +23,7 @@ import math
 import time
 import uuid
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
@@ -148,7 +148,7 @@ class Slice:
         except BaseException:
             self._give_up_all()  # a job timeout, a stop: the leases go back to the frontier
             raise
-        self._release_landed()
+        self._exchange_permits()
         self._end()
         return {"collection": self.collection_id, **self.stats}
 
@@ -251,8 +251,7 @@ class Slice:
                 continue
             planned[host] += 1
             asking.append((entry, host, f"{self._id}:{entry.key}"))
-        releasing, self._releasing = self._releasing, []
-        answers = self.gate.exchange(releasing, [(host, permit) for _, host, permit in asking])
+        answers = self._exchange_permits([(host, permit) for _, host, permit in asking])
         for (entry, host, permit), wait_ms in zip(asking, answers, strict=True):
             if wait_ms:
                 self._retry_at[host] = now + wait_ms / 1000
@@ -267,15 +266,16 @@ class Slice:
 
     def _landed(self, *pages: _InFlight) -> None:
         """Pages in flight are done (or given up): their hosts' permits come free, given back
-        with the next turn's asks (:meth:`_lease`) or by :meth:`_release_landed`."""
+        with the next turn's asks (:meth:`_exchange_permits`)."""
         self._releasing += ((page.host, page.permit) for page in pages)
         for page in pages:
             self._per_host[page.host] -= 1
 
-    def _release_landed(self) -> None:
-        """Give back at once the permits of the pages done (the slice stops asking)."""
+    def _exchange_permits(self, asks: Sequence[tuple[str, str]] = ()) -> list[int]:
+        """Give back the permits of the pages done and ask for ``asks`` (``(host, permit)``),
+        in one round trip; the answers as :meth:`HostGate.exchange` gives them."""
         releasing, self._releasing = self._releasing, []
-        self.gate.release(*releasing)
+        return self.gate.exchange(releasing, asks)
 
     def _collect(self, now: float) -> None:
         """Wait a little for pages in flight; turn the finished (and the overdue) into
@@ -377,7 +377,7 @@ class Slice:
         for page in flying:
             page.give_up()
         self._landed(*flying)
-        self._release_landed()
+        self._exchange_permits()
         self._flying.clear()
         if self._stopped:
             self.frontier.ack([page.entry for page in flying] + self._waiting
