@@ -45,14 +45,14 @@ import redis.exceptions
 from rq import SimpleWorker
 from rq.command import parse_payload
 from rq.exceptions import DequeueTimeout
-from rq.job import Job, Retry
+from rq.job import Job
 from rq.queue import Queue
 from rq.worker import WorkerStatus
 
 from crawler.config import load_or_exit
 from crawler.extract.language import load_language_model
 from crawler.runner import shared_crawler
-from worker import liveness, replies
+from worker import liveness
 from worker.queues import COLLECTIONS, SERIALIZER
 from worker.timeouts import ThreadDeathPenalty
 
@@ -255,18 +255,6 @@ class WarmWorker(SimpleWorker):
                     self._background_running -= background
                     self._stopping.discard(job.id)  # a stop that came as the job returned
                     self._slots.notify_all()
-
-    def _finalize_success(self, job: Job, queue: Queue, execution: Any,
-                          return_value: Any) -> None:
-        """RQ's, after sending the return value to a request waiting on it, if the job asks
-        (:mod:`worker.replies`): the request need not wait through RQ's bookkeeping."""
-        if job.meta.get(replies.META) and not isinstance(return_value, Retry):
-            try:
-                replies.send(self.connection, job.id, return_value)
-            except redis.exceptions.RedisError as exc:  # RQ's result below still answers
-                logger.warning("Worker %s: no early reply for job %s: %s", self.name, job.id,
-                               exc)
-        super()._finalize_success(job, queue, execution, return_value)
 
     # -- stopping one job (``rq`` stop-job command) ----------------------------------------
 
