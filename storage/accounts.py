@@ -124,15 +124,18 @@ def authenticate(session: Session, key: str) -> Principal | None:
     """The caller behind ``key``, or None for an unknown or revoked key."""
     if not key.startswith(KEY_PREFIX):
         return None
-    return _principal(session, ApiKey.key_hash == hash_key(key))
+    found = _account_of_key(session, ApiKey.key_hash == hash_key(key))
+    return found[1] if found else None
 
 
-def principal_of_key(session: Session, key_id: int) -> Principal | None:
-    """The caller of the live key ``key_id`` (a console session's), or None once revoked."""
-    return _principal(session, ApiKey.id == key_id)
+def account_of_key(session: Session, key_id: int) -> tuple[Account, Principal] | None:
+    """The account (its plan loaded) of the live key ``key_id`` (a console session's) and
+    the caller it makes, or None once revoked: one read for what a console page shows."""
+    return _account_of_key(session, ApiKey.id == key_id)
 
 
-def _principal(session: Session, which: ColumnElement[bool]) -> Principal | None:
+def _account_of_key(session: Session, which: ColumnElement[bool]
+                    ) -> tuple[Account, Principal] | None:
     row = session.execute(
         select(Account, Plan, ApiKey.id)
         .join(ApiKey, ApiKey.account_id == Account.id)
@@ -142,8 +145,8 @@ def _principal(session: Session, which: ColumnElement[bool]) -> Principal | None
     if row is None:
         return None
     account, plan, key_id = row
-    return Principal(account.id, account.name, plan.name, plan.requests_per_minute,
-                     plan.max_concurrent_requests, key_id)
+    return account, Principal(account.id, account.name, plan.name, plan.requests_per_minute,
+                              plan.max_concurrent_requests, key_id)
 
 
 def list_keys(session: Session, account: Account) -> list[ApiKey]:

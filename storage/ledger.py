@@ -26,6 +26,8 @@ logger = logging.getLogger(__name__)
 #: The history's error of a reservation released by the sweeper: its request never settled it
 #: (the process serving it was killed, or every settling write failed).
 ABANDONED = "abandoned"
+#: The operation a grant's line of history names (an operator's, not a request for data).
+GRANT_OPERATION = "credit_grant"
 #: Reservations a sweep reads at a time.
 SWEEP_BATCH = 500
 
@@ -159,7 +161,7 @@ def record_failure(db: Database, charge: Charge, error: str) -> None:
 
 def grant(db: Database, account_id: str, amount: int, key: str) -> int:
     """Add (or with a negative amount, remove) credits as the operator; returns the balance."""
-    charge = Charge(account_id, key, -amount, "credit_grant")
+    charge = Charge(account_id, key, -amount, GRANT_OPERATION)
     with db.write() as session:
         balance = session.scalar(
             update(Account)

@@ -14,6 +14,7 @@ from datetime import UTC, date, datetime, time, timedelta
 from sqlalchemy import ColumnElement, Date, case, cast, func, select
 
 from storage.db import Database
+from storage.ledger import GRANT_OPERATION
 from storage.models import Activity, Outcome
 
 #: The chart's series: each history operation is shown as one of these (API.md's operations).
@@ -27,9 +28,9 @@ GROUPS = {
     "search_videos": "search",
     "collection": "collections",
 }
-SERIES = ("scrape", "contacts", "products", "video", "search", "collections")
+SERIES = tuple(dict.fromkeys(GROUPS.values()))
 #: History lines that are not requests for data: an operator's grant.
-NOT_USAGE = ("credit_grant",)
+NOT_USAGE = (GRANT_OPERATION,)
 
 
 @dataclass

@@ -24,7 +24,7 @@ from api.resources import collections as api_collections
 from api.resources import exports as api_exports
 from api.schemas import UNSTORABLE
 from crawler.contract import COLLECTION_EXTRACTS, DEFAULT_MAX_DEPTH, MAX_DEPTH
-from storage import accounts, collections
+from storage import collections
 from storage.models import LIVE_STATUSES
 
 logger = logging.getLogger(__name__)
@@ -52,12 +52,10 @@ def _page(form: dict[str, Any] | None = None, problems: dict[str, Any] | None = 
           status: int = 200) -> Any:
     before = _position(request.args.get("before", ""))
     rows, position = collections.page(db(), g.principal.account_id, before=before, limit=PAGE)
-    with db().session() as session:
-        plan = accounts.find_account(session, g.principal.account_id).plan
     older = f"{position[0].isoformat()}|{position[1]}" if position else None
     return render_template(
         "console/collections.html", collections=api_collections.bodies(rows), older=older,
-        plan=plan, form=form or {"mode": "batch", "extract": "page", "use_sitemap": True,
+        plan=g.account.plan, form=form or {"mode": "batch", "extract": "page", "use_sitemap": True,
                                  "max_depth": DEFAULT_MAX_DEPTH},
         problems=problems or {}, extracts=COLLECTION_EXTRACTS, max_depth=MAX_DEPTH,
         form_id=secrets.token_urlsafe(16),

@@ -19,11 +19,12 @@ from flask import (
 from werkzeug.wrappers import Response
 
 from api.console import blp, sessions
+from api.cursors import MAX_ROW_ID
 from api.errors import ApiError
 from api.extensions import db
 from api.operations import OPERATIONS
 from api.schemas import UNSTORABLE
-from storage import accounts, activity, usage, webhooks
+from storage import accounts, activity, ledger, usage, webhooks
 from storage.models import Outcome
 
 #: Endpoints open without signing in.
@@ -34,10 +35,8 @@ COUNTED = {"console.export"}
 ACTIVITY_PAGE = 50
 #: The activity page's filters, kept in its "older" link.
 FILTERS = ("operation", "status", "from", "to", "request_id")
-#: Row ids are 63-bit: anything larger names no row (and SQLite could not even compare it).
-MAX_ID = 2**63
 #: Every operation a line of history can name, for the filter (the API's, and grants).
-HISTORY_OPERATIONS = (*dict.fromkeys(OPERATIONS.values()), "credit_grant")
+HISTORY_OPERATIONS = (*dict.fromkeys(OPERATIONS.values()), ledger.GRANT_OPERATION)
 
 
 @blp.before_request
@@ -50,15 +49,15 @@ def _guard() -> Response | None:
         sessions.check_csrf()
     if request.endpoint in PUBLIC:
         return None
-    principal = sessions.signed_in()
-    if principal is None:
+    found = sessions.signed_in()
+    if found is None:
         if request.endpoint == "console.live":
             raise ApiError("unauthorized", "Signed out.")
         return redirect(url_for("console.sign_in"))
-    g.principal = principal
+    g.account, g.principal = found
     if request.endpoint in COUNTED or (request.method == "POST"
                                        and request.endpoint != "console.sign_out"):
-        current_app.extensions["webdata.limiter"].check(principal)  # the plan's rate
+        current_app.extensions["webdata.limiter"].check(g.principal)  # the plan's rate
     return None
 
 
@@ -91,11 +90,9 @@ def sign_out() -> Response:
 
 @blp.route("/")
 def overview() -> str:
-    with db().session() as session:
-        account = accounts.find_account(session, g.principal.account_id)
     used = usage.daily(db(), g.principal.account_id)
     chart = {"days": [day.isoformat() for day in used.days], "series": used.credits}
-    return render_template("console/overview.html", account=account, plan=account.plan,
+    return render_template("console/overview.html", account=g.account, plan=g.account.plan,
                            usage=used, chart=chart)
 
 
@@ -105,7 +102,7 @@ def activity_page() -> str:
     for problem in problems:
         flash(problem, "error")
     before = request.args.get("before", type=int)
-    if before is not None and not 0 < before < MAX_ID:
+    if before is not None and not 0 < before < MAX_ROW_ID:
         before = None
     rows, next_id = activity.page(db(), g.principal.account_id, before=before,
                                   limit=ACTIVITY_PAGE, filters=filters)
@@ -162,12 +159,11 @@ def _keys_page(new_key: str | None = None, new_secret: str | None = None,
 @blp.route("/keys", methods=["POST"])
 def create_key() -> Any:
     with db().write() as session:
-        key = accounts.create_key(session, accounts.find_account(session,
-                                                                 g.principal.account_id))
+        key = accounts.create_key(session, g.account)
     return _keys_page(new_key=key, status=201)
 
 
-@blp.route("/keys/<int(max=9223372036854775807):key_id>/revoke", methods=["POST"])
+@blp.route(f"/keys/<int(max={MAX_ROW_ID - 1}):key_id>/revoke", methods=["POST"])
 def revoke_key(key_id: int) -> Response:
     with db().write() as session:
         found = accounts.revoke_own_key(session, g.principal.account_id, key_id)

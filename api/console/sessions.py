@@ -33,6 +33,7 @@ from api.errors import ApiError
 from api.extensions import db, redis
 from storage import accounts
 from storage.accounts import Principal
+from storage.models import Account
 
 logger = logging.getLogger(__name__)
 
@@ -54,13 +55,16 @@ SIGN_IN_COOKIE = "webdata_console_sign_in"
 class ConsoleSessions(RedisSessionInterface):
     """Flask-Session's Redis sessions, with the cookie ``Secure`` whenever the request itself
     came over HTTPS (behind a proxy: its X-Forwarded-Proto, which gunicorn takes from the
-    addresses in FORWARDED_ALLOW_IPS), and Redis trouble answered as a 503
-    page instead of failing every console request with a 500."""
+    addresses in FORWARDED_ALLOW_IPS), Redis trouble answered as a 503 page instead of
+    failing every console request with a 500, and no session at all outside the console's
+    paths (every API request opened and saved one)."""
 
     def get_cookie_secure(self, app: Flask) -> bool:
         return request.is_secure or super().get_cookie_secure(app)
 
     def open_session(self, app: Flask, request: Any) -> Any:
+        if not request.path.startswith(COOKIE_PATH):
+            return self.make_null_session(app)  # the API itself keeps no sessions
         try:
             return super().open_session(app, request)
         except RedisError as exc:
@@ -78,7 +82,7 @@ class ConsoleSessions(RedisSessionInterface):
                                 session, store_id)
 
     def save_session(self, app: Flask, session: Any, response: Any) -> None:
-        if g.get("console_sessions_down"):
+        if self.is_null_session(session) or g.get("console_sessions_down"):
             return
         try:
             super().save_session(app, session, response)
@@ -197,8 +201,9 @@ def sign_out(message: str) -> None:
     current_app.session_interface.regenerate(session)  # deletes the signed-in one
 
 
-def signed_in() -> Principal | None:
-    """The account of this session's key while that key is live (else the session ends)."""
+def signed_in() -> tuple[Account, Principal] | None:
+    """The account of this session's key (its plan loaded) and the caller it makes, while
+    that key is live (else the session ends)."""
     key_id = session.get(KEY_ID)
     if key_id is None:
         return None
@@ -206,7 +211,7 @@ def signed_in() -> Principal | None:
         session.clear()  # over its lifetime (Redis would have dropped it within a second)
         return None
     with db().session() as transaction:
-        principal = accounts.principal_of_key(transaction, key_id)
-    if principal is None:
+        found = accounts.account_of_key(transaction, key_id)
+    if found is None:
         session.clear()
-    return principal
+    return found
