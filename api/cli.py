@@ -75,7 +75,7 @@ def show_account(name: str) -> None:
             click.echo(f"plan     {plan.name} ({plan.requests_per_minute} requests a minute, "
                        f"{plan.max_concurrent_requests} in flight at once)")
             click.echo(f"balance  {account.balance}")
-            for key in accounts.list_keys(session, account):
+            for key in accounts.list_keys(session, account.id):
                 state = f"revoked {key.revoked_at:%Y-%m-%d}" if key.revoked_at else "live"
                 click.echo(f"key      {key.prefix}…  created {key.created_at:%Y-%m-%d}  {state}")
     except accounts.AccountError as exc:

@@ -149,14 +149,12 @@ def _account_of_key(session: Session, which: ColumnElement[bool]
                               plan.max_concurrent_requests, key_id)
 
 
-def list_keys(session: Session, account: Account) -> list[ApiKey]:
-    return list(session.scalars(select(ApiKey).where(ApiKey.account_id == account.id)))
-
-
-def own_keys(session: Session, account_id: str) -> list[ApiKey]:
-    """The account's keys, live and revoked, newest first."""
+def list_keys(session: Session, account_id: str, *, newest_first: bool = False
+              ) -> list[ApiKey]:
+    """The account's keys, live and revoked, oldest first (or newest, for the console)."""
+    order = ApiKey.id.desc() if newest_first else ApiKey.id
     return list(session.scalars(select(ApiKey).where(ApiKey.account_id == account_id)
-                                .order_by(ApiKey.id.desc())))
+                                .order_by(order)))
 
 
 def revoke_own_key(session: Session, account_id: str, key_id: int) -> bool:

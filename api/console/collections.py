@@ -6,7 +6,6 @@ from __future__ import annotations
 import logging
 import re
 import secrets
-from datetime import datetime
 from typing import Any
 
 from flask import flash, g, jsonify, redirect, render_template, request, url_for
@@ -50,24 +49,17 @@ def collections_page() -> Any:
 
 def _page(form: dict[str, Any] | None = None, problems: dict[str, Any] | None = None,
           status: int = 200) -> Any:
-    before = _position(request.args.get("before", ""))
+    before = api_collections.parse_position(_storable(request.args.get("before")) or "")
     rows, position = collections.page(db(), g.principal.account_id, before=before, limit=PAGE)
-    older = f"{position[0].isoformat()}|{position[1]}" if position else None
+    older = api_collections.position_text(position) if position else None
     return render_template(
         "console/collections.html", collections=api_collections.bodies(rows), older=older,
-        plan=g.account.plan, form=form or {"mode": "batch", "extract": "page", "use_sitemap": True,
-                                 "max_depth": DEFAULT_MAX_DEPTH},
+        plan=g.account.plan,
+        form=form or {"mode": "batch", "extract": "page", "use_sitemap": True,
+                      "max_depth": DEFAULT_MAX_DEPTH},
         problems=problems or {}, extracts=COLLECTION_EXTRACTS, max_depth=MAX_DEPTH,
         form_id=secrets.token_urlsafe(16),
         formats=list(FORMATS), live=LIVE_STATUSES), status
-
-
-def _position(raw: str) -> tuple[datetime, str] | None:
-    at, _, last = (_storable(raw) or "").partition("|")
-    try:
-        return (datetime.fromisoformat(at), last) if at and last else None
-    except ValueError:
-        return None
 
 
 @blp.route("/collections", methods=["POST"])

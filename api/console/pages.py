@@ -151,7 +151,7 @@ def keys() -> str:
 def _keys_page(new_key: str | None = None, new_secret: str | None = None,
                status: int = 200) -> Any:
     with db().session() as session:
-        rows = accounts.own_keys(session, g.principal.account_id)
+        rows = accounts.list_keys(session, g.principal.account_id, newest_first=True)
     return render_template("console/keys.html", keys=rows, new_key=new_key,
                            new_secret=new_secret), status
 

@@ -60,6 +60,21 @@ def _retention() -> timedelta:
     return timedelta(seconds=_config().collection_retention_seconds)
 
 
+def position_text(position: tuple[datetime, str]) -> str:
+    """A place in the list of collections (``storage.collections.page``) as text: inside the
+    API's cursor, and as it is in the console's "Older" link."""
+    return f"{position[0].isoformat()}|{position[1]}"
+
+
+def parse_position(text: str) -> tuple[datetime, str] | None:
+    """The place :func:`position_text` wrote, or None for text it did not write."""
+    at, _, last = text.partition("|")
+    try:
+        return (datetime.fromisoformat(at), last) if at and last else None
+    except ValueError:
+        return None
+
+
 def bodies(rows: list[Collection]) -> list[dict[str, Any]]:
     """The collection objects (API.md), with the ``webhook`` delivery of those that asked."""
     shown = webhooks.deliveries(db(), rows)
@@ -149,15 +164,12 @@ def list_collections(args: dict):
     """Your collections, newest first; pass `next_cursor` back for more."""
     before = None
     if args["cursor"]:
-        at, _, last = cursors.decode(LIST_CURSOR, args["cursor"]).partition("|")
-        try:
-            before = (datetime.fromisoformat(at), last)
-        except ValueError:
-            raise cursors.invalid() from None
+        before = parse_position(cursors.decode(LIST_CURSOR, args["cursor"]))
+        if before is None:
+            raise cursors.invalid()
     rows, position = collections.page(db(), g.principal.account_id, before=before,
                                       limit=args["limit"])
-    cursor = (cursors.encode(LIST_CURSOR, f"{position[0].isoformat()}|{position[1]}")
-              if position else None)
+    cursor = cursors.encode(LIST_CURSOR, position_text(position)) if position else None
     return {"collections": bodies(rows), "next_cursor": cursor}
 
 
