@@ -3,30 +3,28 @@ crawl, cancel and downloads, each through the API's own code for it."""
 
 from __future__ import annotations
 
-import logging
 import re
 import secrets
 from typing import Any
 
 from flask import flash, g, jsonify, redirect, render_template, request, url_for
 from marshmallow import ValidationError
-from redis.exceptions import RedisError
 from werkzeug.wrappers import Response
 
+from api import idempotency
 from api.collection_schemas import CollectionRequestSchema, ExportQuerySchema
 from api.console import blp
 from api.errors import ApiError
 from api.exports import FORMATS
-from api.extensions import db, redis
+from api.extensions import db
 from api.operations import refuse
 from api.resources import collections as api_collections
 from api.resources import exports as api_exports
 from api.schemas import UNSTORABLE
 from crawler.contract import COLLECTION_EXTRACTS, DEFAULT_MAX_DEPTH, MAX_DEPTH
 from storage import collections
+from storage import idempotency as records
 from storage.models import LIVE_STATUSES
-
-logger = logging.getLogger(__name__)
 
 #: Collections a page lists.
 PAGE = 20
@@ -35,9 +33,9 @@ MAX_URL_FILE = 512 * 1024
 #: The form's fields that show their own problems (collections.html).
 FIELDS = ("urls", "urls_file", "url", "max_pages", "max_depth", "include_paths",
           "exclude_paths", "extract")
-#: A start form's id (``secrets.token_urlsafe(16)``), and how long a sent one is remembered.
+#: A start form's id (``secrets.token_urlsafe(16)``), and its idempotency records' prefix.
 FORM_ID = re.compile(r"[A-Za-z0-9_-]{16,64}")
-FORM_SECONDS = 86400
+FORM_KEY = "console-form:"
 #: The history's name of the collection operation.
 OPERATION = api_collections.OPERATION
 
@@ -68,11 +66,13 @@ def start_collection() -> Any:
     :func:`~api.resources.collections.start` creates it (limits, credits, history). A form
     sent again (a double click, a reload) starts no second collection (:class:`_Sending`)."""
     form = request.form
-    sending = _Sending(form.get("form_id", ""))
-    earlier = sending.claim()
-    if earlier is not None:
-        flash(f"This form was sent already: it started {earlier}, below." if earlier
-              else "This form is being sent already; its collection appears below.", "info")
+    claimed = _claim_form(form.get("form_id", ""))
+    if isinstance(claimed, records.Replay):
+        flash(f"This form was sent already: it started {claimed.response.body}, below.",
+              "info")
+        return redirect(url_for("console.collections_page"))
+    if claimed is not None and not isinstance(claimed, records.Claimed):
+        flash("This form is being sent already; its collection appears below.", "info")
         return redirect(url_for("console.collections_page"))
     started = None
     try:
@@ -90,44 +90,23 @@ def start_collection() -> Any:
         except ApiError as exc:
             return _page(form=_echo(form), problems={"form": [exc.message]}, status=exc.status)
     finally:
-        sending.settle(started)
+        if isinstance(claimed, records.Claimed):
+            if started:
+                records.complete(db(), claimed, records.StoredResponse(202, started, {}))
+            else:  # refused (a 422, no credits): sent again once mended, reload included
+                records.release(db(), claimed)
     flash(f"Collection {started} started.", "info")
     return redirect(url_for("console.collections_page"))
 
 
-class _Sending:
-    """One sending of a start form, known by its random ``form_id`` for a day (as the API
-    keeps an ``Idempotency-Key``): claimed before anything is done, then either given the
-    collection it started or let go, so that a form refused (a 422, no credits) can be sent
-    again once mended, reload included."""
-
-    def __init__(self, form_id: str):
-        self.key = (f"webdata:console:form:{g.principal.account_id}:{form_id}"
-                    if FORM_ID.fullmatch(form_id) else None)  # a hand-made form: none
-
-    def claim(self) -> str | None:
-        """None when this sending goes ahead; else what an earlier one of the same form
-        started (its collection's id, or "" while it is still being started)."""
-        if self.key is None:
-            return None
-        try:
-            if redis().set(self.key, "", nx=True, ex=FORM_SECONDS):
-                return None
-            return (redis().get(self.key) or b"").decode()
-        except RedisError:
-            raise ApiError("unavailable", "The job queue is unreachable; nothing was "
-                                          "started. Try again shortly.") from None
-
-    def settle(self, collection_id: str | None) -> None:
-        if self.key is None:
-            return
-        try:
-            if collection_id:
-                redis().set(self.key, collection_id, ex=FORM_SECONDS)
-            else:
-                redis().delete(self.key)
-        except RedisError as exc:  # the claim lapses with its day
-            logger.warning("Could not settle a console form: %s", exc)
+def _claim_form(form_id: str) -> records.Outcome | None:
+    """One sending of a start form, known by its random ``form_id``: claimed before anything
+    is done, as the API claims an ``Idempotency-Key`` (the same records, kept a day, taken
+    over from a request that died); None for a hand-made form without an id."""
+    if not FORM_ID.fullmatch(form_id):
+        return None
+    return records.claim(db(), g.principal.account_id, f"{FORM_KEY}{form_id}", FORM_KEY,
+                         g.request_id, abandoned_after=idempotency.abandoned_after())
 
 
 def _request(form: Any) -> dict[str, Any]:
