@@ -64,7 +64,7 @@ def _page(form: dict[str, Any] | None = None, problems: dict[str, Any] | None = 
 def start_collection() -> Any:
     """Start a batch or a crawl from the form: the API's schema validates it, the API's
     :func:`~api.resources.collections.start` creates it (limits, credits, history). A form
-    sent again (a double click, a reload) starts no second collection (:class:`_Sending`)."""
+    sent again (a double click, a reload) starts no second collection (:func:`_claim_form`)."""
     form = request.form
     claimed = _claim_form(form.get("form_id", ""))
     if isinstance(claimed, records.Replay):
