@@ -24,8 +24,8 @@ def _authenticate() -> None:
     if scheme.lower() != "bearer" or not key.strip():
         raise ApiError("unauthorized", "Send your API key as 'Authorization: Bearer <key>'.",
                        headers=CHALLENGE)
-    with db().session() as session:
-        principal = accounts.authenticate(session, key.strip())
+    with db().connection() as connection:
+        principal = accounts.authenticate(connection, key.strip())
     if principal is None:
         raise ApiError("unauthorized", "This API key is unknown or revoked.", headers=CHALLENGE)
     g.principal = principal

@@ -6,7 +6,7 @@ import hashlib
 import secrets
 from dataclasses import dataclass
 
-from sqlalchemy import ColumnElement, select
+from sqlalchemy import Connection, bindparam, select
 from sqlalchemy.orm import Session
 
 from storage.models import Account, ApiKey, Plan, utcnow
@@ -120,31 +120,39 @@ def revoke_keys(session: Session, prefix: str) -> int:
     return 1
 
 
-def authenticate(session: Session, key: str) -> Principal | None:
-    """The caller behind ``key``, or None for an unknown or revoked key."""
+#: The caller behind a key hash, as a plain statement built once: every request runs it, and
+#: loading the account and plan as ORM objects cost several times the query (``bench/README.md``).
+_KEYS, _ACCOUNTS, _PLANS = ApiKey.__table__, Account.__table__, Plan.__table__
+_CALLER = (
+    select(_ACCOUNTS.c.id, _ACCOUNTS.c.name, _PLANS.c.name, _PLANS.c.requests_per_minute,
+           _PLANS.c.max_concurrent_requests, _KEYS.c.id)
+    .select_from(_KEYS.join(_ACCOUNTS, _KEYS.c.account_id == _ACCOUNTS.c.id)
+                 .join(_PLANS, _PLANS.c.id == _ACCOUNTS.c.plan_id))
+    .where(_KEYS.c.key_hash == bindparam("key_hash"), _KEYS.c.revoked_at.is_(None))
+)
+
+
+def authenticate(db: Session | Connection, key: str) -> Principal | None:
+    """The caller behind ``key``, or None for an unknown or revoked key; ``db`` is a session
+    or a bare connection (``Database.connection``, the API's per-request read)."""
     if not key.startswith(KEY_PREFIX):
         return None
-    found = _account_of_key(session, ApiKey.key_hash == hash_key(key))
-    return found[1] if found else None
+    row = db.execute(_CALLER, {"key_hash": hash_key(key)}).first()
+    return Principal(*row) if row else None
 
 
 def account_of_key(session: Session, key_id: int) -> tuple[Account, Principal] | None:
     """The account (its plan loaded) of the live key ``key_id`` (a console session's) and
     the caller it makes, or None once revoked: one read for what a console page shows."""
-    return _account_of_key(session, ApiKey.id == key_id)
-
-
-def _account_of_key(session: Session, which: ColumnElement[bool]
-                    ) -> tuple[Account, Principal] | None:
     row = session.execute(
-        select(Account, Plan, ApiKey.id)
+        select(Account, Plan)
         .join(ApiKey, ApiKey.account_id == Account.id)
         .join(Plan, Plan.id == Account.plan_id)
-        .where(which, ApiKey.revoked_at.is_(None))
+        .where(ApiKey.id == key_id, ApiKey.revoked_at.is_(None))
     ).first()
     if row is None:
         return None
-    account, plan, key_id = row
+    account, plan = row
     return account, Principal(account.id, account.name, plan.name, plan.requests_per_minute,
                               plan.max_concurrent_requests, key_id)
 

@@ -19,7 +19,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import Engine, create_engine, event
+from sqlalchemy import Connection, Engine, create_engine, event
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.exc import TimeoutError as PoolTimeout
 from sqlalchemy.orm import Session, sessionmaker
@@ -145,9 +145,8 @@ class Database:
         self.engine = make_engine(url, timeout)
         self._busy_timeout_ms = int(timeout * 1000)
         self._sessions = sessionmaker(self.engine, expire_on_commit=False)
-        self._writes = sessionmaker(
-            self.engine.execution_options(immediate=True), expire_on_commit=False
-        )
+        self._write_engine = self.engine.execution_options(immediate=True)
+        self._writes = sessionmaker(self._write_engine, expire_on_commit=False)
 
     @contextmanager
     def session(self) -> Iterator[Session]:
@@ -162,6 +161,21 @@ class Database:
         ("database is locked") when another connection wrote meanwhile."""
         with self._writes.begin() as session:
             yield session
+
+    @contextmanager
+    def connection(self) -> Iterator[Connection]:
+        """A bare connection, for the reads every request makes (its key): SQL statements
+        without an ORM session's unit of work around them, which cost several times the
+        statement itself on that path (``bench/README.md``)."""
+        with self.engine.connect() as connection:
+            yield connection
+
+    @contextmanager
+    def write_transaction(self) -> Iterator[Connection]:
+        """:meth:`write`'s transaction (serialised on SQLite) on a bare connection: for the
+        writes every billed request makes (a reservation, its capture)."""
+        with self._write_engine.begin() as connection:
+            yield connection
 
     def check_writable(self) -> None:
         """Raise unless a write could happen now: the cheap part of one, rolled back.
