@@ -42,6 +42,9 @@ logger = logging.getLogger(__name__)
 
 #: Longest single blocking read on the result stream, in seconds.
 SLICE = 1.0
+#: Seconds a look that found workers on a queue is trusted: the look is a Redis round trip
+#: per request, and a worker that died since is found by the waiting request's lookout.
+WORKERS_SEEN_FOR = 1.0
 #: Statuses of a job that will never store a result now (RQ's cleanup marks abandoned ones
 #: failed; a failure stores a result, but its stream may have been trimmed or expired).
 ENDED = {JobStatus.FAILED, JobStatus.STOPPED, JobStatus.CANCELED}
@@ -101,7 +104,9 @@ class Lookout:
             return f"job {status}"
         if status == JobStatus.QUEUED:
             workers = Worker.all(queue=self.queue)
-            if workers and all(_dead(worker) for worker in workers):
+            if not workers:
+                return "no worker listens on the queue"
+            if all(_dead(worker) for worker in workers):
                 return "every worker of the queue died"
             return None
         name = (raw_name or b"").decode()
@@ -117,6 +122,31 @@ class Lookout:
         if ours and pid and liveness.process_gone(pid):
             return f"worker {name} (pid {pid}) died"
         return None
+
+
+def _has_workers(queue: Queue) -> bool:
+    """Whether a worker listens on ``queue``, looked up at most every
+    :data:`WORKERS_SEEN_FOR` seconds while one does (the app's Redis: when each of its queues
+    was last seen with a worker, ``time.monotonic()``, is kept with the app)."""
+    seen: dict[str, float] = current_app.extensions.setdefault("webdata.workers_seen", {})
+    if time.monotonic() - seen.get(queue.key, -WORKERS_SEEN_FOR) < WORKERS_SEEN_FOR:
+        return True
+    if not Worker.count(queue=queue):
+        return False
+    seen[queue.key] = time.monotonic()
+    return True
+
+
+def _enqueue(queue: Queue, func: str | Callable[..., Any], args: tuple[Any, ...],
+             kwargs: dict[str, Any], **options: Any) -> Job:
+    """``queue.enqueue(func, *args, **kwargs, **options)`` in one transaction: RQ's own
+    ``enqueue`` registers the queue in a round trip of its own before saving and pushing the
+    job; given a pipeline, it does all three in it."""
+    job = queue.create_job(func, args=args, kwargs=kwargs, **options)
+    with queue.connection.pipeline() as pipeline:
+        job = queue.enqueue_job(job, pipeline=pipeline)
+        pipeline.execute()
+    return job
 
 
 def give_up(job: Job) -> None:
@@ -143,12 +173,12 @@ def run_interactive(
         raise ApiError("unavailable", "The job queue is unreachable; try again shortly.")
     try:
         queue = queues.queue(queues.INTERACTIVE, redis)
-        if not Worker.count(queue=queue):
+        if not _has_workers(queue):
             raise ApiError("unavailable", "No crawler worker is running; try again shortly.")
-        job = queue.enqueue(
-            func, *args, **kwargs,
+        job = _enqueue(
+            queue, func, args, kwargs,
             job_id=job_id,
-            job_timeout=current_app.config["WEBDATA"].interactive_job_timeout,
+            timeout=current_app.config["WEBDATA"].interactive_job_timeout,
             result_ttl=queues.INTERACTIVE_RESULT_TTL,
             failure_ttl=queues.INTERACTIVE_RESULT_TTL,
             ttl=queues.INTERACTIVE_QUEUE_TTL,

@@ -12,6 +12,7 @@ from redis import Redis
 from rq.registry import StartedJobRegistry
 
 from api import create_app
+from api.dispatch import Lookout
 from tests.books import assert_books_balance
 from tests.conftest import WORKER_ENV, _redis_db, _start_workers, _stop, make_config, new_customer
 from tests.test_faults_redis import answered
@@ -75,3 +76,14 @@ def test_a_job_queued_while_every_worker_is_dead_is_answered_promptly(redis_url,
         assert_books_balance(app, customer.account_id)
     finally:
         _stop(procs)
+
+
+def test_a_queued_job_with_no_worker_on_its_queue_is_abandoned(redis_url):
+    """The API trusts a look that found workers for a second (``WORKERS_SEEN_FOR``); a job
+    enqueued after the last one left is seen abandoned by the waiting request's lookout."""
+    url = _redis_db(redis_url, DB_OFFSET + 2)
+    redis = Redis.from_url(url)
+    redis.flushdb()
+    queue = queues.queue(queues.INTERACTIVE, redis)
+    job = queue.enqueue("worker.jobs.scrape", "http://127.0.0.1/")
+    assert Lookout(job, queue).abandoned() == "no worker listens on the queue"
