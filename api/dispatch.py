@@ -182,7 +182,7 @@ def run_interactive(
             result_ttl=queues.INTERACTIVE_RESULT_TTL,
             failure_ttl=queues.INTERACTIVE_RESULT_TTL,
             ttl=queues.INTERACTIVE_QUEUE_TTL,
-            on_success=replies.CALLBACK,
+            meta={replies.WANTED: True},
         )
         deadline = time.monotonic() + wait
         slice_seconds = min(SLICE, current_app.config["WEBDATA"].redis_timeout / 2)

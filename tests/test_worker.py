@@ -36,7 +36,7 @@ def test_a_job_asking_for_it_gets_its_value_sent_early_and_rqs_result_as_well(
     kept briefly; RQ's result is unchanged, and jobs that don't ask get no reply."""
     redis = Redis.from_url(redis_url)
     queue = _queue(redis_url)
-    asked = queue.enqueue(jobs.scrape, f"{site}/article", on_success=replies.CALLBACK)
+    asked = queue.enqueue(jobs.scrape, f"{site}/article", meta={replies.WANTED: True})
     plain = queue.enqueue(jobs.scrape, f"{site}/article")
     result = asked.latest_result(timeout=30)
     assert plain.latest_result(timeout=30).type == Result.Type.SUCCESSFUL
@@ -53,7 +53,7 @@ def test_a_failed_job_sends_no_early_reply(redis_url, workers, site):
     """A job RQ fails (here, over its timeout) is told through RQ's result only."""
     redis = Redis.from_url(redis_url)
     job = _queue(redis_url).enqueue(jobs.scrape, f"{site}/drip", job_timeout=1,
-                                    on_success=replies.CALLBACK)
+                                    meta={replies.WANTED: True})
     assert job.latest_result(timeout=30).type == Result.Type.FAILED
     assert not redis.exists(replies.key(job.id))
 

@@ -1,17 +1,19 @@
 """Early replies: the return value of a job an API request waits on, sent the moment it returns.
 
-RQ stores a job's result in the same transaction as the rest of its success bookkeeping (the
-execution ended, the job's registries, its dependents, the worker's counters): some four Redis
-round trips and RQ's Python around them after the job function returned, ≈ 1.5 ms that a
-client at the other end of ``POST /scrape`` waits through for nothing (``bench/README.md``).
+After a job function returns, RQ first ends the execution (the job's last heartbeat, a round
+trip), runs the success callback, then stores the result in the same transaction as the rest
+of its success bookkeeping (the job's registries, its dependents, the worker's counters): some
+five Redis round trips and RQ's Python around them, ≈ 1.5 ms that a client at the other end of
+``POST /scrape`` waits through for nothing (``bench/README.md``).
 
-A job enqueued with ``on_success=CALLBACK`` (RQ's success callback, which RQ runs before that
-bookkeeping) also gets its return value written to a stream of its own (:func:`key`), which
-the waiting request reads together with RQ's result stream (``api.dispatch``). RQ's result,
-registries and ``rq info`` are unchanged: this is a copy for the one reader that is in a
-hurry, kept :data:`TTL` seconds (the reader is waiting already; one that missed it reads
-RQ's result, kept longer). Only a success is sent early (RQ runs no success callback for a
-``Retry``); failures, timeouts and stops come through RQ's result as before.
+A job enqueued with ``meta={WANTED: True}`` and run by a worker whose job class is
+:class:`ReplyingJob` (the warm worker's) also gets its return value written, as soon as its
+function returns, to a stream of its own (:func:`key`), which the waiting request reads
+together with RQ's result stream (``api.dispatch``). RQ's result, registries, callbacks and
+``rq info`` are unchanged: this is a copy for the one reader that is in a hurry, kept
+:data:`TTL` seconds (the reader is waiting already; one that missed it reads RQ's result, kept
+longer). Only a returned value is sent early (not a ``Retry``); failures, timeouts and stops
+come through RQ's result as before, and so does everything a worker of another job class runs.
 """
 
 from __future__ import annotations
@@ -20,9 +22,8 @@ import json
 import logging
 from typing import Any
 
-from redis import Redis
 from redis.exceptions import RedisError
-from rq.callbacks import Callback
+from rq import Retry
 from rq.job import Job
 
 logger = logging.getLogger(__name__)
@@ -31,6 +32,8 @@ logger = logging.getLogger(__name__)
 TTL = 30
 #: The stream entry's field that holds the JSON return value.
 FIELD = b"value"
+#: The ``Job.meta`` key of a job whose value is wanted early.
+WANTED = "webdata_reply"
 
 
 def key(job_id: str) -> str:
@@ -38,12 +41,13 @@ def key(job_id: str) -> str:
     return f"webdata:reply:{job_id}"
 
 
-def send(job: Job, connection: Redis, result: Any, *args: Any, **kwargs: Any) -> None:
-    """RQ success callback: write ``result`` (JSON-serialisable, as every job result here) as
-    ``job``'s reply. Never raises for Redis: a callback that raised would fail the job, and
-    RQ's own result still answers the request."""
+def send(job: Job, result: Any) -> None:
+    """Write ``result`` (JSON-serialisable, as every job result here) as ``job``'s reply.
+
+    Never raises for Redis: the job has succeeded, and RQ's own result still answers the
+    request."""
     try:
-        with connection.pipeline(transaction=False) as pipeline:
+        with job.connection.pipeline(transaction=False) as pipeline:
             pipeline.xadd(key(job.id), {FIELD: json.dumps(result)})
             pipeline.expire(key(job.id), TTL)
             pipeline.execute()
@@ -51,8 +55,15 @@ def send(job: Job, connection: Redis, result: Any, *args: Any, **kwargs: Any) ->
         logger.warning("No early reply for job %s: %s", job.id, exc)
 
 
-#: What a job a request waits on is enqueued with: ``on_success=CALLBACK``.
-CALLBACK = Callback(send)
+class ReplyingJob(Job):
+    """RQ's job, sending its return value as an early reply (:func:`send`) the moment its
+    function returns, when it was enqueued asking for one (``meta={WANTED: True}``)."""
+
+    def perform(self) -> Any:
+        value = super().perform()
+        if self.meta.get(WANTED) and not isinstance(value, Retry):
+            send(self, value)
+        return value
 
 
 def value(fields: dict[bytes, bytes]) -> Any:

@@ -54,6 +54,7 @@ from crawler.extract.language import load_language_model
 from crawler.runner import shared_crawler
 from worker import liveness
 from worker.queues import COLLECTIONS, SERIALIZER
+from worker.replies import ReplyingJob
 from worker.timeouts import ThreadDeathPenalty
 
 logger = logging.getLogger(__name__)
@@ -69,6 +70,8 @@ class WarmWorker(SimpleWorker):
     """A non-forking RQ worker whose jobs run side by side on one running Twisted reactor."""
 
     death_penalty_class = ThreadDeathPenalty
+    #: Sends the value of a job an API request waits on before RQ's bookkeeping (``replies``).
+    job_class = ReplyingJob
 
     def __init__(self, *args: Any, concurrency: int | None = None,
                  interactive_reserve: int | None = None,
