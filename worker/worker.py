@@ -45,6 +45,7 @@ import redis.exceptions
 from rq import SimpleWorker
 from rq.command import parse_payload
 from rq.exceptions import DequeueTimeout
+from rq.executions import Execution
 from rq.job import Job
 from rq.queue import Queue
 from rq.worker import WorkerStatus
@@ -226,6 +227,30 @@ class WarmWorker(SimpleWorker):
     def _queued_background(self) -> bool:
         return any(queue.count for queue in self._ordered_queues
                    if queue.name in self.background_queues)
+
+    def prepare_execution(self, job: Job) -> Execution:
+        """RQ's two preparations of a job in one round trip: its execution (the started
+        registry, the worker busy: RQ's main thread) and its start (status, worker, heartbeat,
+        out of the intermediate queue: RQ's work horse, :meth:`prepare_job_execution`), both
+        here, before a job thread takes it. RQ makes them one round trip each, ≈ 0.4 ms a job
+        that a waiting client sees (``bench/README.md``)."""
+        with self.connection.pipeline() as pipeline:
+            ttl = self.get_heartbeat_ttl(job)
+            execution = Execution.create(job, ttl, pipeline=pipeline, worker_name=self.name)
+            self.executions[execution.id] = execution
+            self.set_state(WorkerStatus.BUSY, pipeline=pipeline)
+            self.heartbeat(ttl, pipeline=pipeline)
+            job.prepare_for_execution(self.name, pipeline=pipeline)
+            pipeline.persist(job.key)
+            if len(self.queues) == 1:  # as RQ's perform_job decides
+                pipeline.lrem(self.queue_class(job.origin, connection=self.connection)
+                              .intermediate_queue_key, 1, job.id)
+            pipeline.execute()
+        return execution
+
+    def prepare_job_execution(self, job: Job, remove_from_intermediate_queue: bool = False
+                              ) -> None:
+        """Nothing left to do: :meth:`prepare_execution` did it with the execution."""
 
     def execute_job(self, job: Job, queue: Queue) -> None:
         """Register the job's execution, then hand it to a job thread (it takes a slot).
