@@ -29,7 +29,7 @@ from datetime import timedelta
 from typing import Any
 
 from redis import Redis
-from rq import Worker, get_current_job
+from rq import get_current_job
 
 from crawler.canonical import canonical_url
 from crawler.config import Config
@@ -44,7 +44,7 @@ from storage import collections
 from storage.collections import PageOutcome
 from storage.db import Database, shared
 from storage.models import LIVE_STATUSES, CollectionStatus
-from worker import queues
+from worker import queues, seeding
 from worker.webhooks import announce
 
 logger = logging.getLogger(__name__)
@@ -140,7 +140,9 @@ class Slice:
         collections.start(self.db, self.collection_id)
         self.frontier.beat()
         if not self.frontier.state().seeded:
-            self._seed(row.mode, spec)
+            seeding.seed(self.frontier, self.redis, self.config, self.collection_id, spec,
+                         self.scope, self._budget)
+            self._report_total()
         self._share = max(1, math.ceil(self.config.collection_host_concurrency
                                        / self.frontier.width()))
         try:
@@ -151,44 +153,6 @@ class Slice:
         self._exchange_permits()
         self._end()
         return {"collection": self.collection_id, **self.stats}
-
-    # --- seeding ---------------------------------------------------------------------------
-
-    def _seed(self, mode: str, spec: dict[str, Any]) -> None:
-        """Admit the batch's URLs, or the crawl's start URL and sitemap URLs, then mark the
-        frontier seeded and start the other slices. Idempotent (admission is)."""
-        if mode == "batch":
-            self.frontier.admit([Entry(url, canonical_url(url), 0) for url in spec["urls"]])
-        else:
-            assert self.scope is not None
-            start = spec["url"]
-            self.frontier.admit([Entry(start, canonical_url(start), 0)], self._budget)
-            if spec.get("use_sitemap") and spec["max_depth"] >= 1:
-                self.frontier.admit(self._sitemap_entries(start, self._budget), self._budget)
-        # As many slices as there are workers to run them, up to COLLECTION_SLICES: two
-        # slices in one process only compete for its one core (and its GIL).
-        workers = Worker.count(queue=queues.queue(queues.COLLECTIONS, self.redis))
-        self.frontier.set_width(max(1, min(self.config.collection_slices, workers)))
-        if self.frontier.mark("seeded"):
-            for _ in range(self.frontier.width() - 1):
-                queues.enqueue_slice(self.redis, self.collection_id, self.config)
-        self._report_total()
-
-    def _sitemap_entries(self, start: str, max_pages: int) -> list[Entry]:
-        from crawler.spiders.sitemap import SitemapUrlsSpider, sitemap_budget
-
-        assert self.scope is not None
-        try:
-            # a site's sitemaps may be many files: twice a page's budget (within the slice's
-            # job timeout); what a slower discovery found is lost, the links still lead on
-            items = shared_crawler().crawl(SitemapUrlsSpider, url=start,
-                                           timeout=2 * self.config.crawl_timeout,
-                                           max_urls=sitemap_budget(max_pages))
-        except Exception:
-            logger.exception("Sitemap discovery failed for %s", start)
-            return []
-        urls = (item["url"] for item in items)
-        return [Entry(url, canonical_url(url), 1) for url in urls if self.scope.follows(url, 1)]
 
     # --- the loop ----------------------------------------------------------------------------
 
