@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 from scrapy import Request, Spider, signals
 from scrapy.exceptions import DontCloseSpider
+from scrapy.settings import BaseSettings
 from scrapy.utils.defer import deferred_from_coro
 from twisted.python.failure import Failure
 
@@ -50,6 +51,24 @@ class FeedSpider(Spider):
     #: (16 in all, 8 per domain by default). Politeness per host is kept by the download
     #: handler's per-host slots, shared with any crawl of the process.
     custom_settings = {"CONCURRENT_REQUESTS": 4096, "CONCURRENT_REQUESTS_PER_DOMAIN": 4096}
+    #: Components every fed request would pass through for nothing: a fed spider has no
+    #: ``allowed_domains`` or credentials (see :func:`takes`), the frontier counts depth (not
+    #: Scrapy), and nobody reads the stats of a crawler that never closes. Each is a step of
+    #: every page's way through the reactor, where a client waits (``bench/README.md``).
+    UNUSED = {
+        "DOWNLOADER_MIDDLEWARES": (
+            "scrapy.downloadermiddlewares.offsite.OffsiteMiddleware",
+            "scrapy.downloadermiddlewares.httpauth.HttpAuthMiddleware",
+            "scrapy.downloadermiddlewares.stats.DownloaderStats"),
+        "SPIDER_MIDDLEWARES": ("scrapy.spidermiddlewares.depth.DepthMiddleware",),
+        "EXTENSIONS": ("scrapy.extensions.corestats.CoreStats",),
+    }
+
+    @classmethod
+    def update_settings(cls, settings: BaseSettings) -> None:
+        super().update_settings(settings)
+        for name, paths in cls.UNUSED.items():  # the project's own, with these turned off
+            settings.set(name, {**settings.getdict(name), **dict.fromkeys(paths)}, "spider")
 
     @classmethod
     def from_crawler(cls, crawler: Crawler, *args: Any, **kwargs: Any) -> FeedSpider:
