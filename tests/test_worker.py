@@ -8,7 +8,9 @@ import subprocess
 import sys
 
 from redis import Redis
+from rq.job import JobStatus
 from rq.results import Result
+from rq.suspension import resume, suspend
 
 from api.errors import ApiError
 from crawler.middlewares import RobotsCache
@@ -121,3 +123,20 @@ def test_a_worker_takes_the_sweep_before_waiting_interactive_work(redis_url):
     # worker then runs both at once: the sweep need not end first).
     assert sweep.latest_result().execution_started_at <= \
         interactive.latest_result().execution_started_at
+
+
+def test_a_suspended_worker_takes_no_job_until_resumed(redis_url):
+    """``rq suspend`` is honoured by the warm worker (which looks at most every second, and
+    before its first job): a burst worker started while suspended leaves the job queued."""
+    url = _redis_db(redis_url, 12)
+    connection = Redis.from_url(url)
+    connection.flushdb()
+    job = queues.queue(queues.INTERACTIVE, connection).enqueue("time.time")
+    burst = [sys.executable, "-m", "worker", "--burst", queues.INTERACTIVE]
+    env = {**os.environ, **WORKER_ENV, "REDIS_URL": url}
+    suspend(connection)
+    subprocess.run(burst, cwd=ROOT, check=True, env=env, timeout=120)
+    assert job.get_status(refresh=True) == JobStatus.QUEUED
+    resume(connection)
+    subprocess.run(burst, cwd=ROOT, check=True, env=env, timeout=120)
+    assert job.get_status(refresh=True) == JobStatus.FINISHED

@@ -65,6 +65,8 @@ logger = logging.getLogger(__name__)
 DEQUEUE_SLICE = 1
 #: Seconds between the main thread's heartbeats while it waits.
 HEARTBEAT_EVERY = 10.0
+#: Seconds between two looks at ``rq suspend`` (RQ looks before every job it takes).
+SUSPENSION_EVERY = 1.0
 
 
 class WarmWorker(SimpleWorker):
@@ -102,6 +104,7 @@ class WarmWorker(SimpleWorker):
         #: Jobs asked to stop (RQ's stop-job command), until their failure is recorded.
         self._stopping: set[str] = set()
         self._last_beat = 0.0
+        self._suspension_seen = -SUSPENSION_EVERY
 
     def register_birth(self) -> None:
         super().register_birth()
@@ -149,6 +152,15 @@ class WarmWorker(SimpleWorker):
             self._beat()
         else:
             super().heartbeat(timeout, pipeline)
+
+    def check_for_suspension(self, burst: bool) -> None:
+        """RQ's look at ``rq suspend``, at most every :data:`SUSPENSION_EVERY` seconds: RQ
+        looks before every job, a round trip that the main thread made while the job it had
+        just handed over was starting. A suspension stops the taking of jobs within that
+        (RQ's own worker may not look for minutes, while it blocks on its queues)."""
+        if time.monotonic() - self._suspension_seen >= SUSPENSION_EVERY:
+            super().check_for_suspension(burst)
+            self._suspension_seen = time.monotonic()
 
     def dequeue_job_and_maintain_ttl(
         self, timeout: int | None, max_idle_time: int | None = None,
