@@ -64,32 +64,34 @@ def stack_env(redis_url: str, database_url: str, **extra: str) -> dict[str, str]
 
 def start(command: list[str], env: dict[str, str], procs: list[subprocess.Popen],
           **popen: object) -> subprocess.Popen:
-    """``command`` in the checkout, output discarded unless told otherwise; kept in ``procs``."""
-    popen = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL, **popen}
-    proc = subprocess.Popen(command, env=env, cwd=ROOT, **popen)  # type: ignore[call-overload]
+    """``command`` in the checkout (or ``cwd=``), output discarded unless told otherwise;
+    kept in ``procs``."""
+    popen = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL, "cwd": ROOT, **popen}
+    proc = subprocess.Popen(command, env=env, **popen)  # type: ignore[call-overload]
     procs.append(proc)
     return proc
 
 
-def start_api(env: dict[str, str], procs: list[subprocess.Popen]) -> int:
-    """The API under gunicorn with ``make run``'s processes and threads; its port (not yet
-    answering: wait for ``/healthz``)."""
+def start_api(env: dict[str, str], procs: list[subprocess.Popen], cwd: Path = ROOT) -> int:
+    """The API under gunicorn with ``make run``'s processes and threads, from the checkout at
+    ``cwd``; its port (not yet answering: wait for ``/healthz``)."""
     port = free_port()
     defaults = Config()  # make run's processes and threads, so the figures are make run's
     start([sys.executable, "-m", "gunicorn", "--bind", f"127.0.0.1:{port}",
            "--worker-class", "gthread", "--workers", str(defaults.api_processes),
            "--threads", str(defaults.api_threads), "--timeout", "120",
-           "--access-logfile", "-", "api:create_app()"], env, procs)
+           "--access-logfile", "-", "api:create_app()"], env, procs, cwd=cwd)
     return port
 
 
 def start_workers(count: int, env: dict[str, str], procs: list[subprocess.Popen],
-                  queues: tuple[str, ...] = (), name: str = "") -> list[subprocess.Popen]:
+                  queues: tuple[str, ...] = (), name: str = "", cwd: Path = ROOT,
+                  ) -> list[subprocess.Popen]:
     """``count`` warm ``python -m worker`` processes on ``queues`` (default: the worker's
-    own default, maintenance, interactive and collections); with ``name``, they are called
-    ``name-0``, ``name-1``… (see :func:`wait_workers`)."""
+    own default, maintenance, interactive and collections), from the checkout at ``cwd``;
+    with ``name``, they are called ``name-0``, ``name-1``… (see :func:`wait_workers`)."""
     named = [["--name", f"{name}-{i}"] if name else [] for i in range(count)]
-    return [start([sys.executable, "-m", "worker", *queues, *named[i]], env, procs)
+    return [start([sys.executable, "-m", "worker", *queues, *named[i]], env, procs, cwd=cwd)
             for i in range(count)]
 
 
