@@ -244,8 +244,8 @@ class WarmWorker(SimpleWorker):
         """RQ's two preparations of a job in one round trip: its execution (the started
         registry, the worker busy: RQ's main thread) and its start (status, worker, heartbeat,
         out of the intermediate queue: RQ's work horse, :meth:`prepare_job_execution`), both
-        here, before a job thread takes it. RQ makes them one round trip each, ≈ 0.4 ms a job
-        that a waiting client sees (``bench/README.md``)."""
+        here, before a job thread takes it. RQ makes them one round trip each, both on the way
+        of a client waiting for the job (``bench/README.md``)."""
         with self.connection.pipeline() as pipeline:
             ttl = self.get_heartbeat_ttl(job)
             execution = Execution.create(job, ttl, pipeline=pipeline, worker_name=self.name)
