@@ -15,6 +15,7 @@ import pytest
 from redis import Redis
 from rq import Worker
 from rq.command import send_stop_job_command
+from rq.job import Job
 from rq.registry import StartedJobRegistry
 from rq.timeouts import JobTimeoutException
 
@@ -23,6 +24,7 @@ from tests.books import assert_books_balance
 from tests.conftest import WORKER_ENV, _redis_db, _start_workers, _stop, make_config, new_customer
 from tests.waits import wait_until
 from worker import jobs, queues
+from worker.replies import ReplyingJob
 from worker.timeouts import ThreadDeathPenalty
 from worker.worker import WarmWorker
 
@@ -249,3 +251,21 @@ def test_finished_jobs_with_long_timeouts_do_not_pile_up_in_the_watchdog():
         with ThreadDeathPenalty(3600, JobTimeoutException):
             pass
     assert len(_watchdog._heap) <= 64 + 1  # none armed: at most the slack before a rebuild
+
+
+def test_the_warm_worker_sends_early_replies_however_it_is_started(redis_url):
+    """``rq worker-pool`` and ``rq worker`` pass RQ's own job class: the warm worker keeps its
+    replying one for it, and a job class of the caller's own is left alone."""
+    connection = Redis.from_url(redis_url)
+
+    class OwnJob(Job):
+        pass
+
+    def job_class(**kwargs: object) -> type:
+        return WarmWorker(["interactive"], connection=connection, concurrency=2,
+                          interactive_reserve=1, **kwargs).job_class
+
+    assert job_class() is ReplyingJob
+    assert job_class(job_class=Job) is ReplyingJob
+    assert job_class(job_class="rq.job.Job") is ReplyingJob
+    assert job_class(job_class=OwnJob) is OwnJob

@@ -81,6 +81,8 @@ class WarmWorker(SimpleWorker):
                  background_queues: Iterable[str] = (COLLECTIONS,), **kwargs: Any):
         kwargs.setdefault("serializer", SERIALIZER)
         super().__init__(*args, **kwargs)
+        if self.job_class is Job:  # RQ's default, also as ``rq worker-pool`` passes it
+            self.job_class = ReplyingJob
         if concurrency is None or interactive_reserve is None:
             config = load_or_exit()  # also when started by ``rq worker -w worker.worker…``
             concurrency = concurrency or config.worker_concurrency
