@@ -8,6 +8,7 @@ import subprocess
 import sys
 
 from redis import Redis
+from rq.callbacks import Callback
 from rq.job import JobStatus
 from rq.results import Result
 from rq.suspension import resume, suspend
@@ -49,6 +50,19 @@ def test_a_job_asking_for_it_gets_its_value_sent_early_and_rqs_result_as_well(
     assert reply_id <= result_id  # stream ids grow: the reply came first
     assert 0 < redis.ttl(replies.key(asked.id)) <= replies.TTL
     assert not redis.exists(replies.key(plain.id))
+
+
+def test_a_job_of_the_earlier_api_gets_its_early_reply_too(redis_url, workers, site):
+    """Before 2026-11-26 the API asked for the reply with RQ's success callback
+    (``worker.replies.send``, called ``(job, connection, result)``): such a job, waiting
+    while the workers are upgraded, still succeeds and replies."""
+    redis = Redis.from_url(redis_url)
+    job = _queue(redis_url).enqueue(jobs.scrape, f"{site}/article",
+                                    on_success=Callback(replies.send))
+    result = job.latest_result(timeout=30)
+    assert result.type == Result.Type.SUCCESSFUL
+    (_, fields), = redis.xrange(replies.key(job.id))
+    assert replies.value(fields) == result.return_value
 
 
 def test_a_failed_job_sends_no_early_reply(redis_url, workers, site):
@@ -128,7 +142,9 @@ def test_a_worker_takes_the_sweep_before_waiting_interactive_work(redis_url):
 def test_a_suspended_worker_takes_no_job_until_resumed(redis_url):
     """``rq suspend`` is honoured by the warm worker (which looks at most every second, and
     before its first job): a burst worker started while suspended leaves the job queued."""
-    url = _redis_db(redis_url, 12)
+    # Database 7 is the sweep test's too: each flushes it first and leaves nothing running
+    # (test_worker_concurrency owns 11 to 15).
+    url = _redis_db(redis_url, 7)
     connection = Redis.from_url(url)
     connection.flushdb()
     job = queues.queue(queues.INTERACTIVE, connection).enqueue("time.time")

@@ -266,6 +266,14 @@ class WarmWorker(SimpleWorker):
                               ) -> None:
         """Nothing left to do: :meth:`prepare_execution` did it with the execution."""
 
+    def handle_execution_ended(self, job: Job, queue: Queue, heartbeat_ttl: int) -> None:
+        """RQ's end of an execution (a heartbeat round trip), after the early reply of a job
+        an API request waits on (:class:`~worker.replies.ReplyingJob`): RQ calls this first,
+        once the job's timeout is over, for a success and a failure alike."""
+        if isinstance(job, ReplyingJob):
+            job.reply()
+        super().handle_execution_ended(job, queue, heartbeat_ttl)
+
     def execute_job(self, job: Job, queue: Queue) -> None:
         """Register the job's execution, then hand it to a job thread (it takes a slot).
 
