@@ -89,14 +89,18 @@ class Lookout:
     process space, whether its pid is alive.
     """
 
-    def __init__(self, job: Job, queue: Queue):
+    def __init__(self, job: Job, queue: Queue, confirm_workers: bool = False):
         self.job, self.queue = job, queue
+        #: The job was enqueued on a look for workers made a moment before (``_seen_lately``):
+        #: while still queued at the first look, it is abandoned if none listens any more.
+        self._confirm_workers = confirm_workers
         #: The started job's worker: (name, pid, whether its pid can be looked at from here).
         self._worker: tuple[str, int | None, bool] | None = None
 
     def abandoned(self) -> str | None:
         """Why the job will never finish (its worker died, every worker of its queue died,
         RQ marked it), or None while it may."""
+        confirming, self._confirm_workers = self._confirm_workers, False
         connection = self.job.connection
         raw_status, raw_name = connection.hmget(self.job.key, "status", "worker_name")
         status = (raw_status or b"").decode()
@@ -104,9 +108,9 @@ class Lookout:
             return f"job {status}"
         if status == JobStatus.QUEUED:
             workers = Worker.all(queue=self.queue)
-            if not workers:
+            if not workers and confirming:
                 return "no worker listens on the queue"
-            if all(_dead(worker) for worker in workers):
+            if workers and all(_dead(worker) for worker in workers):
                 return "every worker of the queue died"
             return None
         name = (raw_name or b"").decode()
@@ -124,16 +128,18 @@ class Lookout:
         return None
 
 
-def _has_workers(queue: Queue) -> bool:
-    """Whether a worker listens on ``queue``, looked up at most every
-    :data:`WORKERS_SEEN_FOR` seconds while one does (the app's Redis: when each of its queues
-    was last seen with a worker, ``time.monotonic()``, is kept with the app)."""
+def _seen_lately(queue: Queue) -> bool:
+    """Whether a worker was found on ``queue`` less than :data:`WORKERS_SEEN_FOR` seconds ago
+    (:func:`_look_for_workers`; kept with the app, whose Redis it is)."""
     seen: dict[str, float] = current_app.extensions.setdefault("webdata.workers_seen", {})
-    if time.monotonic() - seen.get(queue.key, -WORKERS_SEEN_FOR) < WORKERS_SEEN_FOR:
-        return True
+    return time.monotonic() - seen.get(queue.key, -WORKERS_SEEN_FOR) < WORKERS_SEEN_FOR
+
+
+def _look_for_workers(queue: Queue) -> bool:
+    """Whether a worker listens on ``queue`` now; remembered when one does."""
     if not Worker.count(queue=queue):
         return False
-    seen[queue.key] = time.monotonic()
+    current_app.extensions.setdefault("webdata.workers_seen", {})[queue.key] = time.monotonic()
     return True
 
 
@@ -173,7 +179,8 @@ def run_interactive(
         raise ApiError("unavailable", "The job queue is unreachable; try again shortly.")
     try:
         queue = queues.queue(queues.INTERACTIVE, redis)
-        if not _has_workers(queue):
+        trusted = _seen_lately(queue)  # then the lookout makes sure at its first look
+        if not trusted and not _look_for_workers(queue):
             raise ApiError("unavailable", "No crawler worker is running; try again shortly.")
         job = _enqueue(
             queue, func, args, kwargs,
@@ -187,7 +194,7 @@ def run_interactive(
         deadline = time.monotonic() + wait
         slice_seconds = min(SLICE, current_app.config["WEBDATA"].redis_timeout / 2)
         result = None
-        lookout = Lookout(job, queue)
+        lookout = Lookout(job, queue, confirm_workers=trusted)
         while (remaining := deadline - time.monotonic()) > 0:
             result = _wait_result(job, min(slice_seconds, remaining))
             if result is not None:

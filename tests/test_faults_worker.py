@@ -7,8 +7,10 @@ import os
 import signal
 import threading
 import time
+import uuid
 
 from redis import Redis
+from rq import Queue
 from rq.registry import StartedJobRegistry
 
 from api import create_app
@@ -78,12 +80,17 @@ def test_a_job_queued_while_every_worker_is_dead_is_answered_promptly(redis_url,
         _stop(procs)
 
 
-def test_a_queued_job_with_no_worker_on_its_queue_is_abandoned(redis_url):
+def test_a_job_enqueued_on_a_stale_look_for_workers_is_abandoned_at_the_first_look(redis_url):
     """The API trusts a look that found workers for a second (``WORKERS_SEEN_FOR``); a job
-    enqueued after the last one left is seen abandoned by the waiting request's lookout."""
-    url = _redis_db(redis_url, DB_OFFSET + 2)
-    redis = Redis.from_url(url)
-    redis.flushdb()
-    queue = queues.queue(queues.INTERACTIVE, redis)
-    job = queue.enqueue("worker.jobs.scrape", "http://127.0.0.1/")
-    assert Lookout(job, queue).abandoned() == "no worker listens on the queue"
+    enqueued on it after the last worker left is abandoned at the lookout's first look. Any
+    other queued job waits for a worker to come back, as before."""
+    redis = Redis.from_url(redis_url)
+    queue = Queue(f"nobody-{uuid.uuid4().hex}", connection=redis)  # no worker listens on it
+    job = queue.enqueue("time.time")
+    try:
+        trusting = Lookout(job, queue, confirm_workers=True)
+        assert trusting.abandoned() == "no worker listens on the queue"
+        assert trusting.abandoned() is None  # only the first look
+        assert Lookout(job, queue).abandoned() is None
+    finally:
+        job.delete()
