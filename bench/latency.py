@@ -171,20 +171,28 @@ class Peaks:
         self._thread.join()
 
 
-def run(args: argparse.Namespace, tmp: Path, procs: list[subprocess.Popen]) -> dict:
-    redis_proc, redis_url = start_redis(tmp)
-    procs.append(redis_proc)
+def article_site(tmp: Path, env: dict[str, str], procs: list[subprocess.Popen],
+                 slow_ms: int = 0) -> int:
+    """The static server of the article page and a robots.txt, the page answered after
+    ``slow_ms``; its port, once it answers."""
     site = tmp / "site"
     site.mkdir()
     shutil.copy(PAGE, site / "article.html")
     (site / "robots.txt").write_text("User-agent: *\nDisallow: /private\n")
+    port = free_port()
+    start([sys.executable, "-c", STATIC_SERVER, str(site), str(port), str(slow_ms)], env, procs)
+    wait_for(lambda: client(port, "GET", "/article.html")()(), "the static server")
+    return port
+
+
+def run(args: argparse.Namespace, tmp: Path, procs: list[subprocess.Popen]) -> dict:
+    redis_proc, redis_url = start_redis(tmp)
+    procs.append(redis_proc)
     database_url = f"sqlite:///{tmp / 'bench.db'}"
     key = funded_key(database_url, args.warmup * 2 + sum(n for _, n in args.plan) + 100)
 
     env = stack_env(redis_url, database_url)
-    site_port = free_port()
-    start([sys.executable, "-c", STATIC_SERVER, str(site), str(site_port), str(args.slow_ms)],
-          env, procs)
+    site_port = article_site(tmp, env, procs, args.slow_ms)
     worker_pids = [proc.pid for proc in start_workers(args.workers, env, procs, ("interactive",))]
     api_port = start_api(env, procs)
 
@@ -195,7 +203,6 @@ def run(args: argparse.Namespace, tmp: Path, procs: list[subprocess.Popen]) -> d
 
     interactive = queue(INTERACTIVE, redis_connection(redis_url))
     registry = StartedJobRegistry(INTERACTIVE, connection=interactive.connection)
-    wait_for(lambda: client(site_port, "GET", "/article.html")()(), "the static server")
     wait_for(lambda: client(api_port, "GET", "/healthz")()(), "the API's /healthz")
     wait_for(lambda: Worker.count(queue=interactive) >= args.workers, "the workers", 120)
 

@@ -21,7 +21,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
-import shutil
 import statistics
 import subprocess
 import sys
@@ -31,18 +30,17 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from latency import PAGE, SCRAPE, STATIC_SERVER, bare_extract, client, measure  # noqa: E402
+from latency import SCRAPE, article_site, bare_extract, client, measure  # noqa: E402
 from stack import (  # noqa: E402
     funded_key,
     run_and_report,
     stack_env,
-    start,
     start_api,
     start_workers,
     wait_for,
 )
 
-from api.serve import free_port, start_redis  # noqa: E402
+from api.serve import start_redis  # noqa: E402
 
 
 @contextlib.contextmanager
@@ -78,16 +76,10 @@ def side(tree: Path, database: int, redis_url: str, env: dict[str, str], workers
 def run(args: argparse.Namespace, tmp: Path, procs: list[subprocess.Popen]) -> dict:
     redis_proc, redis_url = start_redis(tmp)
     procs.append(redis_proc)
-    site = tmp / "site"
-    site.mkdir()
-    shutil.copy(PAGE, site / "article.html")
-    (site / "robots.txt").write_text("User-agent: *\nDisallow: /private\n")
     database_url = f"sqlite:///{tmp / 'bench.db'}"
     key = funded_key(database_url, 2 * args.requests + 1000)
     env = stack_env(redis_url, database_url)
-    site_port = free_port()
-    start([sys.executable, "-c", STATIC_SERVER, str(site), str(site_port), "0"], env, procs)
-    wait_for(lambda: client(site_port, "GET", "/article.html")()(), "the static server")
+    site_port = article_site(tmp, env, procs)
     page_url = f"http://127.0.0.1:{site_port}/article.html"
     body = json.dumps({"url": page_url})
     headers = {"Authorization": f"Bearer {key}", "Content-Type": "application/json"}
