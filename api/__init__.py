@@ -11,7 +11,7 @@ from werkzeug.exceptions import HTTPException
 
 from api import errors, idempotency, openapi, swagger_ui
 from api.config import Config, ConfigError, exit_with, load_or_exit
-from api.limits import AccountRateLimiter
+from api.limits import AccountRateLimiter, rate_limit_headers
 from api.openapi import BASE_PATH
 from api.operations import OPERATIONS, history_claimed, request_charge
 from api.schemas import UNSTORABLE, ErrorSchema, StorableText
@@ -48,7 +48,7 @@ def _begin_request() -> None:
 
 def _finish_request(response):
     response.headers["X-Request-Id"] = g.get("request_id", "")
-    for name, value in g.get("rate_limit_headers", {}).items():
+    for name, value in rate_limit_headers().items():
         response.headers.setdefault(name, value)
     _record_rejected_operation(response)
     return response

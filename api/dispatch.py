@@ -168,12 +168,14 @@ def give_up(job: Job) -> None:
 
 def run_interactive(
     redis: Any, func: str | Callable[..., dict[str, Any]], *args: Any, job_id: str, wait: float,
-    **kwargs: Any,
+    meanwhile: Callable[[], object] | None = None, **kwargs: Any,
 ) -> dict[str, Any]:
     """The job's return value; raises ApiError 503 (no worker, no Redis, the worker died while
     running it) or 504 (too slow).
 
     ``func`` may be a dotted name (``"worker.jobs.scrape"``), which RQ imports in the worker.
+    ``meanwhile()`` is called once the job is enqueued, before the wait: work of the request's
+    that need not delay the job (it must not raise).
     """
     if g.get("redis_unreachable"):  # the rate limiter just waited for it in vain
         raise ApiError("unavailable", "The job queue is unreachable; try again shortly.")
@@ -191,6 +193,8 @@ def run_interactive(
             ttl=queues.INTERACTIVE_QUEUE_TTL,
             meta={replies.WANTED: True},
         )
+        if meanwhile is not None:
+            meanwhile()
         deadline = time.monotonic() + wait
         slice_seconds = min(SLICE, current_app.config["WEBDATA"].redis_timeout / 2)
         result = None

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from datetime import timedelta
 
 from redis import Redis
@@ -86,24 +86,25 @@ def unavailable() -> ApiError:
     return ApiError("unavailable", "The job queue is unreachable; try again shortly.")
 
 
-def over_cap(cap: int, headers: Mapping[str, str]) -> ApiError:
+def over_cap(cap: int) -> ApiError:
     """The refusal of a request over its account's cap: 429 ``rate_limited`` (the contract's
-    code for an account over its request rate), ``Retry-After: 1`` besides ``headers``."""
+    code for an account over its request rate) with ``Retry-After: 1``; its answer gets the
+    rate limiter's ``RateLimit-*`` headers as every answer does (``api._finish_request``)."""
     return ApiError(
         "rate_limited", f"This account already has {max(1, cap)} requests in flight (its "
         "plan's max_concurrent_requests); retry when one has finished.",
-        headers={**headers, "Retry-After": str(RETRY_AFTER)})
+        headers={"Retry-After": str(RETRY_AFTER)})
 
 
 def take(
     redis: Redis, account_id: str, member: str, cap: int, *, lease: timedelta,
-    headers: Mapping[str, str] | None = None, unreachable: bool = False,
+    unreachable: bool = False,
 ) -> None:
     """Take one of the account's slots for ``member``; give it back with :func:`give_back`.
 
-    Raises ApiError 429 ``rate_limited`` at once when every slot is taken (with ``headers``,
-    the rate limiter's ``RateLimit-*`` of this request, and ``Retry-After: 1``; nothing is
-    charged: the caller releases the reservation), 503 ``unavailable`` when Redis fails, at
+    Raises ApiError 429 ``rate_limited`` at once when every slot is taken (:func:`over_cap`;
+    nothing is charged: the caller releases the reservation), 503 ``unavailable`` when Redis
+    fails, at
     once when ``unreachable`` (the rate limiter just waited for Redis in vain).
     """
     if unreachable:
@@ -114,7 +115,7 @@ def take(
         logger.error("Redis unavailable: %s", exc)
         raise unavailable() from None
     if not taken:
-        raise over_cap(cap, headers or {})
+        raise over_cap(cap)
 
 
 def give_back(redis: Redis, account_id: str, member: str) -> None:
@@ -128,12 +129,11 @@ def give_back(redis: Redis, account_id: str, member: str) -> None:
 @contextlib.contextmanager
 def slot(
     redis: Redis, account_id: str, member: str, cap: int, *, lease: timedelta,
-    headers: Mapping[str, str] | None = None, unreachable: bool = False,
+    unreachable: bool = False,
 ) -> Iterator[None]:
     """Hold one of the account's slots for the ``with`` block (:func:`take`), given back
     when it ends."""
-    take(redis, account_id, member, cap, lease=lease, headers=headers,
-         unreachable=unreachable)
+    take(redis, account_id, member, cap, lease=lease, unreachable=unreachable)
     try:
         yield
     finally:

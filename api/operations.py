@@ -20,6 +20,7 @@ from api import inflight
 from api.dispatch import run_interactive
 from api.errors import ApiError
 from api.extensions import db, redis, source_policy
+from api.limits import rate_limit_headers
 from crawler.contract import PageStatus
 from crawler.policy import PolicyRefusal
 from storage import ledger
@@ -192,11 +193,11 @@ def run_page_operation(
         principal = g.principal
         with inflight.slot(redis(), principal.account_id, g.request_id,
                            principal.max_concurrent_requests, lease=request_lifetime(),
-                           headers=g.get("rate_limit_headers", {}),
                            unreachable=bool(g.get("redis_unreachable"))):
+            # the answer's RateLimit-* headers are read from Redis while the job runs
             result = run_interactive(redis(), job, url, job_id=g.request_id,
                                      wait=current_app.config["WEBDATA"].job_wait_seconds,
-                                     **options)
+                                     meanwhile=rate_limit_headers, **options)
         if result["status"] != PageStatus.SUCCEEDED:
             raise ApiError.from_result(result["error"] or {})
         fields = {name: result[name] for name in COMMON_FIELDS} if common_fields else {}

@@ -188,13 +188,12 @@ def test_a_full_account_is_refused_at_once_and_served_once_a_slot_is_given_back(
     redis = Redis.from_url(redis_url)
     account = f"acct_{uuid.uuid4().hex[:12]}"
     assert inflight.try_acquire(redis, account, "req_first", 1, timedelta(minutes=1))
-    rate = {"RateLimit-Limit": "60", "RateLimit-Remaining": "59", "RateLimit-Reset": "1"}
     with pytest.raises(ApiError) as caught, inflight.slot(
-            redis, account, "req_second", 1, lease=timedelta(minutes=1), headers=rate):
+            redis, account, "req_second", 1, lease=timedelta(minutes=1)):
         pytest.fail("entered a full account")
     refusal = caught.value
     assert (refusal.status, refusal.error) == (429, "rate_limited")
-    assert refusal.headers == {**rate, "Retry-After": "1"}
+    assert refusal.headers == {"Retry-After": "1"}  # RateLimit-*: as on any answer
     assert "1 requests in flight" in refusal.message
     assert redis.zrange(inflight.key(account), 0, -1) == [b"req_first"]  # nothing taken
     inflight.release(redis, account, "req_first")
