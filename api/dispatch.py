@@ -36,6 +36,7 @@ from rq.job import Job, JobStatus
 from rq.results import Result
 
 from api.errors import ApiError
+from api.inflight import Held
 from worker import liveness, queues, replies
 
 logger = logging.getLogger(__name__)
@@ -168,14 +169,15 @@ def give_up(job: Job) -> None:
 
 def run_interactive(
     redis: Any, func: str | Callable[..., dict[str, Any]], *args: Any, job_id: str, wait: float,
-    meanwhile: Callable[[], object] | None = None, **kwargs: Any,
+    meanwhile: Callable[[], object] | None = None, slot: Held | None = None, **kwargs: Any,
 ) -> dict[str, Any]:
     """The job's return value; raises ApiError 503 (no worker, no Redis, the worker died while
     running it) or 504 (too slow).
 
     ``func`` may be a dotted name (``"worker.jobs.scrape"``), which RQ imports in the worker.
     ``meanwhile()`` is called once the job is enqueued, before the wait: work of the request's
-    that need not delay the job (it must not raise).
+    that need not delay the job (it must not raise). The request's ``slot`` of its account,
+    if given, is given back by the job's early reply (and marked so), in the reply's round trip.
     """
     if g.get("redis_unreachable"):  # the rate limiter just waited for it in vain
         raise ApiError("unavailable", "The job queue is unreachable; try again shortly.")
@@ -191,7 +193,8 @@ def run_interactive(
             result_ttl=queues.INTERACTIVE_RESULT_TTL,
             failure_ttl=queues.INTERACTIVE_RESULT_TTL,
             ttl=queues.INTERACTIVE_QUEUE_TTL,
-            meta={replies.WANTED: True},
+            meta={replies.WANTED: True,
+                  **({replies.GIVES_BACK: [slot.key, slot.member]} if slot else {})},
         )
         if meanwhile is not None:
             meanwhile()
@@ -218,7 +221,11 @@ def run_interactive(
     if result is None:
         give_up(job)
         raise ApiError("timeout", f"No result within {wait:g} s; nothing was charged.")
-    if isinstance(result, Reply) or result.type == Result.Type.SUCCESSFUL:
+    if isinstance(result, Reply):
+        if slot is not None:
+            slot.given_back = True
+        return result.return_value
+    if result.type == Result.Type.SUCCESSFUL:
         return result.return_value
     reason = result.exc_string or ""
     if "JobTimeoutException" in reason:

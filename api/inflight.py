@@ -3,8 +3,10 @@
 Issue 10: ten slow requests of one account took every worker slot, and another account's
 request waited 58 s behind them. Each single-page request now takes one of its account's
 ``max_concurrent_requests`` slots (a plan field) before its job is enqueued, and gives it back
-when the job's answer is in. A request over the cap is refused at once, 429 ``rate_limited``
-with ``Retry-After: 1``: it never waits for a slot, because a waiting request holds one of the
+when the job's answer is in: the worker does, in the round trip of the job's early reply
+(:class:`Held`, :mod:`worker.replies`), or else the request when it ends. A request over the
+cap is refused at once, 429 ``rate_limited`` with ``Retry-After: 1``: it never waits for a
+slot, because a waiting request holds one of the
 API's few threads (``API_PROCESSES`` x ``API_THREADS``), and one account's burst of waiters
 would then block every other account's requests at the API instead of at the workers.
 
@@ -126,15 +128,27 @@ def give_back(redis: Redis, account_id: str, member: str) -> None:
         logger.warning("Could not release the slot of %s (its lease will): %s", member, exc)
 
 
+class Held:
+    """A slot held by a request: ``member`` of the set ``key``. A job that gives it back
+    itself (its early reply, :mod:`worker.replies`) marks it :attr:`given_back`, and then
+    :func:`slot` does not make a round trip of its own to."""
+
+    def __init__(self, account_id: str, member: str):
+        self.key, self.member = key(account_id), member
+        self.given_back = False
+
+
 @contextlib.contextmanager
 def slot(
     redis: Redis, account_id: str, member: str, cap: int, *, lease: timedelta,
     unreachable: bool = False,
-) -> Iterator[None]:
+) -> Iterator[Held]:
     """Hold one of the account's slots for the ``with`` block (:func:`take`), given back
-    when it ends."""
+    when it ends unless the job gave it back already."""
     take(redis, account_id, member, cap, lease=lease, unreachable=unreachable)
+    held = Held(account_id, member)
     try:
-        yield
+        yield held
     finally:
-        give_back(redis, account_id, member)
+        if not held.given_back:
+            give_back(redis, account_id, member)

@@ -193,11 +193,11 @@ def run_page_operation(
         principal = g.principal
         with inflight.slot(redis(), principal.account_id, g.request_id,
                            principal.max_concurrent_requests, lease=request_lifetime(),
-                           unreachable=bool(g.get("redis_unreachable"))):
+                           unreachable=bool(g.get("redis_unreachable"))) as slot:
             # the answer's RateLimit-* headers are read from Redis while the job runs
             result = run_interactive(redis(), job, url, job_id=g.request_id,
                                      wait=current_app.config["WEBDATA"].job_wait_seconds,
-                                     meanwhile=rate_limit_headers, **options)
+                                     meanwhile=rate_limit_headers, slot=slot, **options)
         if result["status"] != PageStatus.SUCCEEDED:
             raise ApiError.from_result(result["error"] or {})
         fields = {name: result[name] for name in COMMON_FIELDS} if common_fields else {}

@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import uuid
 
 from redis import Redis
 from rq.callbacks import Callback
@@ -50,6 +51,21 @@ def test_a_job_asking_for_it_gets_its_value_sent_early_and_rqs_result_as_well(
     assert reply_id <= result_id  # stream ids grow: the reply came first
     assert 0 < redis.ttl(replies.key(asked.id)) <= replies.TTL
     assert not redis.exists(replies.key(plain.id))
+
+
+def test_an_early_reply_gives_back_the_slot_it_names(redis_url, workers, site):
+    """The API's request names its slot of its account (``api.inflight``): the reply removes
+    it in the same round trip, and nothing else of the set."""
+    redis = Redis.from_url(redis_url)
+    slots = f"webdata:inflight:test-{uuid.uuid4().hex}"
+    redis.zadd(slots, {"req_this": 1, "req_other": 1})
+    job = _queue(redis_url).enqueue(
+        jobs.scrape, f"{site}/article",
+        meta={replies.WANTED: True, replies.GIVES_BACK: [slots, "req_this"]})
+    assert job.latest_result(timeout=30).type == Result.Type.SUCCESSFUL
+    assert redis.exists(replies.key(job.id))
+    assert redis.zrange(slots, 0, -1) == [b"req_other"]
+    redis.delete(slots)
 
 
 def test_a_job_of_the_earlier_api_gets_its_early_reply_too(redis_url, workers, site):

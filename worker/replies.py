@@ -36,6 +36,9 @@ TTL = 30
 FIELD = b"value"
 #: The ``Job.meta`` key of a job whose value is wanted early.
 WANTED = "webdata_reply"
+#: The ``Job.meta`` key of ``[key, member]``: a member of a sorted set that the reply removes
+#: in its own round trip (the waiting request's slot of its account, ``api.inflight``).
+GIVES_BACK = "webdata_gives_back"
 
 
 def key(job_id: str) -> str:
@@ -55,6 +58,8 @@ def send(job: Job, *args: Any, **kwargs: Any) -> None:
         with job.connection.pipeline(transaction=False) as pipeline:
             pipeline.xadd(key(job.id), {FIELD: json.dumps(args[-1])})
             pipeline.expire(key(job.id), TTL)
+            if gives_back := job.meta.get(GIVES_BACK):
+                pipeline.zrem(*gives_back)
             pipeline.execute()
     except RedisError as exc:
         logger.warning("No early reply for job %s: %s", job.id, exc)
