@@ -6,9 +6,9 @@ request waited 58 s behind them. Each single-page request now takes one of its a
 when the job's answer is in: the worker does, in the round trip of the job's early reply
 (:class:`Held`, :mod:`worker.replies`), or else the request when it ends. A request over the
 cap is refused at once, 429 ``rate_limited`` with ``Retry-After: 1``: it never waits for a
-slot, because a waiting request holds one of the
-API's few threads (``API_PROCESSES`` x ``API_THREADS``), and one account's burst of waiters
-would then block every other account's requests at the API instead of at the workers.
+slot, because a waiting request holds one of the API's few threads (``API_PROCESSES`` x
+``API_THREADS``), and one account's burst of waiters would then block every other account's
+requests at the API instead of at the workers.
 
 The slots of an account are a Redis sorted set (``webdata:inflight:<account id>``) shared by
 every API process and host: member = the request id, score = the slot's lease expiry in
@@ -106,8 +106,7 @@ def take(
 
     Raises ApiError 429 ``rate_limited`` at once when every slot is taken (:func:`over_cap`;
     nothing is charged: the caller releases the reservation), 503 ``unavailable`` when Redis
-    fails, at
-    once when ``unreachable`` (the rate limiter just waited for Redis in vain).
+    fails, at once when ``unreachable`` (the rate limiter just waited for Redis in vain).
     """
     if unreachable:
         raise unavailable()
@@ -129,9 +128,9 @@ def give_back(redis: Redis, account_id: str, member: str) -> None:
 
 
 class Held:
-    """A slot held by a request: ``member`` of the set ``key``. A job that gives it back
-    itself (its early reply, :mod:`worker.replies`) marks it :attr:`given_back`, and then
-    :func:`slot` does not make a round trip of its own to."""
+    """A slot held by a request: ``member`` of the set ``key``. When the job gave it back
+    itself (its early reply, :mod:`worker.replies`), it is marked :attr:`given_back`, and
+    :func:`slot` makes no round trip of its own to give it back."""
 
     def __init__(self, account_id: str, member: str):
         self.key, self.member = key(account_id), member
