@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Select, bindparam, exists, insert, select, update
+from sqlalchemy import Connection, Select, bindparam, exists, insert, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, aliased
 
@@ -90,6 +90,11 @@ _ADD_ENTRY = insert(_ENTRIES)
 _ADD_HISTORY = insert(_HISTORY)
 
 
+def _balance(db: Session | Connection, account_id: str) -> int:
+    """The account's balance, read in ``db``'s transaction (a session or a bare connection)."""
+    return db.scalar(_BALANCE, {"account": account_id}) or 0
+
+
 def reserve(db: Database, charge: Charge) -> int:
     """Hold ``charge.amount`` credits; returns the balance left. Raises InsufficientCredits."""
     try:
@@ -97,8 +102,7 @@ def reserve(db: Database, charge: Charge) -> int:
             balance = connection.scalar(_DEBIT, {"account": charge.account_id,
                                                  "amount": charge.amount})
             if balance is None:
-                current = connection.scalar(_BALANCE, {"account": charge.account_id})
-                raise InsufficientCredits(charge.amount, current or 0)
+                raise InsufficientCredits(charge.amount, _balance(connection, charge.account_id))
             connection.execute(_ADD_ENTRY, {
                 "account_id": charge.account_id, "charge_key": charge.key,
                 "phase": Phase.OPEN, "kind": EntryKind.RESERVE, "amount": -charge.amount,
@@ -119,7 +123,7 @@ def capture(db: Database, charge: Charge) -> int:
                 "phase": Phase.CLOSE, "kind": EntryKind.CAPTURE, "amount": 0})
             connection.execute(_ADD_HISTORY,
                                _history_values(charge, charge.amount, Outcome.SUCCEEDED))
-            return connection.scalar(_BALANCE, {"account": charge.account_id}) or 0
+            return _balance(connection, charge.account_id)
     except IntegrityError:
         raise ChargeSettled(f"Charge {charge.key} was settled already.") from None
 
@@ -151,8 +155,7 @@ def close_released(session: Session, charge: Charge, error: str | None) -> tuple
     history) unless it is closed already; (whether it was closed here, the balance)."""
     settled = session.scalar(_closing_kind(charge))
     if settled:
-        balance = select(Account.balance).where(Account.id == charge.account_id)
-        return False, session.scalar(balance) or 0
+        return False, _balance(session, charge.account_id)
     session.add(LedgerEntry(account_id=charge.account_id, charge_key=charge.key,
                             phase=Phase.CLOSE, kind=EntryKind.RELEASE, amount=charge.amount))
     balance = session.scalar(
@@ -182,8 +185,7 @@ def grant(db: Database, account_id: str, amount: int, key: str) -> int:
             .returning(Account.balance)
         )
         if balance is None:
-            current = session.scalar(select(Account.balance).where(Account.id == account_id))
-            raise InsufficientCredits(-amount, current or 0)
+            raise InsufficientCredits(-amount, _balance(session, account_id))
         session.add(LedgerEntry(account_id=account_id, charge_key=key, phase=Phase.OPEN,
                                 kind=EntryKind.GRANT, amount=amount))
         session.add(_history(charge, -amount, Outcome.SUCCEEDED))
@@ -247,4 +249,4 @@ def _closing_kind(charge: Charge) -> Select:
 
 def balance_of(db: Database, account_id: str) -> int:
     with db.session() as session:
-        return session.scalar(select(Account.balance).where(Account.id == account_id)) or 0
+        return _balance(session, account_id)
