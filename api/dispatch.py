@@ -129,18 +129,23 @@ class Lookout:
         return None
 
 
+def _workers_seen() -> dict[str, float]:
+    """When each queue of the app's Redis was last found with a worker (``time.monotonic()``),
+    by queue key: kept with the app."""
+    return current_app.extensions.setdefault("webdata.workers_seen", {})
+
+
 def _seen_lately(queue: Queue) -> bool:
     """Whether a worker was found on ``queue`` less than :data:`WORKERS_SEEN_FOR` seconds ago
-    (:func:`_look_for_workers`; kept with the app, whose Redis it is)."""
-    seen: dict[str, float] = current_app.extensions.setdefault("webdata.workers_seen", {})
-    return time.monotonic() - seen.get(queue.key, -WORKERS_SEEN_FOR) < WORKERS_SEEN_FOR
+    (:func:`_look_for_workers`)."""
+    return time.monotonic() - _workers_seen().get(queue.key, -WORKERS_SEEN_FOR) < WORKERS_SEEN_FOR
 
 
 def _look_for_workers(queue: Queue) -> bool:
     """Whether a worker listens on ``queue`` now; remembered when one does."""
     if not Worker.count(queue=queue):
         return False
-    current_app.extensions.setdefault("webdata.workers_seen", {})[queue.key] = time.monotonic()
+    _workers_seen()[queue.key] = time.monotonic()
     return True
 
 

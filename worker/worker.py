@@ -73,15 +73,14 @@ class WarmWorker(SimpleWorker):
     """A non-forking RQ worker whose jobs run side by side on one running Twisted reactor."""
 
     death_penalty_class = ThreadDeathPenalty
-    #: Sends the value of a job an API request waits on before RQ's bookkeeping (``replies``).
-    job_class = ReplyingJob
 
     def __init__(self, *args: Any, concurrency: int | None = None,
                  interactive_reserve: int | None = None,
                  background_queues: Iterable[str] = (COLLECTIONS,), **kwargs: Any):
         kwargs.setdefault("serializer", SERIALIZER)
         super().__init__(*args, **kwargs)
-        if self.job_class is Job:  # RQ's default, also as ``rq worker-pool`` passes it
+        if self.job_class is Job:  # RQ's default, given or not (``rq worker-pool`` gives it)
+            # sends the value of a job an API request waits on before RQ's bookkeeping
             self.job_class = ReplyingJob
         if concurrency is None or interactive_reserve is None:
             config = load_or_exit()  # also when started by ``rq worker -w worker.worker…``
