@@ -21,7 +21,6 @@ from __future__ import annotations
 import argparse
 import functools
 import os
-import shutil
 import statistics
 import subprocess
 import sys
@@ -35,10 +34,10 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from latency import PAGE, STATIC_SERVER, client  # noqa: E402
+from latency import article_site  # noqa: E402
 from stack import funded_key, start, stop, wait_for  # noqa: E402
 
-from api.serve import free_port, start_redis  # noqa: E402
+from api.serve import start_redis  # noqa: E402
 
 
 def cpu_seconds(pid: int) -> float:
@@ -137,14 +136,9 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="webdata-stages-") as tmp_dir:
         tmp = Path(tmp_dir)
         redis_proc, redis_url = start_redis(tmp)
-        site = tmp / "site"
-        site.mkdir()
-        shutil.copy(PAGE, site / "article.html")
-        (site / "robots.txt").write_text("User-agent: *\nDisallow: /private\n")
-        port = free_port()
         procs: list[subprocess.Popen] = [redis_proc]
-        start([sys.executable, "-c", STATIC_SERVER, str(site), str(port)], dict(os.environ),
-              procs)  # the static server bench/latency.py measures against
+        # the static server bench/latency.py measures against
+        port = article_site(tmp, dict(os.environ), procs)
         database_url = f"sqlite:///{tmp / 'stages.db'}"
         settings = {"REDIS_URL": redis_url, "DATABASE_URL": database_url,
                     "LOG_LEVEL": "WARNING", "CRAWLER_ALLOWED_NETWORKS": "127.0.0.0/8"}
@@ -155,7 +149,6 @@ def main() -> None:
             from rq import Worker
 
             page = f"http://127.0.0.1:{port}/article.html"
-            wait_for(lambda: client(port, "GET", "/article.html")()(), "the static server")
             wait_for(lambda: Worker.count(connection=Redis.from_url(redis_url)) >= 1,
                      "the worker", 60)
             worker_alone(redis_url, page, procs[-1].pid, args)
