@@ -13,6 +13,7 @@ from flask_smorest import Blueprint
 from api import idempotency
 from api.errors import ApiError
 from api.extensions import db
+from api.schemas import MAX_URL_LENGTH
 from storage import accounts
 
 CHALLENGE = {"WWW-Authenticate": 'Bearer realm="api"'}
@@ -39,6 +40,21 @@ def bodyless(view: Callable) -> Callable:
     return view
 
 
+def batch_body(view: Callable) -> Callable:
+    """Mark a POST whose body may carry the caller's largest batch of URLs: its plan's
+    ``max_batch_urls`` URLs of the longest length accepted. That can be more bytes than
+    ``MAX_BODY_BYTES`` (1,000 URLs of 1,500 characters are 1.5 MB), and a batch the plan
+    allows must not be refused for its size in bytes; the body's limit grows by that much."""
+    view.batch_body = True  # type: ignore[attr-defined]
+    return view
+
+
+def batch_body_limit(max_body_bytes: int, max_batch_urls: int) -> int:
+    """Bytes a :func:`batch_body` body may have: ``MAX_BODY_BYTES`` for the rest of it,
+    and each URL at its longest, quoted and separated."""
+    return max_body_bytes + max_batch_urls * (MAX_URL_LENGTH + len('"", '))
+
+
 def _require_json_object() -> None:
     """A 400 that says what is wrong, before webargs would report a missing field instead."""
     if request.method not in ("POST", "PUT", "PATCH"):
@@ -46,6 +62,9 @@ def _require_json_object() -> None:
     view = current_app.view_functions.get(request.endpoint or "")
     if getattr(view, "bodyless", False) and not request.get_data(cache=True):
         return
+    if getattr(view, "batch_body", False):  # before anything reads the body
+        request.max_content_length = batch_body_limit(
+            current_app.config["MAX_CONTENT_LENGTH"], g.principal.max_batch_urls)
     if not request.is_json:
         raise ApiError(
             "bad_request", "Send the body as JSON, with 'Content-Type: application/json'."

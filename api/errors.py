@@ -15,7 +15,7 @@ import secrets
 from http import HTTPStatus
 from typing import Any
 
-from flask import Flask, current_app, g, jsonify
+from flask import Flask, g, jsonify, request
 from werkzeug.exceptions import HTTPException
 
 from crawler.contract import ErrorCode
@@ -137,7 +137,7 @@ def _from_http(exc: HTTPException) -> ApiError:
         message = "The body must be a JSON object."
     if status == 413:
         message = (f"The request body is larger than the limit of "
-                   f"{current_app.config['MAX_CONTENT_LENGTH']} bytes.")
+                   f"{request.max_content_length} bytes.")
     api_error = ApiError(code, message, errors=errors)
     api_error.status = status
     if status == 405 and exc.get_headers():

@@ -71,7 +71,8 @@ ERRORS: dict[int, str] = {
     409: "conflict: the collection is finished already, or an Idempotency-Key is in flight.",
     410: "expired: the collection's results are past their download window (`expires_at`).",
     413: "body_too_large: the request body is over the deployment's `MAX_BODY_BYTES` "
-         "(1 MiB by default); nothing was charged.",
+         "(1 MiB by default; a collection's body has room for its plan's largest batch "
+         "on top); nothing was charged.",
     415: "unsupported_content: the target is not HTML.",
     422: "validation_error: a field is missing, of the wrong type or out of range "
          "(`errors` says which).",

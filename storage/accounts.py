@@ -46,6 +46,8 @@ class Principal:
     requests_per_minute: int
     #: Single-page jobs the account may have on the workers at once (``api.inflight``).
     max_concurrent_requests: int
+    #: URLs one batch collection may hold: its request body may be that large (``api.auth``).
+    max_batch_urls: int
     #: The key it authenticated with: a console session stays valid while this key does.
     key_id: int | None = None
 
@@ -125,7 +127,7 @@ def revoke_keys(session: Session, prefix: str) -> int:
 _KEYS, _ACCOUNTS, _PLANS = ApiKey.__table__, Account.__table__, Plan.__table__
 _CALLER = (
     select(_ACCOUNTS.c.id, _ACCOUNTS.c.name, _PLANS.c.name, _PLANS.c.requests_per_minute,
-           _PLANS.c.max_concurrent_requests, _KEYS.c.id)
+           _PLANS.c.max_concurrent_requests, _PLANS.c.max_batch_urls, _KEYS.c.id)
     .select_from(_KEYS.join(_ACCOUNTS, _KEYS.c.account_id == _ACCOUNTS.c.id)
                  .join(_PLANS, _PLANS.c.id == _ACCOUNTS.c.plan_id))
     .where(_KEYS.c.key_hash == bindparam("key_hash"), _KEYS.c.revoked_at.is_(None))
@@ -154,7 +156,7 @@ def account_of_key(session: Session, key_id: int) -> tuple[Account, Principal] |
         return None
     account, plan = row
     return account, Principal(account.id, account.name, plan.name, plan.requests_per_minute,
-                              plan.max_concurrent_requests, key_id)
+                              plan.max_concurrent_requests, plan.max_batch_urls, key_id)
 
 
 def list_keys(session: Session, account_id: str, *, newest_first: bool = False

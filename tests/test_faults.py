@@ -8,8 +8,11 @@ processes (a locked database, a paused Redis, a killed worker) are in ``test_fau
 from __future__ import annotations
 
 import base64
+import json
 
+from storage import accounts
 from tests.books import assert_books_balance
+from tests.conftest import new_customer
 
 BASE = "/api/service/v1"
 
@@ -33,6 +36,30 @@ def test_a_body_over_the_limit_is_413_in_the_error_shape(app, customer):
     assert rows[0]["operation"] == "scrape" and rows[0]["status"] == "failed"
     assert rows[0]["credits"] == 0 and rows[0]["url"] is None  # the body was never read
     assert_books_balance(app, customer.account_id)
+
+
+def test_a_batch_as_large_as_the_plan_allows_is_read_whatever_max_body_bytes(app):
+    """The plan's ``max_batch_urls`` long URLs are more bytes than ``MAX_BODY_BYTES``: a
+    ``POST /collections`` body may hold them (here answered 402: no credits, so nothing
+    starts), one URL more is ``too_many_urls``; only a body beyond that room is
+    ``body_too_large``, and it names its own limit."""
+    who = new_customer(app, credits=0, plan="standard")
+    with app.extensions["webdata.db"].session() as session:
+        allowed = accounts.get_plan(session, "standard").max_batch_urls
+    long_urls = [f"http://example.com/{n}?q={'x' * 1500}" for n in range(allowed + 1)]
+    assert len(json.dumps(long_urls[:allowed])) > app.config["WEBDATA"].max_body_bytes
+
+    fits = who.post("/collections", {"mode": "batch", "urls": long_urls[:allowed]})
+    _error(fits, 402, "insufficient_credits")
+    one_more = who.post("/collections", {"mode": "batch", "urls": long_urls})
+    _error(one_more, 413, "too_many_urls")
+    padded = who.post("/collections", {"mode": "batch", "urls": long_urls[:1],
+                                       "pad": "x" * (allowed * 2100 + 2 * 1024 * 1024)})
+    body = _error(padded, 413, "body_too_large")
+    limit = int(body["message"].split("limit of ")[1].split()[0])
+    assert limit > app.config["WEBDATA"].max_body_bytes
+    assert who.balance() == 0
+    assert_books_balance(app, who.account_id)
 
 
 def test_json_nested_100k_deep_is_400_bad_request(app, customer):

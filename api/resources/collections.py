@@ -18,7 +18,7 @@ from flask_smorest import Blueprint
 from redis.exceptions import RedisError
 
 from api import cursors, exports
-from api.auth import authenticated, bodyless
+from api.auth import authenticated, batch_body, bodyless
 from api.collection_schemas import (
     CollectionPageSchema,
     CollectionRequestSchema,
@@ -93,10 +93,12 @@ def _own(collection_id: str) -> Collection:
 
 
 @blp.route("/collections", methods=["POST"])
+@batch_body
 @documented(blp, "createCollection", CollectionSchema,
             (*AUTHENTICATED, 400, 402, 403, 413, 422), success=202, descriptions={
                 413: "too_many_urls: the batch has more URLs than the plan's `max_batch_urls`; "
-                     "or body_too_large.",
+                     "or body_too_large: the body is over `MAX_BODY_BYTES` plus 2,052 bytes "
+                     "for each URL the plan's `max_batch_urls` allows.",
                 429: "rate_limited (the plan's requests per minute), or collection_limit: the "
                      "account already runs its plan's `max_running_collections`.",
                 402: "insufficient_credits: the balance cannot pay for the first page."})
