@@ -38,12 +38,14 @@ def decode(kind: str, cursor: str) -> str:
     return value
 
 
-def decode_id(kind: str, cursor: str) -> int:
-    """A cursor of ``kind`` holding a row id or a position (1 to 2**63 - 1)."""
+def decode_id(kind: str, cursor: str, lowest: int = 1) -> int:
+    """A cursor of ``kind`` holding a row id or a position (``lowest`` to 2**63 - 1). A list
+    that answers an empty page with "the start" as its cursor (a collection's results, polled
+    before anything is stored) takes 0 back."""
     try:
         number = int(decode(kind, cursor))
     except ValueError:
         raise invalid() from None
-    if not 0 < number < MAX_ROW_ID:
+    if not lowest <= number < MAX_ROW_ID:
         raise invalid()
     return number

@@ -187,6 +187,22 @@ def test_listing_is_newest_first_and_paginated(stack, site):
     assert who.get("/collections", query_string={"cursor": "bogus"}).status_code == 422
 
 
+def test_an_empty_pages_cursor_is_taken_back_while_the_collection_runs(stack, site):
+    """Polling (README): an empty page's cursor, given before anything (or anything of that
+    status) is stored, is passed back like any other and then brings every result."""
+    who = customer(stack)
+    url = f"{site}/slow/empty-cursor?ms=1000"
+    created = start(who, {"mode": "batch", "urls": [url]})
+    results = f"/collections/{created['id']}/results"
+    empty = who.get(results, query_string={"status": "failed"}).get_json()
+    assert empty["results"] == [] and empty["next_cursor"]
+    again = who.get(results, query_string={"status": "failed", "cursor": empty["next_cursor"]})
+    assert again.status_code == 200, again.get_json()
+    wait_final(who, created["id"])
+    rest = who.get(results, query_string={"cursor": empty["next_cursor"]}).get_json()
+    assert [r["url"] for r in rest["results"]] == [url] and rest["next_cursor"] is None
+
+
 def test_the_host_cap_holds_across_worker_processes(stack, site, site_server):
     """Two workers, two slices of 8 pages each: one host still never has more than the
     cap open at once (the test site counts them)."""

@@ -243,7 +243,7 @@ def results(args: dict, collection_id: str):
     row = readable(collection_id)
     selection = selection_of(row, args["field_names"])
     final = row.status not in LIVE_STATUSES  # read first: nothing is stored after it
-    after = cursors.decode_id(RESULTS_CURSOR, args["cursor"]) if args["cursor"] else 0
+    after = cursors.decode_id(RESULTS_CURSOR, args["cursor"], lowest=0) if args["cursor"] else 0
     rows, more = collections.results(db(), collection_id, after=after, limit=args["limit"],
                                      status=args["status"])
     position = rows[-1].seq if rows else after
