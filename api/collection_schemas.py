@@ -6,6 +6,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from marshmallow import ValidationError, fields, validate, validates_schema
+from w3lib.url import safe_url_string
 
 from api.exports import FORMATS as EXPORT_FORMATS
 from api.schemas import RequestSchema, Response, Url, WholeNumber
@@ -22,9 +23,23 @@ FOREIGN_TO_CRAWL = ("urls",)
 
 
 def http_url(value: str) -> None:
-    """A batch entry must be an http(s) URL: anything else could never be a page of it."""
-    if urlsplit(value.strip()).scheme.lower() not in ("http", "https"):
+    """A batch entry must be a URL its page can be fetched from: http(s), with a host, and
+    one Scrapy can request (``safe_url_string`` reads its brackets and port, as
+    ``scrapy.Request`` does). Anything else could never be a page of the batch: a 422 naming
+    its index, not a page failed later. What ``urlsplit`` cannot read at all,
+    :func:`~api.schemas.absolute_url` reports."""
+    try:
+        parts = urlsplit(value.strip())
+    except ValueError:
+        return
+    if parts.scheme.lower() not in ("http", "https"):
         raise ValidationError("Must be an http or https URL.")
+    try:
+        safe_url_string(value.strip())
+    except ValueError as exc:
+        raise ValidationError(f"Not a valid URL: {exc}.") from None
+    if not parts.hostname:
+        raise ValidationError("Must name a host, such as https://example.com/.")
 
 
 class Patterns(fields.List):

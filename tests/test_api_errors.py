@@ -168,3 +168,17 @@ def test_a_path_parameter_the_database_cannot_store_matches_no_route(app):
     for path in ("/collections/col_%00", "/collections/col_%00/results",
                  "/collections/col_%00/export?format=csv"):
         assert_error(customer.get(path), 404, "not_found")
+
+
+def test_a_batch_entry_no_crawler_could_request_is_a_422_naming_it(customer):
+    """Each entry must be a URL a page could be fetched from: not only http(s), but one that
+    parses whole (its brackets, its port) with a host. These were a 500, or a 202 whose page
+    then failed as an internal error."""
+    urls = ["http://example.com/", "http://[::1/", "https://[v1.x/", "http://[12345::1]/",
+            "http://127.0.0.2:99999/", "http://[::1]x/", "http://a:b/", "http://:80/",
+            "ftp://example.com/", " https://example.com/ok "]
+    body = assert_error(customer.post("/collections", {"mode": "batch", "urls": urls}),
+                        422, "validation_error")
+    assert sorted(map(int, body["errors"]["urls"])) == [1, 2, 3, 4, 5, 6, 7, 8]
+    assert all(len(messages) == 1 for messages in body["errors"]["urls"].values())
+    assert customer.balance() == 100
