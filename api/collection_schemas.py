@@ -3,48 +3,33 @@
 from __future__ import annotations
 
 from typing import Any
-from urllib.parse import urlsplit
 
 from marshmallow import ValidationError, fields, validate, validates_schema
-from w3lib.url import safe_url_string
 
 from api.exports import FORMATS as EXPORT_FORMATS
 from api.schemas import RequestSchema, Response, Url, WholeNumber
 from crawler.contract import COLLECTION_EXTRACTS as EXTRACTS
 from crawler.contract import COLLECTION_MODES as MODES
 from crawler.contract import DEFAULT_MAX_DEPTH, MAX_DEPTH
-from crawler.scope import pattern_errors
+from crawler.scope import MAX_PATTERNS, page_url_error, pattern_errors
 
-#: Most ``include_paths`` / ``exclude_paths`` patterns each.
-MAX_PATTERNS = 50
 #: Fields a batch, or a crawl, refuses (422).
 FOREIGN_TO_BATCH = ("url", "max_pages")
 FOREIGN_TO_CRAWL = ("urls",)
 
 
-def http_url(value: str) -> None:
-    """A batch entry must be a URL its page can be fetched from: http(s), with a host, and
-    one Scrapy can request (``safe_url_string`` reads its brackets and port, as
-    ``scrapy.Request`` does). Anything else could never be a page of the batch: a 422 naming
-    its index, not a page failed later. What ``urlsplit`` cannot read at all,
-    :func:`~api.schemas.absolute_url` reports."""
-    try:
-        parts = urlsplit(value.strip())
-    except ValueError:
-        return
-    if parts.scheme.lower() not in ("http", "https"):
-        raise ValidationError("Must be an http or https URL.")
-    try:
-        safe_url_string(value.strip())
-    except ValueError as exc:
-        raise ValidationError(f"Not a valid URL: {exc}.") from None
-    if not parts.hostname:
-        raise ValidationError("Must name a host, such as https://example.com/.")
+def page_url(value: str) -> None:
+    """A batch entry must be a URL a page of it can be fetched from
+    (:func:`crawler.scope.page_url_error`): else a 422 naming its index, not a page that
+    fails later."""
+    error = page_url_error(value)
+    if error:
+        raise ValidationError(error)
 
 
 class Patterns(fields.List):
     def __init__(self, description: str):
-        super().__init__(fields.String(validate=validate.Length(min=1)), load_default=list,
+        super().__init__(fields.String(), load_default=list,
                          validate=validate.Length(max=MAX_PATTERNS),
                          metadata={"description": description})
 
@@ -65,7 +50,7 @@ class CollectionRequestSchema(RequestSchema):
     extract = fields.String(load_default="page", validate=validate.OneOf(EXTRACTS), metadata={
         "description": "What each page gives: `page` (as /scrape), `contacts`, `products`."})
     urls = fields.List(
-        Url(validators=[http_url]),
+        Url(rule=page_url),
         validate=validate.Length(min=1), metadata={
             "description": "batch: the pages, at most the plan's `max_batch_urls` (413 "
                            "too_many_urls); duplicates (after canonicalisation) are fetched "

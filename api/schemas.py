@@ -85,13 +85,14 @@ def absolute_url(value: str) -> None:
 
 
 class Url(fields.String):
-    """An absolute URL (:func:`absolute_url`), stripped; ``validators`` add rules, ``metadata``
-    replaces the description."""
+    """An absolute URL (:func:`absolute_url`, or the stricter ``rule`` given), stripped;
+    ``validators`` add rules, ``metadata`` replaces the description."""
 
-    def __init__(self, *, validators=(), required=True, metadata=None, **kwargs):
+    def __init__(self, *, validators=(), required=True, metadata=None, rule=absolute_url,
+                 **kwargs):
         super().__init__(
             required=required,
-            validate=[validate.Length(min=1, max=MAX_URL_LENGTH), absolute_url, *validators],
+            validate=[validate.Length(min=1, max=MAX_URL_LENGTH), rule, *validators],
             metadata={"description": "Absolute http(s) URL of the page, without credentials "
                                      "(a URL with user:password@ is refused, 422).",
                       "format": "uri", "pattern": ABSOLUTE_URL_PATTERN,

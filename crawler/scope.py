@@ -18,6 +18,8 @@ from dataclasses import dataclass
 from functools import cached_property
 from urllib.parse import urlsplit
 
+from w3lib.url import safe_url_string
+
 from crawler.canonical import canonical_url, same_site
 from crawler.policy import ALLOWED_SCHEMES
 
@@ -26,18 +28,22 @@ logger = logging.getLogger(__name__)
 #: Characters in one include/exclude pattern. Python's ``re`` has no time limit, so patterns
 #: are kept short: they are meant for path prefixes and query markers, not programs.
 MAX_PATTERN_LENGTH = 500
+#: Patterns in each of ``include_paths`` and ``exclude_paths``.
+MAX_PATTERNS = 50
 
 
 def pattern_errors(patterns: Sequence[str]) -> dict[int, str]:
     """Index → message in words for each pattern that cannot be used; ``{}`` when all can.
 
-    A pattern must be a string of at most :data:`MAX_PATTERN_LENGTH` characters that compiles
+    A pattern must be a string of 1 to :data:`MAX_PATTERN_LENGTH` characters that compiles
     with Python's ``re`` (the engine :class:`CrawlScope` matches with).
     """
     errors: dict[int, str] = {}
     for index, pattern in enumerate(patterns):
         if not isinstance(pattern, str):
             errors[index] = "A pattern must be a string."
+        elif not pattern:
+            errors[index] = "A pattern may not be empty."
         elif len(pattern) > MAX_PATTERN_LENGTH:
             errors[index] = (f"A pattern may have at most {MAX_PATTERN_LENGTH} characters, "
                              f"this one has {len(pattern)}.")
@@ -49,6 +55,26 @@ def pattern_errors(patterns: Sequence[str]) -> dict[int, str]:
             except (OverflowError, RecursionError, ValueError) as exc:
                 errors[index] = f"Not a usable regular expression: {exc}."
     return errors
+
+
+def page_url_error(value: str) -> str | None:
+    """Why ``value`` could never be a page of a collection (a batch entry, a crawl's start),
+    in words; None when it could. It must be an http(s) URL with a host and no credentials
+    (never fetched with, logged or stored), that Scrapy can request: ``safe_url_string``
+    reads its brackets and its port as ``scrapy.Request`` does, where a malformed one would
+    fail the page later. The API (422) and batch code (``ValueError``) both ask this."""
+    try:
+        parts = urlsplit(value.strip())
+        safe_url_string(value.strip())
+    except ValueError as exc:
+        return f"Not a valid URL: {exc}."
+    if parts.scheme.lower() not in ALLOWED_SCHEMES:
+        return "Must be an http or https URL."
+    if not parts.hostname:
+        return "Must name a host, such as https://example.com/."
+    if "@" in parts.netloc:
+        return "Must not contain credentials (user:password@)."
+    return None
 
 
 def _compiled(patterns: Sequence[str], name: str) -> tuple[re.Pattern[str], ...]:

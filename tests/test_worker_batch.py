@@ -97,6 +97,40 @@ def test_waiting_is_bounded_and_can_resume(stack, site):
     assert [r["status"] for r in run.results] == ["succeeded"]
 
 
+SITE, PAGE = "https://example.com/", "https://example.com/a"
+
+
+@pytest.mark.parametrize("options", [
+    dict(mode="crawl", url=SITE, use_sitemap="no"),  # a string: it was taken as yes
+    dict(mode="crawl", url=SITE, max_pages=True),
+    dict(mode="crawl", url=SITE, max_depth=True),
+    dict(mode="crawl", url=SITE, include_paths=[""]),
+    dict(mode="crawl", url=SITE, exclude_paths=[f"^/p{n}" for n in range(51)]),
+    dict(mode="crawl", url=SITE, urls=[PAGE]),
+    dict(mode="crawl", url="https://user:secret@example.com/"),
+    dict(mode="batch", urls=[PAGE], url=SITE),
+    dict(mode="batch", urls=[PAGE], max_pages=5),
+    dict(mode="batch", urls=["https://user:secret@example.com/"]),
+    dict(mode="batch", urls=["http://[::1/"]),
+    dict(mode="batch", urls=["http://example.com:99999/"]),
+], ids=lambda options: "-".join(options))
+def test_batch_code_refuses_what_the_api_refuses(stack, options):
+    """``start_collection`` takes the API's fields with the API's rules (README): a value
+    the API answers 422 raises ValueError, before anything is created."""
+    who = customer(stack)
+    with pytest.raises(ValueError):
+        start_collection(who.account_id, config=stack.config, **options)
+    rows, _ = collections.page(stack.app.extensions["webdata.db"], who.account_id)
+    assert rows == []
+
+
+def test_batch_code_strips_urls_as_the_api_does(stack, site):
+    who = customer(stack)
+    row = start_collection(who.account_id, urls=[f"  {site}/article \n"], config=stack.config)
+    run = wait_collection(row.id, wait=120, config=stack.config)
+    assert [r["url"] for r in run.results] == [f"{site}/article"]
+
+
 def test_batch_code_meets_the_plans_limits_and_the_balance(stack, site):
     free = customer(stack, plan="free")
     refusals = {

@@ -23,7 +23,6 @@ import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import urlsplit
 
 from redis import Redis
 
@@ -32,7 +31,7 @@ from crawler.contract import COLLECTION_EXTRACTS as EXTRACTS
 from crawler.contract import COLLECTION_MODES as MODES
 from crawler.contract import DEFAULT_MAX_DEPTH, MAX_DEPTH
 from crawler.policy import SourcePolicy
-from crawler.scope import pattern_errors
+from crawler.scope import MAX_PATTERNS, page_url_error, pattern_errors
 from storage import collections
 from storage.db import Database, shared
 from storage.models import LIVE_STATUSES, Collection
@@ -94,7 +93,8 @@ def start_collection(account_id: str, mode: str = "batch", *,
     ``InsufficientCredits``); an unreachable Redis raises its ``RedisError`` (the collection
     is then failed, nothing charged).
     """
-    _check(mode, extract, urls, url, max_pages, max_depth, include_paths, exclude_paths)
+    urls, url = _check(mode, extract, urls, url, max_pages, max_depth, include_paths,
+                       exclude_paths, use_sitemap)
     config = config or Config.from_env()
     db = _database(config)
     row = new_collections.create(
@@ -148,36 +148,52 @@ def _database(config: Config) -> Database:
 
 def _check(mode: str, extract: str, urls: Sequence[str] | None, url: str | None,
            max_pages: int | None, max_depth: int, include_paths: Sequence[str],
-           exclude_paths: Sequence[str]) -> None:
-    """What the API's schema refuses with a 422, as ``ValueError``: nothing is created."""
+           exclude_paths: Sequence[str], use_sitemap: bool
+           ) -> tuple[list[str] | None, str | None]:
+    """What the API's schema refuses with a 422, as ``ValueError`` (nothing is created), by
+    the same rules (:func:`crawler.scope.page_url_error`, :func:`~crawler.scope.pattern_errors`);
+    the URLs stripped, as the API stores them."""
     if mode not in MODES:
         raise ValueError(f"mode must be one of {', '.join(MODES)}, not {mode!r}")
     if extract not in EXTRACTS:
         raise ValueError(f"extract must be one of {', '.join(EXTRACTS)}, not {extract!r}")
+    foreign = {"url": url, "max_pages": max_pages} if mode == "batch" else {"urls": urls}
+    given = [name for name, value in foreign.items() if value is not None]
+    if given:
+        raise ValueError(f"{', '.join(given)}: not a field of mode {mode}")
     if mode == "batch":
         if isinstance(urls, str) or not urls:
             raise ValueError("a batch needs urls=[…], a list of at least one URL")
-        bad = [index for index, value in enumerate(urls) if not _http_url(value)]
+        errors = {index: _url_error(value) for index, value in enumerate(urls)}
+        bad = "; ".join(f"[{index}] {error}" for index, error in errors.items() if error)
         if bad:
-            raise ValueError(f"urls: not http(s) URLs at {', '.join(map(str, bad))}")
-        return
-    if not _http_url(url):
-        raise ValueError(f"a crawl needs url=…, an http(s) URL, not {url!r}")
-    if max_pages is not None and (not isinstance(max_pages, int) or max_pages < 1):
+            raise ValueError(f"urls: {bad}")
+        return [value.strip() for value in urls], None
+    error = _url_error(url)
+    if error:
+        raise ValueError(f"a crawl needs url=…, an http(s) URL: {error}")
+    if max_pages is not None and not (_whole(max_pages) and max_pages >= 1):
         raise ValueError(f"max_pages must be a whole number of at least 1, not {max_pages!r}")
-    if not isinstance(max_depth, int) or not 0 <= max_depth <= MAX_DEPTH:
+    if not (_whole(max_depth) and 0 <= max_depth <= MAX_DEPTH):
         raise ValueError(f"max_depth must be a whole number from 0 to {MAX_DEPTH}")
+    if not isinstance(use_sitemap, bool):
+        raise ValueError(f"use_sitemap must be True or False, not {use_sitemap!r}")
     for name, patterns in (("include_paths", include_paths), ("exclude_paths", exclude_paths)):
         if isinstance(patterns, str):
             raise ValueError(f"{name} must be a list of regexes")
+        if len(patterns) > MAX_PATTERNS:
+            raise ValueError(f"{name}: at most {MAX_PATTERNS} patterns")
         errors = pattern_errors(list(patterns))
         if errors:
             raise ValueError(f"{name}: " + "; ".join(f"[{i}] {m}" for i, m in errors.items()))
+    assert url is not None
+    return None, url.strip()
 
 
-def _http_url(value: Any) -> bool:
-    try:
-        parts = urlsplit(value.strip())
-        return parts.scheme.lower() in ("http", "https") and bool(parts.hostname)
-    except (AttributeError, ValueError):
-        return False
+def _url_error(value: Any) -> str | None:
+    return page_url_error(value) if isinstance(value, str) else "Not a string."
+
+
+def _whole(value: Any) -> bool:
+    """An int that is no bool (``True`` is an int to Python, not a number of pages)."""
+    return isinstance(value, int) and not isinstance(value, bool)
