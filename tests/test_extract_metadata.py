@@ -85,6 +85,10 @@ def ld(node: dict) -> str:
                                               {"@type": "Person", "name": "John Roe"}]}),
      "Jane Doe, John Roe"),
     ('<meta name="author" content="By Jane Doe">', "By Jane Doe"),  # a byline stays one
+    # a mailto: link is an address, not the author "mailto"
+    ('<meta name="author" content="mailto:jane@paper.example">'
+     + ld({"@type": "NewsArticle", "author": {"@type": "Person", "name": "Max Muster"}}),
+     "Max Muster"),
 ])
 def test_an_author_is_a_person_or_a_byline(head, author):
     assert extract_page(article(ENGLISH, "en", head)).metadata.author == author
@@ -99,3 +103,16 @@ def test_a_referenced_person_is_found_in_the_graph():
     by_id = {"#jane": {"@id": "#jane", "@type": "Person", "name": "Jane Doe"}}
     assert page_author({}, {"@id": "#jane"}, by_id, ["Paper"]) == "Jane Doe"
     assert page_author({"author": "Paper"}, None, {}, ["paper"]) is None  # any case
+
+
+def test_numbers_json_cannot_write_become_null():
+    """``NaN``, ``Infinity`` and overflowing numbers in JSON-LD are read by Python's json, but
+    written back they are not JSON: the answer must stay parseable by a strict parser."""
+    script = ('<script type="application/ld+json">{"@type": "Product", "name": "N", '
+              '"weight": NaN, "depth": -Infinity, "offers": {"price": 1e400, "n": 2.5}}'
+              '</script>')
+    page = extract_page(article(ENGLISH, "en", script))
+    [item] = page.metadata.json_ld
+    assert item["weight"] is None and item["depth"] is None
+    assert item["offers"] == {"price": None, "n": 2.5}
+    json.dumps(item, allow_nan=False)

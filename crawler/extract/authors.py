@@ -17,7 +17,7 @@ from typing import Any
 from crawler.extract.schema import resolve, types
 from crawler.extract.structured import clean
 
-_URL_LIKE = re.compile(r"(https?:)?//|www\.", re.IGNORECASE)
+_URL_LIKE = re.compile(r"(https?:)?//|www\.|mailto:|tel:", re.IGNORECASE)
 _EMAIL = re.compile(r"[\w.%+-]+@[\w-]+(?:\.[\w-]+)+")
 #: What is left of "Jane Doe (jane@x.com)" or "Jane Doe <jane@x.com>" once the address went.
 _EMPTY_BRACKETS = re.compile(r"\(\s*\)|<\s*>|\[\s*\]")

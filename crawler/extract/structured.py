@@ -10,6 +10,7 @@ from __future__ import annotations
 import html
 import json
 import logging
+import math
 import re
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
@@ -113,8 +114,21 @@ def json_ld(root: HtmlElement) -> list[dict[str, Any]]:
             found = _flatten(lenient_json(script.xpath("string()")))
             if not found:
                 logger.debug("skipping unparsable JSON-LD script: %r", error)
-        items.extend(i for i in found if isinstance(i, dict))
+        items.extend(finite(i) for i in found if isinstance(i, dict))
     return items
+
+
+def finite(value: Any) -> Any:
+    """``value`` with every NaN and infinite number (``NaN``, ``Infinity``, ``1e400``: Python's
+    ``json`` reads them) made None. Passed on, they would be written as bare ``NaN`` that no
+    strict JSON parser reads, failing a client's whole answer for one odd field."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {key: finite(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [finite(item) for item in value]
+    return value
 
 
 def lenient_json(text: str) -> list[Any]:
