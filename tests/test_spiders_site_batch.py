@@ -8,6 +8,7 @@ API stores (``tests/site/crawlsite.py``, ``STORED``; ``tests/test_collections.py
 
 from __future__ import annotations
 
+import asyncio
 import csv
 import io
 import json
@@ -24,6 +25,9 @@ from crawler.canonical import canonical_url
 from crawler.exporters import JsonCellCsvItemExporter
 from crawler.items import PageResult
 from crawler.spiders.batch import BatchSpider
+from crawler.spiders.contacts import ContactsSpider
+from crawler.spiders.page import PageSpider
+from crawler.spiders.products import ProductsSpider
 from crawler.spiders.site import SiteSpider
 from tests.conftest import ALLOWED, ROOT
 from tests.site import crawlsite
@@ -191,10 +195,25 @@ def test_csv_cells_never_start_a_formula():
     (BatchSpider, {"urls": "nope,https://example.com/"},
      "not http\\(s\\) URLs: urls\\[0\\]: 'nope'$"),
     (BatchSpider, {"urls": ["https://example.com/", "mailto:a@b.c"]}, "urls\\[1\\]"),
+    (PageSpider, {}, "page: pass the page with -a url="),
 ])
 def test_bad_arguments_stop_the_spider_at_once(spider, kwargs, message):
     with pytest.raises(ValueError, match=message):
         spider(**kwargs)
+
+
+@pytest.mark.parametrize("url", ["example.com/contact", " ", "http://[::1/",
+                                 "http://example.com:99999/"])
+@pytest.mark.parametrize("spider", [PageSpider, ContactsSpider, ProductsSpider])
+def test_a_url_scrapy_cannot_request_is_the_pages_failed_result(spider, url):
+    """Not Scrapy's traceback at the start (``scrapy crawl`` wrote nothing and exited 0; a
+    job enqueued by batch code had no result): the page's one result says why."""
+    async def results() -> list:
+        return [output async for output in spider(url=url).start()]
+
+    [result] = asyncio.run(results())
+    assert result.status == "failed" and result.url == url
+    assert result.error["error"] == "source_policy" and "http" in result.error["message"]
 
 
 def test_arguments_as_scrapy_crawl_passes_them(tmp_path):

@@ -10,7 +10,7 @@ from scrapy import Request, Spider
 from scrapy.http import HtmlResponse
 
 from crawler.contract import PageStatus
-from crawler.exceptions import CrawlError, ExtractionFailed, UnsupportedContent
+from crawler.exceptions import CrawlError, ExtractionFailed, SourcePolicyError, UnsupportedContent
 from crawler.extract.fetched import FetchedPage
 from crawler.failures import classify
 from crawler.items import PageResult
@@ -81,10 +81,19 @@ class SinglePageSpider(Spider):
             raise ValueError(f"{self.name}: pass the page with -a url=…")
         self.url = url
 
-    async def start(self) -> AsyncIterator[Request]:
-        # faß.de is xn--fa-hia.de, as the policy judged it (Scrapy alone would fetch fass.de)
-        yield Request(ascii_url(self.url), callback=self.parse, errback=self.failed,
-                      dont_filter=True)
+    async def start(self) -> AsyncIterator[Request | PageResult]:
+        try:
+            # faß.de is xn--fa-hia.de, as the policy judged it (Scrapy alone would fetch fass.de)
+            request = Request(ascii_url(self.url), callback=self.parse, errback=self.failed,
+                              dont_filter=True)
+        except ValueError as exc:  # no scheme, a malformed host or port: nothing to fetch
+            # the page's one result, as for any other URL refused (not Scrapy's traceback,
+            # an empty output and, for a job, no result at all)
+            yield self._failure(SourcePolicyError(
+                f"Only http and https URLs with a valid host are fetched ({exc}).",
+                url=self.url), None)
+            return
+        yield request
 
     def extract(self, page: FetchedPage) -> Any:
         raise NotImplementedError
