@@ -116,3 +116,14 @@ def test_numbers_json_cannot_write_become_null():
     assert item["weight"] is None and item["depth"] is None
     assert item["offers"] == {"price": None, "n": 2.5}
     json.dumps(item, allow_nan=False)
+
+
+@pytest.mark.parametrize("href", ["javascript:alert(1)", "mailto:desk@paper.example",
+                                  "data:text/html,<b>x</b>", "http://paper.example:99999/"])
+def test_canonical_and_image_are_http_urls_or_null(href):
+    """A client renders them as links or fetches them: another scheme (a script) is null."""
+    head = (f'<link rel="canonical" href="{href}"><meta property="og:image" content="{href}">'
+            f'<meta property="og:url" content="/kept">')
+    metadata = extract_page(article(ENGLISH, "en", head)).metadata
+    assert metadata.image is None
+    assert metadata.canonical_url == "https://news.example/kept"

@@ -20,7 +20,7 @@ from crawler.extract.authors import json_ld_names, page_author
 from crawler.extract.dates import page_date
 from crawler.extract.fetched import FetchedPage
 from crawler.extract.language import page_language
-from crawler.extract.links import anchors, canonical_href, rel_values
+from crawler.extract.links import anchors, canonical_href, link_url, rel_values
 from crawler.extract.schema import id_index
 from crawler.extract.structured import (
     clean,
@@ -96,15 +96,15 @@ def _links(root: HtmlElement, base: str, page_url: str) -> list[Link]:
     page_host = host(join(page_url, page_url) or page_url)
     seen: set[str] = set()
     links: list[Link] = []
-    for anchor, link_url in anchors(root, base):
-        if link_url in seen:
+    for anchor, url in anchors(root, base):
+        if url in seen:
             continue
-        seen.add(link_url)
+        seen.add(url)
         links.append(Link(
-            url=link_url,
+            url=url,
             text=clean(anchor.text_content()),
             rel="nofollow" if "nofollow" in rel_values(anchor) else None,
-            internal=host(link_url) == page_host,
+            internal=host(url) == page_host,
         ))
     return links
 
@@ -120,14 +120,15 @@ def _metadata(page: FetchedPage) -> Metadata:
     site_name = meta.get("og:site_name") or publisher
     return Metadata(
         description=meta.get("description") or meta.get("og:description"),
-        canonical_url=join(base, canonical) or join(base, meta.get("og:url")),
+        # http(s) only, as for links: a client renders these as links or fetches them
+        canonical_url=link_url(base, canonical) or link_url(base, meta.get("og:url")),
         author=page_author(meta, _first(nodes, "author"), by_id,
                            (site_name, publisher, meta.get("application-name"))),
         published_at=_date(root, meta, nodes, published=True),
         modified_at=_date(root, meta, nodes, published=False),
         site_name=site_name,
-        image=join(base, meta.get("og:image"))
-        or join(base, meta.get("twitter:image") or meta.get("twitter:image:src")),
+        image=link_url(base, meta.get("og:image"))
+        or link_url(base, meta.get("twitter:image") or meta.get("twitter:image:src")),
         keywords=[k.strip() for k in meta.get("keywords", "").split(",") if k.strip()],
         open_graph={k: v for k, v in meta.items() if k.startswith("og:")},
         twitter={k: v for k, v in meta.items() if k.startswith("twitter:")},
