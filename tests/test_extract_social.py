@@ -123,3 +123,10 @@ def test_company_page_youtube_channels_in_all_forms() -> None:
 
 def test_source_url_is_the_page() -> None:
     assert [link["source_url"] for link in links("https://www.youtube.com/@acme")] == [URL]
+
+
+def test_twitter_and_x_links_to_one_account_are_one_profile() -> None:
+    found = links("https://twitter.com/acme", "https://x.com/Acme",
+                  "https://mobile.twitter.com/acme", "https://x.com/acme_support")
+    assert [(link["platform"], link["handle"]) for link in found] == [
+        ("x", "acme"), ("x", "acme_support")]

@@ -55,6 +55,7 @@ _FEDIVERSE_HOSTS = frozenset({
 })
 _NON_DIGITS = re.compile(r"\D")
 _PLAIN_HOST_PREFIX = re.compile(r"^https://(?:www\.|m\.|mobile\.)")
+_TWITTER = re.compile(r"^https://twitter\.com/")
 
 
 def social_profile(url: str, site: str, claimed: bool = False, *, source_url: str
@@ -137,5 +138,7 @@ def mastodon_in_text(text: str, site: str, *, source_url: str
 
 
 def dedupe_key(profile: SocialLink) -> str:
-    """Profiles are the same when their URLs differ only in case or a www./m. prefix."""
-    return _PLAIN_HOST_PREFIX.sub("https://", profile.url.lower(), count=1)
+    """Profiles are the same when their URLs differ only in case, a www./m. prefix, or
+    twitter.com for x.com (one platform, two names: ``x`` either way)."""
+    key = _PLAIN_HOST_PREFIX.sub("https://", profile.url.lower(), count=1)
+    return _TWITTER.sub("https://x.com/", key, count=1)
