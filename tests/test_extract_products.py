@@ -357,6 +357,12 @@ def test_unstated_availability_stays_null() -> None:
     ("1 299,00", ("1299.00", None)), ("£ 12", ("12", "GBP")), ("EUR 19,99", ("19.99", "EUR")),
     ("-5", (None, None)), (-5, (None, None)), (float("nan"), (None, None)), (True, (None, None)),
     ("", (None, None)), ("Call us", (None, None)), (None, (None, None)),
+    # digits of other scripts are digits: full-width (Japanese shops), Arabic-Indic
+    ("\uff11\uff0c\uff12\uff13\uff10", ("1230", None)),
+    ("\uff11\uff12\uff13\uff10", ("1230", None)),
+    ("\u20ac\uff11\uff0c\uff12\uff13\uff10", ("1230", "EUR")),
+    ("\u0661\u0662\u0663\u066b\u0665\u0660", ("123.50", None)),
+    ("\u0661\u066c\u0662\u0663\u0660", ("1230", None)), ("\u06f1\u06f2\u06f3", ("123", None)),
 ])
 def test_parse_price(value: Any, expected: tuple[str | None, str | None]) -> None:
     assert parse_price(value) == expected

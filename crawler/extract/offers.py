@@ -16,6 +16,7 @@ states outside its markup ("In stock", an enabled buy button) is read in
 from __future__ import annotations
 
 import re
+import unicodedata
 from dataclasses import astuple
 from decimal import Decimal
 from typing import Any
@@ -31,7 +32,9 @@ MAX_OFFERS = 20
 
 # schema.org writes prices with "." as decimal separator and no grouping: such text is kept as
 # written ("23.450" is 23.45, not 23450 as price-parser would read it); anything else is parsed.
-_PLAIN_DECIMAL = re.compile(r"\+?(\d+(?:\.\d+)?)")
+_PLAIN_DECIMAL = re.compile(r"\+?([0-9]+(?:\.[0-9]+)?)")
+#: Arabic decimal and thousands separators, as the "." and "," price-parser reads.
+_ARABIC_SEPARATORS = str.maketrans({"\u066b": ".", "\u066c": ","})
 _AVAILABILITY = {name.lower(): name for name in (
     "InStock", "OutOfStock", "PreOrder", "BackOrder", "Discontinued", "LimitedAvailability",
     "OnlineOnly", "InStoreOnly", "SoldOut", "PreSale", "MadeToOrder", "Reserved",
@@ -66,6 +69,7 @@ def parse_price(value: Any, territories: tuple[str, ...] = ()
         return (text if text and not text.startswith("-") else None), None
     if not isinstance(value, str) or not value.strip():
         return None, None
+    value = ascii_digits(value)
     if plain := _PLAIN_DECIMAL.fullmatch(value.strip()):
         return plain.group(1), None
     if value.strip().startswith("-"):
@@ -73,6 +77,15 @@ def parse_price(value: Any, territories: tuple[str, ...] = ()
     parsed = Price.fromstring(value)
     amount = number_text(parsed.amount) if parsed.amount is not None else None
     return amount, currency_code(parsed.currency, territories)
+
+
+def ascii_digits(text: str) -> str:
+    """``text`` with the digits of any script as ASCII digits: full-width ones (Japanese
+    shops write "1,230" so), Arabic-Indic ones and their separators. price-parser reads only
+    ASCII digits, and took the full-width "1,230" for 1."""
+    text = unicodedata.normalize("NFKC", text).translate(_ARABIC_SEPARATORS)
+    return "".join(str(unicodedata.decimal(char)) if char.isdecimal() and not char.isascii()
+                   else char for char in text)
 
 
 def availability(value: Any) -> str | None:
