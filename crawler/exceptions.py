@@ -42,6 +42,13 @@ class SourcePolicyError(CrawlError, IgnoreRequest):
     code = ErrorCode.SOURCE_POLICY
 
 
+class OffSiteRedirect(CrawlError, IgnoreRequest):
+    """Raised for a crawl's page that redirects to another site: the crawl stays on its own,
+    so that hop is not followed (fetched, stored or charged)."""
+
+    code = ErrorCode.FETCH_FAILED
+
+
 class RobotsDisallowed(CrawlError, IgnoreRequest):
     """Raised by :class:`crawler.middlewares.SharedRobotsTxtMiddleware` for disallowed URLs."""
 

@@ -14,9 +14,11 @@ from scrapy.utils.defer import maybe_deferred_to_future
 from scrapy.utils.httpobj import urlparse_cached
 from twisted.internet.defer import Deferred
 
-from crawler.exceptions import RobotsDisallowed, SourcePolicyError
+from crawler.canonical import same_site
+from crawler.exceptions import OffSiteRedirect, RobotsDisallowed, SourcePolicyError
 from crawler.policy import PolicyRefusal
 from crawler.resolver import policy_from_settings
+from crawler.scope import CRAWL_SITE
 
 if TYPE_CHECKING:
     from scrapy import Request, Spider
@@ -51,6 +53,12 @@ class SourcePolicyMiddleware:
             self.policy.check_url(request.url)
         except PolicyRefusal as refusal:  # as an IgnoreRequest, so Scrapy drops the request
             raise SourcePolicyError(refusal.message, url=refusal.url) from None
+        site = request.meta.get(CRAWL_SITE)
+        if site and not same_site(request.url, site):  # a crawl's page, moved to another site
+            first = (request.meta.get("redirect_urls") or [request.url])[0]
+            raise OffSiteRedirect(
+                f"The page redirects to another site ({request.url}), outside this crawl: "
+                f"nothing was fetched there.", url=first)
 
     def process_response(self, request: Request, response: Response,
                          spider: Spider | None = None) -> Response:

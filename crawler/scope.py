@@ -30,6 +30,9 @@ logger = logging.getLogger(__name__)
 MAX_PATTERN_LENGTH = 500
 #: Patterns in each of ``include_paths`` and ``exclude_paths``.
 MAX_PATTERNS = 50
+#: The ``Request.meta`` key of a crawl's page: the crawl's start URL. A redirect (or meta
+#: refresh) off that site is refused (:class:`crawler.middlewares.SourcePolicyMiddleware`).
+CRAWL_SITE = "webdata_crawl_site"
 
 
 def pattern_errors(patterns: Sequence[str]) -> dict[int, str]:

@@ -81,6 +81,19 @@ def test_a_crawl_stays_on_the_site_within_its_depth(stack, site, depth):
     assert final["credits_used"] == len(results) - 1 == 100 - who.balance()
 
 
+def test_a_crawl_does_not_follow_a_redirect_to_another_site(stack, site):
+    """The crawl stays on its site: a page moved to another site (here another port of its
+    host) is a failed page saying so, never fetched there, stored or charged."""
+    who = customer(stack)
+    created = start(who, {"mode": "crawl", "url": f"{site}/redirect-off-site", "max_depth": 0,
+                          "use_sitemap": False})
+    final = wait_final(who, created["id"])
+    [result] = all_results(who, created["id"])
+    assert result["status"] == "failed" and result["error"]["error"] == "fetch_failed"
+    assert "another site" in result["error"]["message"], result["error"]
+    assert final["credits_used"] == 0 and who.balance() == 100
+
+
 def _pages(results: list[dict]) -> list[str]:
     """Each result as the page it is: one stored under its redirect or rel=canonical counts
     as the page it leads to."""

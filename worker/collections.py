@@ -222,7 +222,8 @@ class Slice:
                 still.append(entry)
                 continue
             future, give_up = shared_crawler().submit(
-                collection_spider(self.extract), url=entry.url, follow=self.scope is not None)
+                collection_spider(self.extract), url=entry.url, follow=self.scope is not None,
+                site=self.scope.start_url if self.scope is not None else None)
             self._flying[future] = _InFlight(entry, give_up, now + self.config.crawl_timeout,
                                              host, permit)
             self._per_host[host] += 1

@@ -14,13 +14,16 @@ spiders of one name.
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
+
+from scrapy import Request
 
 from crawler.extract.links import PageLinks, page_links
 from crawler.items import PageResult
 from crawler.middlewares import cached_crawl_delay
+from crawler.scope import CRAWL_SITE
 from crawler.spiders.base import SinglePageSpider, as_bool
 from crawler.spiders.contacts import ContactsSpider
 from crawler.spiders.page import PageSpider
@@ -52,11 +55,19 @@ class CollectedPage:
 class _Collecting(SinglePageSpider):
     """Mixed before an extractor's spider: keeps the page's links from its parse."""
 
-    def __init__(self, url: str | None = None, follow: Any = False, *args: Any,
-                 **kwargs: Any):
+    def __init__(self, url: str | None = None, follow: Any = False, site: str | None = None,
+                 *args: Any, **kwargs: Any):
         super().__init__(url, *args, **kwargs)
         self.follow = as_bool(follow)
+        #: A crawl's start URL: the page may not redirect off its site (:data:`CRAWL_SITE`).
+        self.site = site
         self._found: PageLinks | None = None
+
+    async def start(self) -> AsyncIterator[Request | PageResult]:
+        async for output in super().start():
+            if self.site and isinstance(output, Request):
+                output.meta[CRAWL_SITE] = self.site
+            yield output
 
     def extract(self, page: FetchedPage) -> Any:
         data = super().extract(page)

@@ -178,6 +178,8 @@ ROUTES = {
     "/loop": _redirect(lambda h: "/loop2"),
     "/loop2": _redirect(lambda h: "/loop"),
     "/redirect-to-article": _redirect(lambda h: "/article"),
+    # another port is another site, to a crawl of this one (nothing listens there)
+    "/redirect-off-site": _redirect(lambda h: "http://127.0.0.2:9/off-site-landing"),
     "/redirect-to-loopback": _redirect(lambda h: h.loopback_target),
     "/redirect-to-file": _redirect(lambda h: "file:///etc/passwd"),
     "/redirect-to-gopher": _redirect(lambda h: "gopher://127.0.0.2:70/_hello"),
