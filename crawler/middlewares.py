@@ -10,6 +10,7 @@ from urllib.parse import urljoin, urlsplit
 
 from scrapy.downloadermiddlewares.robotstxt import RobotsTxtMiddleware
 from scrapy.exceptions import IgnoreRequest
+from scrapy.robotstxt import ProtegoRobotParser
 from scrapy.utils.defer import maybe_deferred_to_future
 from scrapy.utils.httpobj import urlparse_cached
 from twisted.internet.defer import Deferred
@@ -131,6 +132,34 @@ def cached_crawl_delay(url: str, user_agent: str) -> float | None:
         return None
 
 
+def unreachable(status: int) -> bool:
+    """Whether a robots.txt answered ``status`` leaves its site "unreachable" (RFC 9309,
+    2.3.1.4: the crawler must assume complete disallow): a server error, and 429, which asks
+    for less, not for no rules. A 4xx means there are none: everything is allowed."""
+    return status >= 500 or status == 429
+
+
+#: Seconds an unreachable robots.txt keeps its site closed before it is asked for again.
+UNREACHABLE_TTL = 60.0
+#: What :class:`RobotsParser` is handed for an unreachable robots.txt: this, then the status.
+_UNREACHABLE = b"#webdata-unreachable "
+
+
+class RobotsParser(ProtegoRobotParser):
+    """Scrapy's Protego parser (``ROBOTSTXT_PARSER``), and for an unreachable robots.txt a
+    parser that allows nothing and says why (``unreachable``: the status it answered)."""
+
+    unreachable: int | None = None
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler, robotstxt_body: bytes) -> RobotsParser:
+        if not robotstxt_body.startswith(_UNREACHABLE):
+            return super().from_crawler(crawler, robotstxt_body)
+        parser = super().from_crawler(crawler, b"User-agent: *\nDisallow: /\n")
+        parser.unreachable = int(robotstxt_body.removeprefix(_UNREACHABLE))
+        return parser
+
+
 class SharedRobotsTxtMiddleware(RobotsTxtMiddleware):
     """Scrapy's robots.txt middleware (Protego), with parsed files reused across crawls.
 
@@ -155,7 +184,9 @@ class SharedRobotsTxtMiddleware(RobotsTxtMiddleware):
             return await maybe_deferred_to_future(_branch(pending))
         parser = await super().robot_parser(request)
         if parser is not None:
-            _robots_cache.put(site, parser, self._ttl)
+            closed = getattr(parser, "unreachable", None)
+            ttl = min(self._ttl, UNREACHABLE_TTL) if closed else self._ttl
+            _robots_cache.put(site, parser, ttl)
         # Scrapy keeps every site's parser (or None after an error) for its crawler's life:
         # right for one crawl, but the worker's crawler lives for days (crawler.feed), so that
         # would grow without bound and never see a robots.txt change. The shared cache above
@@ -164,13 +195,24 @@ class SharedRobotsTxtMiddleware(RobotsTxtMiddleware):
             self._parsers.pop(parts.netloc, None)
         return parser
 
+    async def _parse_robots(self, response: Response, netloc: str, request: Request) -> None:
+        """Scrapy reads any answer's body as the rules: a server's error page allowed every
+        page of a site whose robots.txt failed. An unreachable one (:func:`unreachable`)
+        becomes a parser that allows nothing, for :data:`UNREACHABLE_TTL` seconds."""
+        if unreachable(response.status):
+            response = response.replace(body=_UNREACHABLE + str(response.status).encode())
+        await super()._parse_robots(response, netloc, request)
+
     def process_request_2(self, rp: Any, request: Request) -> None:
         try:
             super().process_request_2(rp, request)
         except IgnoreRequest:
+            status = getattr(rp, "unreachable", None)
             raise RobotsDisallowed(
-                "robots.txt of this site disallows the URL for our user agent.", url=request.url
-            ) from None
+                f"robots.txt of this site could not be read (it answered {status}): a site "
+                f"whose robots.txt fails is not crawled until it answers again."
+                if status else "robots.txt of this site disallows the URL for our user agent.",
+                url=request.url) from None
 
 
 def _branch(deferred: Deferred[Any]) -> Deferred[Any]:

@@ -21,7 +21,8 @@ CONTACT_URL = _config.contact_url
 USER_AGENT = _config.user_agent or f"WebdataBot/0.1 (+{CONTACT_URL})"
 
 ROBOTSTXT_OBEY = True
-ROBOTSTXT_PARSER = "scrapy.robotstxt.ProtegoRobotParser"
+#: Protego, and "disallow all" for a robots.txt the server fails to give (RFC 9309).
+ROBOTSTXT_PARSER = "crawler.middlewares.RobotsParser"
 #: Seconds a parsed robots.txt is reused across crawls in one worker process.
 ROBOTSTXT_CACHE_TTL = _config.robotstxt_ttl
 

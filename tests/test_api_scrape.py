@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from tests.conftest import SITE_HOST
+from tests.site.server import serve
+
 
 def test_success_costs_one_credit_and_is_in_the_history(customer, site):
     response = customer.post("/scrape", {"url": f"{site}/article"})
@@ -112,3 +115,25 @@ def test_api_deadline_answers_504_and_releases_the_credit(sqlite_url, redis_url,
     assert response.get_json()["error"] == "timeout"
     assert customer.balance() == 100
     assert customer.activity()[0]["status"] == "failed"
+
+
+@pytest.mark.parametrize(("status", "allowed"), [(503, False), (500, False), (429, False),
+                                                 (404, True)])
+def test_a_robots_txt_the_server_fails_to_give_keeps_us_off_the_site(customer, status, allowed):
+    """RFC 9309 (2.3.1.4): a robots.txt that cannot be read because the server fails (5xx;
+    429 asks to slow down alike) means "disallow everything", not "no rules"; one that does
+    not exist (4xx) allows everything."""
+    server = serve(robots_status=status)
+    try:
+        url = f"http://{SITE_HOST}:{server.server_address[1]}/article"
+        response = customer.post("/scrape", {"url": url})
+        body = response.get_json()
+        if allowed:
+            assert response.status_code == 200, body
+            return
+        assert (response.status_code, body["error"]) == (403, "robots_disallowed"), body
+        assert f"answered {status}" in body["message"]
+        assert server.requests["/article"] == 0 and server.requests["/robots.txt"] == 1
+        assert customer.balance() == 100
+    finally:
+        server.shutdown()

@@ -31,6 +31,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
     loopback_target = "http://127.0.0.1:9/"
     #: Set by :func:`serve`: paths this site answers 404 for (a site without robots.txt…).
     missing: frozenset[str] = frozenset()
+    #: The status robots.txt is answered with (its usual lines whatever the status).
+    robots_status = 200
     #: Set by :func:`serve`: lines added to robots.txt (a ``Crawl-delay``…).
     robots_extra = ""
 
@@ -90,7 +92,7 @@ def _slow(h: Handler) -> None:
 
 def _robots(h: Handler) -> None:
     h.send_body(ROBOTS + h.robots_extra.encode() + sitemaps.robots_line(h).encode(),
-                "text/plain")
+                "text/plain", status=h.robots_status)
 
 
 def _private(h: Handler) -> None:
@@ -212,14 +214,17 @@ class Server(http.server.ThreadingHTTPServer):
 
 
 def serve(host: str = "127.0.0.2", port: int = 0, loopback_target: str | None = None,
-          missing: Iterable[str] = (), robots_extra: str = "") -> Server:
+          missing: Iterable[str] = (), robots_extra: str = "", robots_status: int = 200,
+          ) -> Server:
     """Start the site in a daemon thread; ``server.server_address`` tells where.
 
     ``missing``: paths answered 404 by this instance (``/robots.txt``, ``/sitemap.xml``…);
-    ``robots_extra``: lines its robots.txt adds to the usual ones.
+    ``robots_extra``: lines its robots.txt adds to the usual ones; ``robots_status``: the
+    status it is answered with.
     """
     handler = type("SiteHandler", (Handler,), {"missing": frozenset(missing),
-                                               "robots_extra": robots_extra})
+                                               "robots_extra": robots_extra,
+                                               "robots_status": robots_status})
     if loopback_target:
         handler.loopback_target = loopback_target
     server = Server((host, port), handler)
