@@ -317,6 +317,16 @@ def test_aggregate_offer_low_price_and_nested_offers_inherit() -> None:
         ("10", "SEK"), ("10.5", "SEK"), ("15", "SEK")]
 
 
+def test_an_aggregate_offer_summing_up_its_offers_is_not_one_more() -> None:
+    """Its lowPrice is one of its offers' price: that offer, with what it states (stock),
+    not a copy that states less listed first."""
+    found = offers_of({"@type": "AggregateOffer", "lowPrice": "9.99", "highPrice": "9.99",
+                       "priceCurrency": "EUR",
+                       "offers": [offer(price="9.99", availability="InStock")]})
+    assert [(o.price, o.currency, o.availability) for o in found] == [
+        ("9.99", "EUR", "InStock")]
+
+
 def test_wrapper_offer_without_price_is_replaced_by_its_offers() -> None:
     found = offers_of(offer(itemCondition="Used", offers=offer(price="51", priceCurrency="GBP")))
     assert [asdict(o) for o in found] == [{

@@ -116,9 +116,9 @@ def offers(value: Any, reader: Reader) -> list[Offer]:
     """The offers of a product's ``offers`` value, the one a buyer would take first.
 
     Nested offers (an AggregateOffer's ``offers``) inherit what their parent states and they
-    do not (currency, condition, seller…); a parent without a price that only wraps them is
-    replaced by them. Offers that say nothing are dropped. At most MAX_OFFERS, best first
-    (``_rank``).
+    do not (currency, condition, seller…); a parent without a price that only wraps them, or
+    whose price is one of theirs (an AggregateOffer's ``lowPrice``), is replaced by them.
+    Offers that say nothing are dropped. At most MAX_OFFERS, best first (``_rank``).
     """
     return sorted(_offers(value, reader, None, 0), key=_rank)[:MAX_OFFERS]
 
@@ -141,7 +141,9 @@ def _offers(value: Any, reader: Reader, parent: Offer | None, depth: int) -> lis
                 if getattr(own, name) is None:
                     setattr(own, name, getattr(parent, name))
         nested = _offers(prop(node, "offers"), reader, own, depth + 1)
-        if any(astuple(own)) and (own.price is not None or not nested):
+        # an AggregateOffer's lowPrice is often one of its offers' prices: that offer says more
+        summary = any((o.price, o.currency) == (own.price, own.currency) for o in nested)
+        if any(astuple(own)) and (own.price is not None or not nested) and not summary:
             found.append(own)
         found.extend(nested)
     return found
