@@ -80,9 +80,9 @@ def parse_price(value: Any, territories: tuple[str, ...] = ()
 
 
 def ascii_digits(text: str) -> str:
-    """``text`` with the digits of any script as ASCII digits: full-width ones (Japanese
-    shops write "1,230" so), Arabic-Indic ones and their separators. price-parser reads only
-    ASCII digits, and took the full-width "1,230" for 1."""
+    """``text`` with the digits of any script as ASCII digits: full-width ones (as many
+    Japanese shops write prices), Arabic-Indic ones and their separators. price-parser reads
+    only ASCII digits: it took a full-width 1,230 for 1."""
     text = unicodedata.normalize("NFKC", text).translate(_ARABIC_SEPARATORS)
     return "".join(str(unicodedata.decimal(char)) if char.isdecimal() and not char.isascii()
                    else char for char in text)
