@@ -39,7 +39,8 @@ class SourcePolicyMiddleware:
     """Refuses, before any connection, what the URL alone shows to be off limits.
 
     Sees every request, the first and each redirect or meta-refresh hop, and robots.txt. Names
-    are checked again, address by address, in :mod:`crawler.resolver`.
+    are checked again, address by address, in :mod:`crawler.resolver`. A crawl's page (one
+    with :data:`~crawler.scope.CRAWL_SITE`) may not hop off the crawl's site either.
     """
 
     def __init__(self, policy: SourcePolicy):
