@@ -80,12 +80,16 @@ def create(db: Database, *, account_id: str, mode: str, extract: str, spec: dict
     """A new ``queued`` collection and its line of history; raises :class:`CollectionLimit`
     or :class:`InsufficientCredits` (a balance below the first page's credit)."""
     with db.write() as session:
+        # The account's row locked first: two starts at once count one after the other (on
+        # PostgreSQL, READ COMMITTED let each count the others' rows as not there yet and
+        # both insert; SQLite's write transaction serialises them anyway).
+        balance = session.scalar(
+            select(Account.balance).where(Account.id == account_id).with_for_update()) or 0
         running = session.scalar(
             select(func.count()).select_from(Collection)
             .where(Collection.account_id == account_id, Collection.status.in_(LIVE_STATUSES)))
         if (running or 0) >= max_running:
             raise CollectionLimit(max_running)
-        balance = session.scalar(select(Account.balance).where(Account.id == account_id)) or 0
         if balance < 1:
             raise InsufficientCredits(1, balance)
         row = Collection(id=new_id(), account_id=account_id, mode=mode, extract=extract,

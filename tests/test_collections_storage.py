@@ -4,6 +4,7 @@ after the end, exactly one terminal transition, and the balance stays minus the 
 
 from __future__ import annotations
 
+import threading
 import uuid
 from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
@@ -136,6 +137,24 @@ def test_the_plan_caps_running_collections_and_the_balance_the_start(db):
         collection(db, account(db, 0))
     history = [row for row in _history(db, owner) if row.operation == "collection"]
     assert len(history) == 2 and all(row.collection_id for row in history)
+
+
+def test_concurrent_starts_never_pass_the_running_cap(db):
+    """Starts at once (released together) for accounts allowed one running collection: one
+    starts each time."""
+    def start(owner: str, together: threading.Barrier) -> bool:
+        together.wait()
+        try:
+            collection(db, owner, max_running=1)
+        except collections.CollectionLimit:
+            return False
+        return True
+
+    for _ in range(10):
+        owner, together = account(db, 5), threading.Barrier(6)
+        with ThreadPoolExecutor(6) as pool:
+            started = list(pool.map(lambda _: start(owner, together), range(6)))  # noqa: B023
+        assert started.count(True) == 1
 
 
 def _history(db: Database, account_id: str) -> list[Activity]:
