@@ -229,6 +229,17 @@ def finish(db: Database, collection_id: str, status: CollectionStatus, *,
         return True
 
 
+def fail_start(db: Database, collection_id: str, *, retention: timedelta,
+               stop_reason: str) -> None:
+    """A collection that could not be started (its first slice not queued): ``failed`` with
+    ``stop_reason``, and its line of history says the request failed, as its answer did."""
+    finish(db, collection_id, CollectionStatus.FAILED, retention=retention,
+           stop_reason=stop_reason)
+    with db.session() as session:
+        session.execute(update(Activity).where(Activity.collection_id == collection_id)
+                        .values(status=Outcome.FAILED))
+
+
 def _announce(session: Session, collection_id: str) -> None:
     """In the transaction of the terminal transition: the webhook event, if one was asked
     for (so there is exactly one, and only when the transition happened)."""

@@ -70,7 +70,13 @@ def test_a_frozen_then_dead_redis_is_answered_503(own_redis, database_url, site)
     _unavailable(answered(lambda: customer.post("/contacts", {"url": f"{site}/article"})))
     assert answered(lambda: client.get("/healthz")).get_json()["redis"] == "down"
 
+    # a collection that could not be queued: refused, and its line of history says so
+    _unavailable(answered(lambda: customer.post(
+        "/collections", {"mode": "batch", "urls": [f"{site}/article"]})))
+
     assert customer.balance() == 5
     failed = [row for row in customer.activity() if row["operation"] in ("scrape", "contacts")]
     assert len(failed) == 3 and {row["credits"] for row in failed} == {0}
+    [collection] = [row for row in customer.activity() if row["operation"] == "collection"]
+    assert (collection["status"], collection["credits"]) == ("failed", 0), collection
     assert_books_balance(app, customer.account_id)

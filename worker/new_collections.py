@@ -26,7 +26,7 @@ from crawler.contract import DEFAULT_MAX_DEPTH
 from crawler.policy import SourcePolicy
 from storage import accounts, collections
 from storage.db import Database
-from storage.models import Collection, CollectionStatus
+from storage.models import Collection
 from worker.queues import enqueue_slice
 
 logger = logging.getLogger(__name__)
@@ -98,7 +98,7 @@ def enqueue(db: Database, redis: Redis, collection_id: str, config: Config) -> N
         enqueue_slice(redis, collection_id, config)
     except RedisError as exc:
         logger.error("Could not enqueue collection %s: %s", collection_id, exc)
-        collections.finish(db, collection_id, CollectionStatus.FAILED,
-                           retention=timedelta(seconds=config.collection_retention_seconds),
-                           stop_reason="unavailable")
+        collections.fail_start(
+            db, collection_id, stop_reason="unavailable",
+            retention=timedelta(seconds=config.collection_retention_seconds))
         raise
