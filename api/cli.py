@@ -26,7 +26,8 @@ def _fail(exc: Exception) -> None:
 
 @accounts_cli.command("create")
 @click.argument("name")
-@click.option("--credits", "credits_", type=click.IntRange(min=0), default=0, show_default=True)
+@click.option("--credits", "credits_", type=click.IntRange(min=0, max=ledger.MAX_BALANCE),
+              default=0, show_default=True)
 @click.option("--plan", default=accounts.DEFAULT_PLAN, show_default=True)
 def create_account(name: str, credits_: int, plan: str) -> None:
     """Create account NAME with its first API key (printed on the last line)."""
@@ -59,6 +60,8 @@ def credit_account(name: str, amount: int) -> None:
     except ledger.InsufficientCredits as exc:
         raise click.ClickException(
             f"Cannot take back {-amount} credits: {name} has {exc.balance}.") from None
+    except ledger.TooManyCredits as exc:
+        _fail(exc)
     click.echo(f"{name}: balance {balance}.")
 
 

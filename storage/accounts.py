@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import secrets
+import unicodedata
 from dataclasses import dataclass
 
 from sqlalchemy import Connection, bindparam, select
@@ -68,8 +69,22 @@ def plan_id(session: Session, name: str) -> int:
     return found
 
 
+def checked_name(name: str) -> str:
+    """``name`` if an account may be called so (1 to 200 characters of text a database
+    stores: no control characters, nothing that is not Unicode); else AccountError."""
+    if not 0 < len(name) <= 200:
+        raise AccountError("An account name has 1 to 200 characters.")
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        raise AccountError(f"{name!r} is not text an account name may hold.") from None
+    if any(unicodedata.category(char) == "Cc" for char in name):
+        raise AccountError(f"{name!r} has control characters.")
+    return name
+
+
 def get_account(session: Session, name: str) -> Account:
-    account = session.scalar(select(Account).where(Account.name == name))
+    account = session.scalar(select(Account).where(Account.name == checked_name(name)))
     if account is None:
         raise AccountError(f"No account named {name!r}.")
     return account
@@ -81,7 +96,7 @@ def find_account(session: Session, account_id: str) -> Account | None:
 
 def create_account(session: Session, name: str, plan: str = DEFAULT_PLAN) -> Account:
     """A new account with a zero balance (grant credits through :mod:`storage.ledger`)."""
-    if session.scalar(select(Account.id).where(Account.name == name)):
+    if session.scalar(select(Account.id).where(Account.name == checked_name(name))):
         raise AccountError(f"An account named {name!r} exists already.")
     account = Account(
         id="acct_" + secrets.token_hex(8),

@@ -33,6 +33,21 @@ GRANT_OPERATION = "credit_grant"
 SWEEP_BATCH = 500
 
 
+#: The most credits a balance holds: far beyond any plan, and well inside both a 64-bit
+#: integer column and a float's exact integers (an overflowing sum turned SQLite's column into
+#: floats, and raised on PostgreSQL).
+MAX_BALANCE = 10**12
+
+
+class TooManyCredits(ValueError):
+    """Raised by :func:`grant` for an amount that would take a balance past
+    :data:`MAX_BALANCE`."""
+
+    def __init__(self, amount: int):
+        super().__init__(f"{amount} credits would take the balance past the most one holds, "
+                         f"{MAX_BALANCE}.")
+
+
 class InsufficientCredits(Exception):
     """Raised by :func:`reserve` when the balance cannot cover the cost."""
 
@@ -175,15 +190,21 @@ def record_failure(db: Database, charge: Charge, error: str) -> None:
 
 
 def grant(db: Database, account_id: str, amount: int, key: str) -> int:
-    """Add (or with a negative amount, remove) credits as the operator; returns the balance."""
+    """Add (or with a negative amount, remove) credits as the operator; returns the balance.
+    :class:`TooManyCredits` past :data:`MAX_BALANCE`, :class:`InsufficientCredits` below 0."""
+    if abs(amount) > MAX_BALANCE:
+        raise TooManyCredits(amount)
     charge = Charge(account_id, key, -amount, GRANT_OPERATION)
     with db.write() as session:
         balance = session.scalar(
             update(Account)
-            .where(Account.id == account_id, Account.balance + amount >= 0)
+            .where(Account.id == account_id, Account.balance + amount >= 0,
+                   Account.balance + amount <= MAX_BALANCE)
             .values(balance=Account.balance + amount)
             .returning(Account.balance)
         )
+        if balance is None and amount > 0:
+            raise TooManyCredits(amount)
         if balance is None:
             raise InsufficientCredits(-amount, _balance(session, account_id))
         session.add(LedgerEntry(account_id=account_id, charge_key=key, phase=Phase.OPEN,

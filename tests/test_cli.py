@@ -65,6 +65,32 @@ def test_credits_are_taken_back_with_a_negative_amount(sqlite_url):
     assert "balance  120" in shown
 
 
+def test_amounts_and_names_the_books_cannot_hold_are_refused_in_words(sqlite_url):
+    """An amount past what a balance may hold (it overflowed SQLite's integers into floats,
+    PostgreSQL's into a traceback), and names no database stores, are a one-line error;
+    nothing is created or granted."""
+    app = create_app(make_config(sqlite_url, "redis://127.0.0.1:1/0"))
+    runner = app.test_cli_runner()
+    name = f"cli-{uuid.uuid4().hex[:8]}"
+    assert runner.invoke(args=["accounts", "create", name, "--credits", "5"]).exit_code == 0
+    huge = str(2**63 - 1)
+    for args in (["accounts", "credit", name, huge], ["accounts", "credit", name, "-" + huge],
+                 ["accounts", "create", "x" + name, "--credits", str(2**63)],
+                 ["accounts", "credit", name, str(10**15)],
+                 ["accounts", "create", "bad\x00name"], ["accounts", "create", "bad\udc80"],
+                 ["accounts", "create", ""]):
+        result = runner.invoke(args=args)
+        assert result.exit_code != 0, (args, result.output)
+        assert "Error" in result.output, (args, result.output)
+        assert result.exception is None or isinstance(result.exception, SystemExit), args
+    shown = runner.invoke(args=["accounts", "show", name]).output
+    assert "balance  5" in shown
+    assert "No account" in runner.invoke(args=["accounts", "show", "x" + name]).output
+    close_to_the_top = runner.invoke(args=["accounts", "credit", name, str(10**12 - 5)])
+    assert close_to_the_top.exit_code == 0 and f"balance {10**12}" in close_to_the_top.output
+    assert runner.invoke(args=["accounts", "credit", name, "1"]).exit_code != 0
+
+
 def test_the_readmes_operator_lines_run_as_written(tmp_path):
     """"Operators: accounts and keys", from ``db upgrade`` to the take-back, verbatim (the
     export of DATABASE_URL is replaced by a database of the test's own)."""
