@@ -111,6 +111,11 @@ def _claim():
     if isinstance(outcome, records.Replay):
         g.idempotent_replay = True
         return _replay(outcome.response)
+    if isinstance(outcome, records.TookEffect):
+        raise ApiError("conflict", f"The request with this {HEADER} ({outcome.request_id}) "
+                                   "was carried out (and charged), but its answer could not "
+                                   "be kept; it is not run again. Send a new key to run it "
+                                   "again.")
     if isinstance(outcome, records.InFlight):
         raise ApiError("conflict", f"A request with this {HEADER} is still running; retry "
                                    "once it has finished.")

@@ -59,7 +59,8 @@ def request_charge(operation: str, url: str | None, amount: int) -> ledger.Charg
     charge, which writes that line (see :func:`history_claimed`).
     """
     charge = ledger.Charge(
-        account_id=g.principal.account_id, key=f"request:{g.request_id}", amount=amount,
+        account_id=g.principal.account_id, key=ledger.request_charge_key(g.request_id),
+        amount=amount,
         operation=operation, request_id=g.request_id, url=url, expires_at=request_deadline(),
     )
     g.history_charge = charge

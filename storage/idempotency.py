@@ -22,12 +22,13 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from enum import StrEnum
 
-from sqlalchemy import and_, delete, or_, select, update
+from sqlalchemy import and_, delete, exists, or_, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
+from storage import ledger
 from storage.db import Database
-from storage.models import IdempotencyRecord, as_utc, utcnow
+from storage.models import Collection, IdempotencyRecord, as_utc, utcnow
 
 logger = logging.getLogger(__name__)
 
@@ -76,7 +77,16 @@ class Replay:
     response: StoredResponse
 
 
-Outcome = Claimed | InFlight | Mismatch | Replay
+@dataclass(frozen=True)
+class TookEffect:
+    """The request that held the key never stored its answer, but it was carried out: it was
+    charged, or it started a collection. Run again, it would be carried out (and charged)
+    twice; its answer is gone."""
+
+    request_id: str
+
+
+Outcome = Claimed | InFlight | Mismatch | Replay | TookEffect
 
 
 def _insert(session: Session):
@@ -119,6 +129,7 @@ def _claim_once(
         return Claimed(record_id, request_id)
     row = session.execute(
         select(IdempotencyRecord.id, IdempotencyRecord.request_hash, IdempotencyRecord.state,
+               IdempotencyRecord.request_id,
                IdempotencyRecord.created_at, IdempotencyRecord.expires_at,
                IdempotencyRecord.response_status, IdempotencyRecord.response_body,
                IdempotencyRecord.response_headers)
@@ -128,6 +139,9 @@ def _claim_once(
         return None
     expired = as_utc(row.expires_at) <= now
     abandoned = row.state == State.IN_FLIGHT and as_utc(row.created_at) <= now - abandoned_after
+    if abandoned and not expired and row.request_hash == request_hash \
+            and _took_effect(session, account_id, row.request_id):
+        return TookEffect(row.request_id)
     if expired or abandoned:
         # Take the dead row over, unless someone else just did (the same test, under the lock).
         taken = session.scalar(
@@ -151,6 +165,15 @@ def _claim_once(
         return InFlight()
     return Replay(StoredResponse(row.response_status, row.response_body,
                                  json.loads(row.response_headers or "{}")))
+
+
+def _took_effect(session: Session, account_id: str, request_id: str) -> bool:
+    """Whether request ``request_id`` did what a retry would do again: its credits were
+    captured, or it started a collection (pages charged as they are stored)."""
+    if ledger.captured(session, ledger.request_charge_key(request_id)):
+        return True
+    return bool(session.scalar(select(exists().where(
+        Collection.account_id == account_id, Collection.request_id == request_id))))
 
 
 def complete(db: Database, claimed: Claimed, response: StoredResponse) -> bool:

@@ -129,6 +129,18 @@ def reserve(db: Database, charge: Charge) -> int:
     return balance
 
 
+def request_charge_key(request_id: str) -> str:
+    """The charge key of an API request's credits: one charge per request."""
+    return f"request:{request_id}"
+
+
+def captured(session: Session, charge_key: str) -> bool:
+    """Whether the charge ``charge_key`` was captured: its credits are spent."""
+    return bool(session.scalar(select(exists().where(
+        LedgerEntry.charge_key == charge_key, LedgerEntry.phase == Phase.CLOSE,
+        LedgerEntry.kind == EntryKind.CAPTURE))))
+
+
 def capture(db: Database, charge: Charge) -> int:
     """Keep the reserved credits: the request succeeded. Returns the balance."""
     try:

@@ -18,6 +18,7 @@ from api import create_app
 from api.auth import authenticated
 from api.idempotency import abandoned_after, request_hash
 from api.operations import request_lifetime
+from storage import collections
 from storage import idempotency as records
 from storage.models import IdempotencyRecord, utcnow
 from tests.conftest import Customer, make_config, new_customer
@@ -231,6 +232,55 @@ def test_a_key_held_by_a_dead_request_is_free_after_the_deadline(any_customer, s
     assert taken.status_code == 200, taken.get_json()
     assert record_of(customer, dead).state == "done"
     assert customer.balance() == 99
+
+
+def test_a_charged_request_whose_answer_was_not_kept_never_runs_again(any_customer, site,
+                                                                     monkeypatch):
+    """The first request was charged, then its answer could not be stored (the database
+    failed just then): its key stays held. Past the deadline a retry must not take it over
+    and run (and charge) again: it is told why, and nothing more is charged."""
+    customer = any_customer
+    body, key = {"url": f"{site}/article"}, new_key()
+    real_complete = records.complete
+
+    def failing(*args, **kwargs):
+        raise RuntimeError("the database failed just then")
+
+    monkeypatch.setattr(records, "complete", failing)
+    first = post(customer, "/scrape", body, key)
+    assert first.status_code == 200 and customer.balance() == 99
+    monkeypatch.setattr(records, "complete", real_complete)
+    with customer.app.app_context():
+        past = abandoned_after() + timedelta(seconds=1)
+    with customer.app.extensions["webdata.db"].session() as session:
+        session.execute(update(IdempotencyRecord).where(
+            IdempotencyRecord.account_id == customer.account_id, IdempotencyRecord.key == key
+        ).values(created_at=utcnow() - past))
+    for _ in range(2):
+        retry = post(customer, "/scrape", body, key)
+        assert retry.status_code == 409, retry.get_json()
+        assert first.get_json()["request_id"] in retry.get_json()["message"]
+    assert customer.balance() == 99
+    assert [row["status"] for row in lines(customer) if row["credits"]] == ["succeeded"]
+    assert post(customer, "/scrape", body, new_key()).status_code == 200  # a new key runs
+
+
+def test_a_key_whose_request_started_a_collection_is_never_taken_over(any_customer):
+    """Likewise for a collection started under the key (its pages are charged as stored)."""
+    customer = any_customer
+    db = customer.app.extensions["webdata.db"]
+    key, held = new_key(), timedelta(minutes=5)
+    records.claim(db, customer.account_id, key, "digest", "req_started",
+                  abandoned_after=held, now=utcnow() - 2 * held)
+    collections.create(db, account_id=customer.account_id, mode="batch", extract="page",
+                       spec={"urls": ["http://a.test/"]}, max_running=5,
+                       request_id="req_started")
+    again = records.claim(db, customer.account_id, key, "digest", "req_retry",
+                          abandoned_after=held)
+    assert again == records.TookEffect("req_started")
+    other = records.claim(db, customer.account_id, new_key(), "digest", "req_other",
+                          abandoned_after=held)
+    assert isinstance(other, records.Claimed)
 
 
 @pytest.mark.parametrize("key", ["", " ", "a" * 256, "tab\there", "caf\xe9", " padded"])
