@@ -13,9 +13,16 @@ It talks to the service over HTTP only (nothing of the platform is imported), so
 any machine that has ``requests`` and ``rich``.
 """
 
-from client.errors import ApiError, ConfigurationError, Unreachable, WaitTimeout, WebdataError
+from client.errors import (
+    ApiError,
+    ConfigurationError,
+    OutputError,
+    Unreachable,
+    WaitTimeout,
+    WebdataError,
+)
 from client.http import Client
 from client.progress import ProgressDisplay
 
-__all__ = ["ApiError", "Client", "ConfigurationError", "ProgressDisplay", "Unreachable",
-           "WaitTimeout", "WebdataError"]
+__all__ = ["ApiError", "Client", "ConfigurationError", "OutputError", "ProgressDisplay",
+           "Unreachable", "WaitTimeout", "WebdataError"]

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -251,7 +252,8 @@ def ask(prompt: str) -> bool | None:
 def read_urls(name: str) -> list[str]:
     """The URLs of a file: one a line; blank lines and ``#`` comments skipped."""
     try:
-        text = sys.stdin.read() if name == "-" else Path(name).read_text(encoding="utf-8")
+        # utf-8-sig: a byte order mark, as Windows editors save, is not part of the first URL
+        text = sys.stdin.read() if name == "-" else Path(name).read_text(encoding="utf-8-sig")
     except (OSError, UnicodeDecodeError) as exc:
         raise Stop(1, f"webdata: cannot read {name}: "
                       f"{getattr(exc, 'strerror', None) or exc}") from None
@@ -264,13 +266,17 @@ def read_urls(name: str) -> list[str]:
 
 def _checked_output(args: argparse.Namespace) -> Path | None:
     """``-o``'s path, checked before anything is started (and charged): its format is
-    known and its folder exists."""
+    known, its folder exists and takes files, and the name is not a folder's."""
     if not args.output:
         return None
     path = Path(args.output)
     format_for(path, args.format)
     if not path.parent.is_dir():
         raise Stop(1, f"webdata: the folder of {path} does not exist.")
+    if path.is_dir():
+        raise Stop(1, f"webdata: {path} is a folder; name a file in it.")
+    if not os.access(path.parent, os.W_OK):
+        raise Stop(1, f"webdata: cannot write in the folder of {path}.")
     return path
 
 

@@ -20,6 +20,11 @@ class ConfigurationError(WebdataError):
     """The client cannot start: no API key, an unusable service URL, an unknown format."""
 
 
+class OutputError(WebdataError):
+    """A file of results cannot be written where it was asked for (a folder of that name, a
+    folder gone, a disk full)."""
+
+
 class Unreachable(WebdataError):
     """The service did not answer (refused, reset, timed out) after every retry."""
 

@@ -26,6 +26,7 @@ from client.errors import (
     NOT_THE_API,
     ApiError,
     ConfigurationError,
+    OutputError,
     Unreachable,
     WaitTimeout,
 )
@@ -44,6 +45,8 @@ NOT_RETRIED_CODES = frozenset({"collection_limit"})
 #: Seconds between polls of a running collection (its progress is at most ~1 s old).
 POLL_INTERVAL = 0.75
 CHUNK = 64 * 1024
+#: What an API key may be: it is sent in a header (printable ASCII, no spaces).
+_KEY = re.compile(r"[!-~]+")
 
 
 def format_for(path: str | os.PathLike[str], fmt: str | None = None) -> str:
@@ -74,10 +77,14 @@ class Client:
                  timeout: tuple[float, float] = (10.0, 60.0),
                  session: requests.Session | None = None,
                  sleep: Callable[[float], None] = time.sleep):
-        key = api_key or os.environ.get("WEBDATA_API_KEY", "")
-        if not key.strip():
+        key = (api_key or os.environ.get("WEBDATA_API_KEY", "")).strip()
+        if not key:
             raise ConfigurationError("No API key: set WEBDATA_API_KEY (make run prints one "
                                      "on its 'API key:' line).")
+        if not _KEY.fullmatch(key):  # it goes into a header: printable ASCII, no spaces
+            raise ConfigurationError("The API key is not one (printable ASCII without spaces, "
+                                     "wdp_…): copy the whole key make run or the operator "
+                                     "printed.")
         root = (url or os.environ.get("WEBDATA_API_URL") or DEFAULT_URL).strip().rstrip("/")
         if not root.startswith(("http://", "https://")):
             raise ConfigurationError(f"The service URL {root!r} is not an http(s) URL "
@@ -86,7 +93,7 @@ class Client:
         self.retries, self.max_retry_wait, self.timeout = retries, max_retry_wait, timeout
         self.sleep = sleep
         self.session = session or requests.Session()
-        self.session.headers.update({"Authorization": f"Bearer {key.strip()}",
+        self.session.headers.update({"Authorization": f"Bearer {key}",
                                      "User-Agent": "webdata-client/0.1"})
 
     # -- collections --------------------------------------------------------------------
@@ -115,16 +122,16 @@ class Client:
                ) -> dict[str, Any]:
         """``POST /collections`` with ``body``, under one Idempotency-Key for every retry."""
         key = idempotency_key or f"webdata-client-{uuid.uuid4()}"
-        return self._request("POST", "/collections", json=body, idempotency_key=key).json()
+        return _json(self._request("POST", "/collections", json=body, idempotency_key=key))
 
     def get(self, collection_id: str) -> dict[str, Any]:
         """The collection object: status, progress, credits used."""
-        return self._request("GET", f"/collections/{_id(collection_id)}").json()
+        return _json(self._request("GET", f"/collections/{_id(collection_id)}"))
 
     def cancel(self, collection_id: str) -> dict[str, Any]:
         """Cancel it: answered once no further page is fetched or charged. A finished one
         raises :class:`ApiError` ``conflict``."""
-        return self._request("POST", f"/collections/{_id(collection_id)}/cancel").json()
+        return _json(self._request("POST", f"/collections/{_id(collection_id)}/cancel"))
 
     def wait(self, collection_id: str, *,
              on_progress: Callable[[dict[str, Any]], None] | None = None,
@@ -153,8 +160,8 @@ class Client:
         while True:
             params = {"limit": limit, **({"status": status} if status else {}),
                       **({"cursor": cursor} if cursor else {})}
-            page = self._request("GET", f"/collections/{_id(collection_id)}/results",
-                                 params=params).json()
+            page = _json(self._request("GET", f"/collections/{_id(collection_id)}/results",
+                                       params=params))
             yield from page["results"]
             cursor = page["next_cursor"]
             if cursor is None or not page["results"]:
@@ -183,6 +190,9 @@ class Client:
         except requests.RequestException as exc:
             part.unlink(missing_ok=True)
             raise Unreachable(f"The download of {collection_id} broke off: {exc}") from None
+        except OSError as exc:  # a folder gone, a disk full, a name that is a folder
+            part.unlink(missing_ok=True)
+            raise OutputError(f"Cannot write {target}: {exc.strerror or exc}.") from None
         except BaseException:
             part.unlink(missing_ok=True)
             raise
@@ -219,6 +229,18 @@ class Client:
             self.sleep(error.retry_after if error.retry_after is not None
                        else _backoff(attempt))
         raise AssertionError("unreachable")  # the loop returns or raises
+
+
+def _json(response: requests.Response) -> Any:
+    """The JSON of a 2xx answer; :class:`ApiError` when it is not JSON (a captive portal, a
+    proxy's page, another service at that URL)."""
+    try:
+        return response.json()
+    except ValueError:
+        text = " ".join(response.text.split())[:200]
+        raise ApiError(response.status_code, NOT_THE_API,
+                       f"The service answered HTTP {response.status_code} but not JSON"
+                       + (f": {text}" if text else ".")) from None
 
 
 def _id(collection_id: str) -> str:

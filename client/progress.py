@@ -129,7 +129,8 @@ class ProgressDisplay:
         progress, status = collection["progress"], collection["status"]
         done, total = progress["done"], progress["total"]
         self.meter.add(done)
-        rate, eta = self.meter.rate, self.meter.eta(total - done)
+        # nothing admitted yet (queued, or a crawl before its first page): no time to tell
+        rate, eta = self.meter.rate, (self.meter.eta(total - done) if total else None)
         if status in ("completed", "cancelled", "failed", "expired"):
             eta = 0.0 if status == "completed" else None
         self.progress.update(self.task, description=status, completed=done,

@@ -13,7 +13,7 @@ from email.utils import format_datetime
 
 import pytest
 
-from client import ApiError, Client, ConfigurationError, Unreachable
+from client import ApiError, Client, ConfigurationError, Unreachable, WebdataError
 from client import http as client_http
 from client.cli import main
 from client.progress import RateMeter, summary
@@ -331,3 +331,43 @@ def test_summary_names_what_matters():
     assert summary(collection) == (f"{ID} failed: 4/9 pages (3 succeeded, 1 failed, 1 blocked "
                                    "by robots.txt), 3 credits used; stopped: "
                                    "insufficient_credits.")
+
+
+def test_a_key_that_cannot_be_one_is_a_configuration_error(monkeypatch):
+    """The README's placeholder (``wdp_…``) pasted as the key, or a key with a line break:
+    said at once, not a traceback from the HTTP library or 15 s of retries."""
+    for key in ("wdp_\u2026", "wdp_abc\ndef", "wdp abc"):
+        with pytest.raises(ConfigurationError, match="API key"):
+            Client(key, "http://127.0.0.1:9")
+
+
+def test_an_answer_that_is_not_json_is_an_error_not_a_traceback(api, client):
+    api.script.append(Canned("GET", f"/collections/{ID}", 200, b"<html>Sign in to the Wi-Fi"))
+    with pytest.raises(ApiError, match="not JSON"):
+        client.get(ID)
+
+
+def test_an_output_that_cannot_be_written_is_refused_before_anything_starts(
+        cli_env, tmp_path, capsys):
+    urls = tmp_path / "urls.txt"
+    urls.write_text("https://example.com/a\n")
+    folder = tmp_path / "out.csv"
+    folder.mkdir()
+    assert main(["collect", str(urls), "-o", str(folder)]) == 1
+    assert "is a folder" in capsys.readouterr().err
+    assert not cli_env.requests("POST", "/collections")  # nothing started, nothing charged
+
+
+def test_an_export_that_cannot_be_written_is_one_line(api, client, tmp_path):
+    """The file's folder went away meanwhile: an error of the client's, no traceback."""
+    api.done = 3
+    with pytest.raises(WebdataError, match="Cannot write"):
+        client.export(ID, tmp_path / "gone" / "out.csv")
+
+
+def test_a_url_file_saved_with_a_byte_order_mark_is_read(cli_env, tmp_path):
+    urls = tmp_path / "urls.txt"
+    urls.write_bytes(b"\xef\xbb\xbfhttps://example.com/a\r\nhttps://example.com/b\r\n")
+    assert main(["collect", str(urls), "--no-wait"]) == 0
+    assert cli_env.requests("POST", "/collections")[0].body["urls"] == [
+        "https://example.com/a", "https://example.com/b"]
