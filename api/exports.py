@@ -1,7 +1,7 @@
 """A collection's export as bytes: batches of stored rows in, chunks of JSON, JSON Lines or CSV
 out (``GET /collections/{id}/export``). Pure functions: no Flask, no database.
 
-Each result has the shape of ``storage.collections.result_body`` (API.md, Results). The JSON
+Each result has the shape of ``storage.collection_results.body`` (API.md, Results). The JSON
 formats splice the stored JSON text of ``data`` into their output as it is: decoding and
 encoding a few KB per row again would cost most of the export's time. CSV has one row per page
 with a fixed set of columns per ``extract`` (:func:`csv_columns`), nested values as JSON text
@@ -104,8 +104,8 @@ def csv_columns(extract: str) -> tuple[str, ...]:
 
 
 def pick(result: dict[str, Any], selection: Selection) -> dict[str, Any]:
-    """A result object (``result_body``'s) cut down to ``selection``: the results endpoint's
-    ``fields``, the same as an export's."""
+    """A result object (``collection_results.body``'s) cut down to ``selection``: the
+    results endpoint's ``fields``, the same as an export's."""
     picked: dict[str, Any] = {}
     for key in selection.keys:
         value = result[key]

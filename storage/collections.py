@@ -164,31 +164,6 @@ def page(db: Database, account_id: str, *, before: tuple[datetime, str] | None =
     return rows, ((rows[-1].created_at, rows[-1].id) if more and rows else None)
 
 
-def results(db: Database, collection_id: str, *, after: int = 0, limit: int = 100,
-            status: str | None = None) -> tuple[list[CollectionResult], int | None]:
-    """Results in completion order after position ``after``; and the position to continue
-    from (None at the end of what is stored now)."""
-    query = select(CollectionResult).where(CollectionResult.collection_id == collection_id,
-                                           CollectionResult.seq > after)
-    if status is not None:
-        query = query.where(CollectionResult.status == status)
-    with db.session() as session:
-        rows = list(session.scalars(query.order_by(CollectionResult.seq).limit(limit + 1)))
-    more = len(rows) > limit
-    rows = rows[:limit]
-    return rows, (rows[-1].seq if more and rows else None)
-
-
-def result_body(row: CollectionResult) -> dict[str, Any]:
-    """A stored result as the API answers it (API.md, Results): the error's code and message
-    (its details are the crawler's), ``data`` as the operation's body fields."""
-    error = json.loads(row.error) if row.error else None
-    return {"url": row.url, "final_url": row.final_url, "status": row.status,
-            "status_code": row.status_code, "fetched_at": row.fetched_at,
-            "error": {"error": error["error"], "message": error["message"]} if error else None,
-            "data": json.loads(row.data) if row.data else None}
-
-
 def start(db: Database, collection_id: str) -> bool:
     """``queued`` → ``running``; whether this call made the change."""
     with db.session() as session:

@@ -12,7 +12,7 @@ from datetime import timedelta
 import pytest
 from sqlalchemy import func, select
 
-from storage import accounts, collections, ledger
+from storage import accounts, collection_results, collections, ledger
 from storage.collections import PageOutcome
 from storage.db import Database
 from storage.models import Activity, CollectionStatus, LedgerEntry
@@ -65,7 +65,7 @@ def test_pages_are_stored_and_charged_once(db):
     assert again.charged == 1
     row = collections.get(db, col)
     assert (row.succeeded, row.failed, row.credits_used) == (3, 1, 3)
-    rows, more = collections.results(db, col)
+    rows, more = collection_results.page(db, col)
     assert [r.seq for r in rows] == [1, 2, 3, 4] and more is None
     assert [r.url.rsplit("/", 1)[1] for r in rows] == ["1", "2", "3", "4"]
     balance, ledger_sum, history = sums(db, owner)
@@ -78,7 +78,7 @@ def test_concurrent_stores_number_results_without_gaps(db):
     with ThreadPoolExecutor(max_workers=8) as pool:
         list(pool.map(lambda n: collections.store(db, col, [page(n * 10 + i) for i in range(5)]),
                       range(8)))
-    rows, _ = collections.results(db, col, limit=100)
+    rows, _ = collection_results.page(db, col, limit=100)
     assert [r.seq for r in rows] == list(range(1, 41))
     assert collections.get(db, col).credits_used == 40
     assert sums(db, owner)[0] == 960
@@ -87,10 +87,10 @@ def test_concurrent_stores_number_results_without_gaps(db):
 def test_results_page_by_position_and_status(db):
     col = collection(db, account(db, 10))
     collections.store(db, col, [page(n, ok=n % 2 == 0) for n in range(6)])
-    first, position = collections.results(db, col, limit=2)
-    rest, end = collections.results(db, col, after=position, limit=10)
+    first, position = collection_results.page(db, col, limit=2)
+    rest, end = collection_results.page(db, col, after=position, limit=10)
     assert [r.seq for r in first + rest] == list(range(1, 7)) and end is None
-    failed, _ = collections.results(db, col, status="failed")
+    failed, _ = collection_results.page(db, col, status="failed")
     assert {r.status for r in failed} == {"failed"} and len(failed) == 3
 
 
@@ -99,7 +99,7 @@ def test_the_balance_runs_out(db):
     col = collection(db, owner)
     stored = collections.store(db, col, [page(1), page(2, ok=False), page(3), page(4)])
     assert stored.out_of_credits and stored.charged == 2
-    rows, _ = collections.results(db, col)
+    rows, _ = collection_results.page(db, col)
     assert [r.url.rsplit("/", 1)[1] for r in rows] == ["1", "2", "3"]  # /4 was not paid for
     assert sums(db, owner)[0] == 0
 

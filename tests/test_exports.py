@@ -14,7 +14,7 @@ import pytest
 from hypothesis import strategies as st
 
 from api import exports
-from storage.collections import result_body
+from storage.collection_results import body as result_body
 from storage.exports import ExportRow
 from storage.models import CollectionResult
 

@@ -32,7 +32,7 @@ from crawler.contract import COLLECTION_MODES as MODES
 from crawler.contract import DEFAULT_MAX_DEPTH, MAX_DEPTH
 from crawler.policy import SourcePolicy
 from crawler.scope import MAX_PATTERNS, page_url_error, pattern_errors
-from storage import collections
+from storage import collection_results, collections
 from storage.db import Database, shared
 from storage.models import LIVE_STATUSES, Collection
 from worker import new_collections, queues
@@ -133,10 +133,10 @@ def results(db: Database, collection_id: str, status: str | None = None
     memory."""
     after = 0
     while True:
-        rows, more = collections.results(db, collection_id, after=after, limit=RESULTS_PAGE,
+        rows, more = collection_results.page(db, collection_id, after=after, limit=RESULTS_PAGE,
                                          status=status)
         for row in rows:
-            yield collections.result_body(row)
+            yield collection_results.body(row)
         if more is None:
             return
         after = more

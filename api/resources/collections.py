@@ -33,7 +33,7 @@ from api.openapi import AUTHENTICATED, BASE_PATH, documented
 from api.operations import history_written, refuse
 from crawler.frontier import Frontier
 from crawler.policy import PolicyRefusal
-from storage import collections, webhooks
+from storage import collection_results, collections, webhooks
 from storage.ledger import InsufficientCredits
 from storage.models import LIVE_STATUSES, Collection
 from worker import new_collections
@@ -244,11 +244,11 @@ def results(args: dict, collection_id: str):
     selection = selection_of(row, args["field_names"])
     final = row.status not in LIVE_STATUSES  # read first: nothing is stored after it
     after = cursors.decode_id(RESULTS_CURSOR, args["cursor"], lowest=0) if args["cursor"] else 0
-    rows, more = collections.results(db(), collection_id, after=after, limit=args["limit"],
+    rows, more = collection_results.page(db(), collection_id, after=after, limit=args["limit"],
                                      status=args["status"])
     position = rows[-1].seq if rows else after
     cursor = None if final and more is None else cursors.encode(RESULTS_CURSOR, position)
-    results = [collections.result_body(r) for r in rows]
+    results = [collection_results.body(r) for r in rows]
     if selection is not None:
         results = [exports.pick(result, selection) for result in results]
     return {"results": results, "next_cursor": cursor}

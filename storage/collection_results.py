@@ -1,0 +1,39 @@
+"""A collection's stored page results as they are read back: a page of them at a time, in
+completion order, and each as the API answers it (``GET /collections/{id}/results``, the
+export, batch code). Storing them, charged in the same transaction, is
+:func:`storage.collections.store`'s."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from sqlalchemy import select
+
+from storage.db import Database
+from storage.models import CollectionResult
+
+
+def page(db: Database, collection_id: str, *, after: int = 0, limit: int = 100,
+         status: str | None = None) -> tuple[list[CollectionResult], int | None]:
+    """Results in completion order after position ``after``; and the position to continue
+    from (None at the end of what is stored now)."""
+    query = select(CollectionResult).where(CollectionResult.collection_id == collection_id,
+                                           CollectionResult.seq > after)
+    if status is not None:
+        query = query.where(CollectionResult.status == status)
+    with db.session() as session:
+        rows = list(session.scalars(query.order_by(CollectionResult.seq).limit(limit + 1)))
+    more = len(rows) > limit
+    rows = rows[:limit]
+    return rows, (rows[-1].seq if more and rows else None)
+
+
+def body(row: CollectionResult) -> dict[str, Any]:
+    """A stored result as the API answers it (API.md, Results): the error's code and message
+    (its details are the crawler's), ``data`` as the operation's body fields."""
+    error = json.loads(row.error) if row.error else None
+    return {"url": row.url, "final_url": row.final_url, "status": row.status,
+            "status_code": row.status_code, "fetched_at": row.fetched_at,
+            "error": {"error": error["error"], "message": error["message"]} if error else None,
+            "data": json.loads(row.data) if row.data else None}
