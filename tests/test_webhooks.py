@@ -258,3 +258,26 @@ def test_a_name_that_resolves_slowly_costs_one_timeout(database_url, redis_url, 
     row = event(who, collection_id)
     assert row.last_status is None and "timed out resolving" in row.last_error
     assert not receiver.received and len(other.received) == 1
+
+
+def test_a_url_with_letters_beyond_ascii_is_delivered_percent_encoded(who, receiver):
+    """``/hé?x=ü`` went to http.client as is: it raised outside the attempt's handling, the
+    event stayed pending for ever, and every sweep (all accounts' events) raised with it."""
+    collection_id = finished(who, f"{receiver.url}/h\u00e9?x=\u00fc")
+    assert send(who, collection_id) == "delivered"
+    assert receiver.received[0].path.endswith("/h%C3%A9?x=%C3%BC")
+
+
+def test_an_attempt_that_fails_unexpectedly_is_one_failed_attempt(who, receiver, monkeypatch):
+    """A bug met while sending costs that event an attempt (recorded, retried later), not
+    the sweep: the other events are still delivered."""
+    import worker.webhooks
+
+    def broken(*args, **kwargs):
+        raise ValueError("something nobody foresaw")
+
+    monkeypatch.setattr(worker.webhooks, "post", broken)
+    collection_id = finished(who, receiver.url)
+    assert send(who, collection_id) == "pending"  # to be tried again later
+    row = event(who, collection_id)
+    assert row.attempts == 1 and "something nobody foresaw" in row.last_error

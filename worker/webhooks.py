@@ -36,6 +36,7 @@ from urllib.parse import urlsplit
 from redis import Redis
 from redis.exceptions import RedisError
 from standardwebhooks.webhooks import Webhook
+from w3lib.url import safe_url_string
 
 from crawler.config import Config
 from crawler.policy import PolicyRefusal, SourcePolicy, host_name, literal_address
@@ -108,6 +109,9 @@ def attempt(claimed: webhooks.Claimed, policy: SourcePolicy, timeout: float
         return None, exc.message
     except (OSError, http.client.HTTPException) as exc:
         return None, f"{type(exc).__name__}: {exc}"[:300]
+    except Exception as exc:  # a bug costs this event an attempt, never the sweep of all
+        logger.exception("Webhook %s: the attempt failed unexpectedly", claimed.id)
+        return None, f"{type(exc).__name__}: {exc}"[:300]
 
 
 def signed_headers(event_id: str, payload: str, secrets: tuple[str, ...], now: datetime
@@ -147,8 +151,10 @@ def post(url: str, body: bytes, headers: dict[str, str], policy: SourcePolicy,
         connection = (http.client.HTTPSConnection if https else http.client.HTTPConnection)(
             host, port, timeout=timeout)
         connection.sock = current[0]  # already connected: http.client does not connect again
-        target = parts.path or "/"
-        connection.request("POST", f"{target}?{parts.query}" if parts.query else target,
+        # the path and query as sent: percent-encoded (http.client writes ASCII only)
+        wire = urlsplit(safe_url_string(url))
+        target = wire.path or "/"
+        connection.request("POST", f"{target}?{wire.query}" if wire.query else target,
                            body=body, headers=headers)
         return connection.getresponse().status  # the body is ignored, never read
     except (OSError, http.client.HTTPException) as exc:
