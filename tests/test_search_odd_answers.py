@@ -66,6 +66,11 @@ def answer(results: list) -> bytes:
     (answer([{"url": "https://e.com/a", "title": {"not": "text"}}]), 200, ["https://e.com/a"]),
     (answer(["just a string", 42, None]), 200, []),
     (b'{"query": "q", "results": {"url": "https://e.com/a"}}', 502, None),
+    # nested past Python's recursion limit: the provider's fault, not a 500 of ours
+    (b'{"query": "q", "results": ' + b"[" * 200_000 + b"]" * 200_000 + b"}", 502, None),
+    # numbers no duration or date can be: unknown, not a 500
+    (b'{"query": "q", "results": [{"url": "https://e.com/a", "length": 1' + b"0" * 400
+     + b'}]}', 200, ["https://e.com/a"]),
 ])
 def test_odd_answers_are_provider_errors_or_skipped(sqlite_url, redis_url, body, status, urls):
     provider = OddProvider(body)

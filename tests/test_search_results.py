@@ -63,6 +63,10 @@ def test_searxng_news_source_is_the_host_and_missing_dates_are_null(searcher):
     ("", None),
     (None, None),
     (1736951400, None),
+    # past what a date can be: kept as the provider wrote it (they raised OverflowError: 500)
+    ("99999999999999 minutes ago", "99999999999999 minutes ago"),
+    ("0001-01-01T00:00:00+14:00", "0001-01-01T00:00:00+14:00"),
+    ("9999-12-31T23:59:59-14:00", "9999-12-31T23:59:59-14:00"),
 ])
 def test_published_at(value, expected):
     assert published_at(value, RECEIVED) == expected

@@ -155,7 +155,7 @@ class SearchProvider:
             raise ProviderError(f"HTTP {response.status}" + (f": {reason}" if reason else ""))
         try:
             data = json.loads(body)
-        except ValueError:
+        except (ValueError, RecursionError):  # RecursionError: nested past Python's stack
             content_type = response.headers.get("Content-Type") or "no content type"
             logger.warning("%s answered with a body that is not JSON (%s)", self.name,
                            content_type)
@@ -205,7 +205,7 @@ def error_reason(body: bytes) -> str | None:
     short plain-text body as it is (an HTML page says nothing useful and gives None)."""
     try:
         data = json.loads(body)
-    except ValueError:
+    except (ValueError, RecursionError):
         text = body.decode("utf-8", "replace").strip()
         return _short(text) if text and not text.startswith("<") else None
     return json_error_reason(data)

@@ -102,11 +102,19 @@ def published_at(value: object, received_at: datetime) -> str | None:
     - A date alone (``2026-01-15``, ``January 15, 2026``) → ``2026-01-15``: no time is invented.
     - "just now", "30 seconds ago", "5 minutes ago" → resolved against ``received_at`` (the
       provider's ``Date`` header); coarser ages ("2 hours ago", "3 days ago") are kept as given.
-    - Anything else non-blank is returned as given; blank or missing → None.
+    - Anything else non-blank is returned as given, and so is a time past what a date can be
+      ("99999999999999 minutes ago", year 1 at +14:00); blank or missing → None.
     """
     if not isinstance(value, str) or not value.strip():
         return None
     text = value.strip()
+    try:
+        return _normalised(text, received_at)
+    except OverflowError:
+        return text
+
+
+def _normalised(text: str, received_at: datetime) -> str:
     if text.lower() in _JUST_NOW:
         return format_utc(received_at)
     if (age := _EXACT_AGE.fullmatch(text)) is not None:

@@ -16,6 +16,10 @@ _ISO_DURATION = re.compile(
     re.IGNORECASE,
 )
 _CLOCK = re.compile(r"(?:(\d+):)?(\d{1,2}):(\d{1,2})")
+#: The largest count: what a client's 64-bit integer holds (a larger one is no count).
+MAX_COUNT = 2**63 - 1
+#: The longest duration, in seconds (about 31 years): nothing longer is a video.
+MAX_DURATION = 10**9
 
 
 def parse_count(value: object) -> int | None:
@@ -27,9 +31,10 @@ def parse_count(value: object) -> int | None:
     if isinstance(value, bool):
         return None
     if isinstance(value, int):
-        return value if value >= 0 else None
+        return value if 0 <= value <= MAX_COUNT else None
     if isinstance(value, float):
-        return int(value) if math.isfinite(value) and value >= 0 and value.is_integer() else None
+        whole = math.isfinite(value) and value >= 0 and value.is_integer()
+        return int(value) if whole and value <= MAX_COUNT else None
     if not isinstance(value, str):
         return None
     match = _DIGITS.search(value)
@@ -39,7 +44,9 @@ def parse_count(value: object) -> int | None:
     if rest and rest.upper() in "KMB\u0e1e\u4e07":  # 1.2K, 3M, 4B: abbreviated, not exact
         return None
     digits = re.sub(r"\D", "", match.group())
-    return int(digits) if digits else None
+    if not digits or len(digits.lstrip("0")) > len(str(MAX_COUNT)):  # int() refuses 4,300
+        return None
+    return int(digits) if int(digits) <= MAX_COUNT else None
 
 
 def parse_duration(value: object) -> int | None:
@@ -49,7 +56,10 @@ def parse_duration(value: object) -> int | None:
     if isinstance(value, bool):
         return None
     if isinstance(value, int | float):
-        seconds = float(value)
+        try:
+            seconds = float(value)
+        except OverflowError:  # a JSON integer of hundreds of digits
+            return None
     elif isinstance(value, str):
         text = value.strip()
         if re.fullmatch(r"\d+(?:\.\d+)?", text):
@@ -63,6 +73,6 @@ def parse_duration(value: object) -> int | None:
                 seconds = (parts.get("weeks", 0) * 604800 + parts.get("days", 0) * 86400
                            + parts.get("hours", 0) * 3600 + parts.get("minutes", 0) * 60
                            + parts.get("seconds", 0))
-    if seconds is None or not math.isfinite(seconds) or seconds <= 0:  # JSON allows NaN
-        return None
+    if seconds is None or not math.isfinite(seconds) or not 0 < seconds <= MAX_DURATION:
+        return None  # JSON allows NaN; past MAX_DURATION is no video's length
     return round(seconds)
