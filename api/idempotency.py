@@ -32,6 +32,7 @@ import json
 import logging
 import re
 import time
+from collections import deque
 from copy import deepcopy
 from datetime import timedelta
 from typing import Any
@@ -96,9 +97,42 @@ def abandoned_after() -> timedelta:
     return request_lifetime() + timedelta(seconds=ABANDON_MARGIN_SECONDS)
 
 
+#: Releases owed per process at most: keys whose release failed (the database was down),
+#: freed again by the process's next claim. Beyond it, a key waits to count as abandoned.
+MAX_OWED = 1000
+
+
+def _owed() -> deque[records.Claimed]:
+    return current_app.extensions.setdefault("webdata.idempotency_owed", deque(maxlen=MAX_OWED))
+
+
+def _release(claimed: records.Claimed) -> None:
+    """Free the key; if the database fails, the process owes the release (:func:`_pay`)."""
+    try:
+        records.release(db(), claimed)
+    except Exception:
+        logger.exception("Could not release the idempotency key of request %s; released at "
+                         "this process's next claim", claimed.request_id)
+        _owed().append(claimed)
+
+
+def _pay() -> None:
+    """The releases this process owes, tried again before it claims a key: after an outage
+    a retry of a request answered 5xx then finds its key free, as the README promises."""
+    owed = _owed()
+    for _ in range(len(owed)):
+        claimed = owed.popleft()
+        try:
+            records.release(db(), claimed)
+        except Exception:
+            owed.append(claimed)
+            return  # still failing: the next claim tries again
+
+
 def _claim():
     if request.method != "POST" or HEADER not in request.headers:
         return None
+    _pay()
     key = request.headers[HEADER]
     if not _KEY.match(key):
         raise ApiError("bad_request", f"{HEADER} must be 1 to 255 printable ASCII characters, "
@@ -146,9 +180,10 @@ def _settle(response):
                 logger.warning("Request %s lost its idempotency key before it answered",
                                g.request_id)
         else:
-            records.release(db(), claimed)
+            _release(claimed)
     except Exception:
-        # Left in flight: retries get 409 until the key counts as abandoned.
+        # Left in flight: retries get 409 until the key counts as abandoned (or, charged,
+        # for good: storage.idempotency.TookEffect).
         logger.exception("Could not settle the idempotency key of request %s", g.request_id)
     _purge_now_and_then()
     return response
@@ -157,12 +192,8 @@ def _settle(response):
 def _abandon(_exc: BaseException | None) -> None:
     """The request ended without an answer to store (an exception): free its key."""
     claimed = g.pop("idempotency_claim", None)
-    if claimed is None:
-        return
-    try:
-        records.release(db(), claimed)
-    except Exception:
-        logger.exception("Could not release the idempotency key of request %s", g.request_id)
+    if claimed is not None:
+        _release(claimed)
 
 
 def _purge_now_and_then() -> None:

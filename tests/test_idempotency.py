@@ -161,6 +161,26 @@ def test_a_5xx_is_not_kept_and_the_retry_runs(customer, site):
     assert customer.balance() == 100
 
 
+def test_a_key_that_could_not_be_freed_is_freed_by_the_next_request(customer, site,
+                                                                    monkeypatch):
+    """After a 5xx the key is free again (README), also when the database failed just as it
+    was to be freed: the process frees it before it claims any key again, not minutes later
+    when it would count as abandoned."""
+    key, body = new_key(), {"url": f"{site}/broken"}
+    real_release = records.release
+
+    def failing(*args, **kwargs):
+        raise RuntimeError("the database failed just then")
+
+    monkeypatch.setattr(records, "release", failing)
+    assert post(customer, "/scrape", body, key).status_code == 502
+    assert record_of(customer, key) is not None  # still held
+    monkeypatch.setattr(records, "release", real_release)
+    again = post(customer, "/scrape", body, key)
+    assert again.status_code == 502 and "Idempotent-Replayed" not in again.headers
+    assert customer.balance() == 100
+
+
 def test_a_crashing_request_frees_its_key(sqlite_url, redis_url):
     """A bug of ours (an exception, answered 500) must not hold the key: the retry runs."""
     app = create_app(make_config(sqlite_url, redis_url))
