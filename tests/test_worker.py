@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
 import uuid
 
 from redis import Redis
@@ -13,11 +14,13 @@ from rq.callbacks import Callback
 from rq.job import JobStatus
 from rq.results import Result
 from rq.suspension import resume, suspend
+from rq.worker import Worker
 
 from api.errors import ApiError
 from crawler.middlewares import RobotsCache
 from tests.conftest import ROOT, WORKER_ENV, _redis_db
 from tests.fakes.spiders import BuggyPageSpider
+from tests.waits import wait_until
 from worker import jobs, queues, replies
 
 
@@ -172,3 +175,29 @@ def test_a_suspended_worker_takes_no_job_until_resumed(redis_url):
     resume(connection)
     subprocess.run(burst, cwd=ROOT, check=True, env=env, timeout=120)
     assert job.get_status(refresh=True) == JobStatus.FINISHED
+
+
+def test_a_running_worker_stops_taking_jobs_once_suspended(redis_url):
+    """``rq suspend`` reaches a worker already waiting for work (RQ looks only between the
+    jobs it takes, so one more job was taken however long the suspension had lasted): it
+    shows itself suspended, takes nothing, and takes the job once resumed."""
+    url = _redis_db(redis_url, 7)
+    connection = Redis.from_url(url)
+    connection.flushdb()
+    env = {**os.environ, **WORKER_ENV, "REDIS_URL": url}
+    proc = subprocess.Popen([sys.executable, "-m", "worker", queues.INTERACTIVE], cwd=ROOT,
+                            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        wait_until(lambda: Worker.all(connection=connection), "the worker", 120, proc=proc)
+        suspend(connection)
+        wait_until(lambda: [w.get_state() for w in Worker.all(connection=connection)]
+                   == ["suspended"], "the worker to show it is suspended", proc=proc)
+        job = queues.queue(queues.INTERACTIVE, connection).enqueue("time.time")
+        time.sleep(3)  # a worker still taking jobs would have run it by now
+        assert job.get_status(refresh=True) == JobStatus.QUEUED
+        resume(connection)
+        wait_until(lambda: job.get_status(refresh=True) == JobStatus.FINISHED, "the job",
+                   proc=proc)
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)

@@ -44,10 +44,11 @@ from typing import Any
 import redis.exceptions
 from rq import SimpleWorker
 from rq.command import parse_payload
-from rq.exceptions import DequeueTimeout
+from rq.exceptions import DequeueTimeout, StopRequested
 from rq.executions import Execution
 from rq.job import Job
 from rq.queue import Queue
+from rq.suspension import is_suspended
 from rq.worker import WorkerStatus
 
 from crawler.config import load_or_exit
@@ -106,6 +107,7 @@ class WarmWorker(SimpleWorker):
         self._stopping: set[str] = set()
         self._last_beat = 0.0
         self._suspension_seen = -SUSPENSION_EVERY
+        self._suspension = False
 
     def register_birth(self) -> None:
         super().register_birth()
@@ -155,13 +157,31 @@ class WarmWorker(SimpleWorker):
             super().heartbeat(timeout, pipeline)
 
     def check_for_suspension(self, burst: bool) -> None:
-        """RQ's look at ``rq suspend``, at most every :data:`SUSPENSION_EVERY` seconds: RQ
-        looks before every job, a round trip that the main thread made while the job it had
-        just handed over was starting. A suspension stops the taking of jobs within that
-        (RQ's own worker may not look for minutes, while it blocks on its queues)."""
+        """Nothing: the dequeue loop looks at ``rq suspend`` itself (:meth:`_suspended`). RQ
+        looks here, between the jobs it takes: a worker waiting for work took one more job
+        however long the suspension had lasted."""
+
+    def _suspended(self, burst: bool) -> bool:
+        """Whether ``rq suspend`` holds the taking of jobs now; looked at every
+        :data:`SUSPENSION_EVERY` seconds, while the worker waits for work too, so a
+        suspension stops it within that and one dequeue slice. Jobs in flight go on.
+        Suspended, the worker shows it (``rq info``) and waits a slice; in burst mode it
+        stops, as RQ's does."""
         if time.monotonic() - self._suspension_seen >= SUSPENSION_EVERY:
-            super().check_for_suspension(burst)
             self._suspension_seen = time.monotonic()
+            self._suspension = is_suspended(self.connection, self)
+        if not self._suspension:
+            if self._state == WorkerStatus.SUSPENDED:  # resumed
+                self.set_state(WorkerStatus.BUSY if self.running else WorkerStatus.IDLE)
+            return False
+        if burst:
+            logger.info("Worker %s: suspended in burst mode, stopping", self.name)
+            raise StopRequested
+        if self._state != WorkerStatus.SUSPENDED:
+            logger.info("Worker %s: suspended, run `rq resume` to resume", self.name)
+            self.set_state(WorkerStatus.SUSPENDED)
+        time.sleep(SUSPENSION_EVERY)
+        return True
 
     def dequeue_job_and_maintain_ttl(
         self, timeout: int | None, max_idle_time: int | None = None,
@@ -182,9 +202,11 @@ class WarmWorker(SimpleWorker):
             elif max_idle_time is not None and time.monotonic() - idle_since > max_idle_time:
                 return None
             try:
+                self._beat()
+                if self._suspended(burst=timeout is None):
+                    continue
                 if self._state != WorkerStatus.IDLE and not self.running:
                     self.set_state(WorkerStatus.IDLE)  # within a slice of the last job's end
-                self._beat()
                 if self.should_run_maintenance_tasks:
                     self.run_maintenance_tasks()
                 if not self._wait_for_slot(DEQUEUE_SLICE):
