@@ -46,6 +46,11 @@ SLICE = 1.0
 #: Seconds a look that found workers on a queue is trusted: the look is a Redis round trip
 #: per request, and a worker that died since is found by the waiting request's lookout.
 WORKERS_SEEN_FOR = 1.0
+#: Seconds a queued job may wait with no worker at all on its queue (the last one stopped,
+#: killed or shut down) before its request is answered 503: long enough for ``make run``'s
+#: supervisor to start a worker again (1 s, then the worker's own start), far shorter than
+#: the request's deadline, which such a request waited out before answering 504.
+NO_WORKER_GRACE = 10.0
 #: Statuses of a job that will never store a result now (RQ's cleanup marks abandoned ones
 #: failed; a failure stores a result, but its stream may have been trimmed or expired).
 ENDED = {JobStatus.FAILED, JobStatus.STOPPED, JobStatus.CANCELED}
@@ -97,6 +102,8 @@ class Lookout:
         self._confirm_workers = confirm_workers
         #: The started job's worker: (name, pid, whether its pid can be looked at from here).
         self._worker: tuple[str, int | None, bool] | None = None
+        #: Since when the queued job's queue has had no worker at all (None: it has one).
+        self._no_worker_since: float | None = None
 
     def abandoned(self) -> str | None:
         """Why the job will never finish (its worker died, every worker of its queue died,
@@ -109,10 +116,15 @@ class Lookout:
             return f"job {status}"
         if status == JobStatus.QUEUED:
             workers = Worker.all(queue=self.queue)
-            if not workers and confirming:
+            if workers:
+                self._no_worker_since = None
+                return "every worker of the queue died" if all(map(_dead, workers)) else None
+            if confirming:
                 return "no worker listens on the queue"
-            if workers and all(_dead(worker) for worker in workers):
-                return "every worker of the queue died"
+            now = time.monotonic()
+            self._no_worker_since = self._no_worker_since or now
+            if now - self._no_worker_since >= NO_WORKER_GRACE:
+                return f"no worker has listened on the queue for {NO_WORKER_GRACE:g} s"
             return None
         name = (raw_name or b"").decode()
         if status != JobStatus.STARTED or not name:

@@ -94,3 +94,23 @@ def test_a_job_enqueued_on_a_stale_look_for_workers_is_abandoned_at_the_first_lo
         assert Lookout(job, queue).abandoned() is None
     finally:
         job.delete()
+
+
+def test_a_job_left_queued_with_no_worker_at_all_is_abandoned_after_a_grace(redis_url,
+                                                                          monkeypatch):
+    """The last worker shut down cleanly (it left no key to find dead): the queued job's
+    request waited out its whole deadline (504). Past the grace a supervisor needs to start a
+    worker again, it is abandoned (503); a worker that comes back in time resets it."""
+    import api.dispatch
+
+    monkeypatch.setattr(api.dispatch, "NO_WORKER_GRACE", 0.3)
+    redis = Redis.from_url(redis_url)
+    queue = Queue(f"nobody-{uuid.uuid4().hex}", connection=redis)  # no worker listens on it
+    job = queue.enqueue("time.time")
+    try:
+        lookout = Lookout(job, queue)
+        assert lookout.abandoned() is None  # within the grace
+        time.sleep(0.4)
+        assert lookout.abandoned() == "no worker has listened on the queue for 0.3 s"
+    finally:
+        job.delete()
