@@ -7,7 +7,7 @@ from typing import Any
 from marshmallow import ValidationError, fields, validate, validates_schema
 
 from api.exports import FORMATS as EXPORT_FORMATS
-from api.schemas import RequestSchema, Response, Url, WholeNumber
+from api.schemas import JsonBoolean, RequestSchema, Response, Url, WholeNumber
 from crawler.contract import COLLECTION_EXTRACTS as EXTRACTS
 from crawler.contract import COLLECTION_MODES as MODES
 from crawler.contract import DEFAULT_MAX_DEPTH, MAX_DEPTH
@@ -68,7 +68,7 @@ class CollectionRequestSchema(RequestSchema):
     include_paths = Patterns("crawl: regexes on path + query; a page must match one "
                              "(the start URL is always fetched).")
     exclude_paths = Patterns("crawl: regexes on path + query; a page matching one is skipped.")
-    use_sitemap = fields.Boolean(load_default=True, metadata={
+    use_sitemap = JsonBoolean(load_default=True, metadata={
         "description": "crawl: also take the site's sitemap URLs (robots.txt `Sitemap:` lines "
                        "and /sitemap.xml) as depth 1."})
     webhook_url = Url(required=False, allow_none=True, load_default=None, metadata={

@@ -104,6 +104,16 @@ class Url(fields.String):
         return super()._deserialize(value, attr, data, **kwargs).strip()
 
 
+class JsonBoolean(fields.Boolean):
+    """A JSON boolean, ``true`` or ``false``: marshmallow's Boolean also reads "no", "yes",
+    "1", 1 and "on", and a field of the wrong type is a 422 (API.md)."""
+
+    def _deserialize(self, value, attr, data, **kwargs):
+        if not isinstance(value, bool):
+            raise self.make_error("invalid", input=value)
+        return value
+
+
 class WholeNumber(fields.Integer):
     """A JSON integer: ``5`` and ``5.0`` (JSON Schema's integers, what generated clients may
     send), never ``"5"``, ``true`` or ``2.5``."""
@@ -153,8 +163,8 @@ class ErrorSchema(Schema):
 
 class ScrapeRequestSchema(RequestSchema):
     url = Url()
-    include_links = fields.Boolean(load_default=True)
-    include_metadata = fields.Boolean(load_default=True)
+    include_links = JsonBoolean(load_default=True)
+    include_metadata = JsonBoolean(load_default=True)
 
 
 def item_schema(item: type) -> type[Schema]:

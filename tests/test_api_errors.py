@@ -182,3 +182,17 @@ def test_a_batch_entry_no_crawler_could_request_is_a_422_naming_it(customer):
     assert sorted(map(int, body["errors"]["urls"])) == [1, 2, 3, 4, 5, 6, 7, 8]
     assert all(len(messages) == 1 for messages in body["errors"]["urls"].values())
     assert customer.balance() == 100
+
+
+def test_a_boolean_field_takes_json_true_or_false_only(customer):
+    """API.md: a field of the wrong type is a 422. marshmallow read "no", "yes", "1", 1 and
+    "on" as booleans: "no" was taken for false, whatever the client meant."""
+    for value in ("no", "yes", "true", "1", 1, 0, "on", None):
+        error = assert_error(customer.post("/scrape", {"url": "https://example.com/",
+                                                      "include_metadata": value}),
+                             422, "validation_error")
+        assert "include_metadata" in error["errors"], (value, error)
+    crawl = {"mode": "crawl", "url": "https://example.com/", "use_sitemap": "false"}
+    error = assert_error(customer.post("/collections", crawl), 422, "validation_error")
+    assert "use_sitemap" in error["errors"]
+    assert customer.balance() == 100
