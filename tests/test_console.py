@@ -16,7 +16,7 @@ import pytest
 from redis import Redis
 
 from api.console import sessions
-from storage import ledger
+from storage import accounts, ledger
 from storage.ledger import Charge
 from storage.models import Collection, utcnow
 from tests.conftest import Customer, new_customer
@@ -220,6 +220,34 @@ def test_keys_are_created_shown_once_and_revoked(app):
     assert revoked.status_code == 302
     assert other.get("/account").status_code == 401
     assert who.get("/account").status_code == 200  # the sign-in key is untouched
+
+
+FORM_ID = re.compile(r'name="form_id" value="([^"]+)"')
+
+
+@pytest.mark.parametrize(("path", "what"), [("/console/keys", "key"),
+                                            ("/console/webhook-secret", "secret")])
+def test_a_key_or_secret_form_sent_again_does_nothing_again(app, path, what):
+    """A reload of the answer to "Create a key" or "Rotate the secret" sends the form again:
+    it made another key, rotated again. Each form is sent once; again, it says so."""
+    who = new_customer(app)
+    browser = signed_in(who)
+    page = browser.get("/console/keys").get_data(as_text=True)
+    form = {"csrf_token": token(page), "form_id": FORM_ID.search(page).group(1)}
+    with app.extensions["webdata.db"].session() as session:
+        keys_before = len(accounts.list_keys(session, who.account_id))
+    first = browser.post(path, data=form)
+    assert first.status_code in (200, 201)
+    again = browser.post(path, data=form)
+    assert again.status_code == 302
+    shown = browser.get(again.headers["Location"]).get_data(as_text=True)
+    assert "sent already" in shown
+    with app.extensions["webdata.db"].session() as session:
+        keys_after = len(accounts.list_keys(session, who.account_id))
+    assert keys_after == keys_before + (what == "key")
+    rotations = [row for row in who.activity() if row["operation"] != "credit_grant"
+                 and "secret" in row["operation"]]
+    assert len(rotations) == (what == "secret")
 
 
 def test_another_accounts_key_or_collection_is_a_404(app):

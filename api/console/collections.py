@@ -3,17 +3,14 @@ crawl, cancel and downloads, each through the API's own code for it."""
 
 from __future__ import annotations
 
-import re
-import secrets
 from typing import Any
 
 from flask import flash, g, jsonify, redirect, render_template, request, url_for
 from marshmallow import ValidationError
 from werkzeug.wrappers import Response
 
-from api import idempotency
 from api.collection_schemas import CollectionRequestSchema, ExportQuerySchema
-from api.console import blp
+from api.console import blp, forms
 from api.errors import ApiError
 from api.exports import FORMATS
 from api.extensions import db
@@ -33,9 +30,6 @@ MAX_URL_FILE = 512 * 1024
 #: The form's fields that show their own problems (collections.html).
 FIELDS = ("urls", "urls_file", "url", "max_pages", "max_depth", "include_paths",
           "exclude_paths", "extract")
-#: A start form's id (``secrets.token_urlsafe(16)``), and its idempotency records' prefix.
-FORM_ID = re.compile(r"[A-Za-z0-9_-]{16,64}")
-FORM_KEY = "console-form:"
 #: The history's name of the collection operation.
 OPERATION = api_collections.OPERATION
 
@@ -56,7 +50,7 @@ def _page(form: dict[str, Any] | None = None, problems: dict[str, Any] | None = 
         form=form or {"mode": "batch", "extract": "page", "use_sitemap": True,
                       "max_depth": DEFAULT_MAX_DEPTH},
         problems=problems or {}, extracts=COLLECTION_EXTRACTS, max_depth=MAX_DEPTH,
-        form_id=secrets.token_urlsafe(16),
+        form_id=forms.new_form_id(),
         formats=list(FORMATS), live=LIVE_STATUSES), status
 
 
@@ -64,9 +58,9 @@ def _page(form: dict[str, Any] | None = None, problems: dict[str, Any] | None = 
 def start_collection() -> Any:
     """Start a batch or a crawl from the form: the API's schema validates it, the API's
     :func:`~api.resources.collections.start` creates it (limits, credits, history). A form
-    sent again (a double click, a reload) starts no second collection (:func:`_claim_form`)."""
+    sent again (a double click, a reload) starts no second collection (:mod:`.forms`)."""
     form = request.form
-    claimed = _claim_form(form.get("form_id", ""))
+    claimed = forms.claim(form.get("form_id", ""))
     if isinstance(claimed, records.Replay):
         flash(f"This form was sent already: it started {claimed.response.body}, below.",
               "info")
@@ -97,16 +91,6 @@ def start_collection() -> Any:
                 records.release(db(), claimed)
     flash(f"Collection {started} started.", "info")
     return redirect(url_for("console.collections_page"))
-
-
-def _claim_form(form_id: str) -> records.Outcome | None:
-    """One sending of a start form, known by its random ``form_id``: claimed before anything
-    is done, as the API claims an ``Idempotency-Key`` (the same records, kept a day, taken
-    over from a request that died); None for a hand-made form without an id."""
-    if not FORM_ID.fullmatch(form_id):
-        return None
-    return records.claim(db(), g.principal.account_id, f"{FORM_KEY}{form_id}", FORM_KEY,
-                         g.request_id, abandoned_after=idempotency.abandoned_after())
 
 
 def _request(form: Any) -> dict[str, Any]:

@@ -18,7 +18,7 @@ from flask import (
 )
 from werkzeug.wrappers import Response
 
-from api.console import blp, sessions
+from api.console import blp, forms, sessions
 from api.cursors import MAX_ROW_ID
 from api.errors import ApiError
 from api.extensions import db
@@ -153,13 +153,24 @@ def _keys_page(new_key: str | None = None, new_secret: str | None = None,
     with db().session() as session:
         rows = accounts.list_keys(session, g.principal.account_id, newest_first=True)
     return render_template("console/keys.html", keys=rows, new_key=new_key,
-                           new_secret=new_secret), status
+                           new_secret=new_secret, form_id=forms.new_form_id()), status
+
+
+def _sent_already(what: str) -> Response:
+    flash(f"This form was sent already: no other {what} was made (it is shown once, when "
+          "it is made).", "info")
+    return redirect(url_for("console.keys"))
 
 
 @blp.route("/keys", methods=["POST"])
 def create_key() -> Any:
+    """A new key, shown once in the answer; the form sent again (a reload) makes no other."""
+    claimed = forms.claim(request.form.get("form_id", ""))
+    if forms.sent_already(claimed):
+        return _sent_already("key")
     with db().write() as session:
         key = accounts.create_key(session, g.account)
+    forms.done(claimed, "a key")
     return _keys_page(new_key=key, status=201)
 
 
@@ -178,6 +189,11 @@ def revoke_key(key_id: int) -> Response:
 
 @blp.route("/webhook-secret", methods=["POST"])
 def rotate_webhook_secret() -> Any:
+    """A new signing secret, shown once; the form sent again (a reload) rotates no more."""
+    claimed = forms.claim(request.form.get("form_id", ""))
+    if forms.sent_already(claimed):
+        return _sent_already("secret")
     secret, _until = webhooks.rotate_secret(db(), g.principal.account_id,
                                             request_id=g.request_id)
+    forms.done(claimed, "a secret")
     return _keys_page(new_secret=secret)
