@@ -237,10 +237,7 @@ def _json(response: requests.Response) -> Any:
     try:
         return response.json()
     except ValueError:
-        text = " ".join(response.text.split())[:200]
-        raise ApiError(response.status_code, NOT_THE_API,
-                       f"The service answered HTTP {response.status_code} but not JSON"
-                       + (f": {text}" if text else ".")) from None
+        raise _not_the_api(response, "but not JSON") from None
 
 
 def _id(collection_id: str) -> str:
@@ -289,9 +286,17 @@ def _api_error(response: requests.Response) -> ApiError:
                         errors=body.get("errors") if isinstance(body.get("errors"), dict)
                         else None,
                         request_id=body.get("request_id"), retry_after=retry_after)
-    text = " ".join(response.text.split())[:200] if not body else str(body)[:200]
+    return _not_the_api(response, response.reason, body, retry_after)
+
+
+def _not_the_api(response: requests.Response, said: str, body: Any = None,
+                 retry_after: float | None = None) -> ApiError:
+    """An answer that is not the API's (a proxy's page, a captive portal, another service at
+    that URL): its status, ``said``, and the start of what it sent (``body`` when it was
+    JSON of another shape, else its text)."""
+    text = str(body)[:200] if body else " ".join(response.text.split())[:200]
     return ApiError(response.status_code, NOT_THE_API,
-                    f"The service answered HTTP {response.status_code} {response.reason}"
+                    f"The service answered HTTP {response.status_code} {said}"
                     + (f": {text}" if text else "."), retry_after=retry_after)
 
 
