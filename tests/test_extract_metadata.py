@@ -118,6 +118,18 @@ def test_numbers_json_cannot_write_become_null():
     json.dumps(item, allow_nan=False)
 
 
+def test_json_ld_as_deep_as_the_parser_reads_is_kept():
+    """Mending the numbers walks without recursion: JSON-LD nested 900 deep (which the
+    parser reads) raised RecursionError there, failing the whole page."""
+    deep = "[" * 900 + "NaN" + "]" * 900
+    script = f'<script type="application/ld+json">{{"@type": "Thing", "x": {deep}}}</script>'
+    [item] = extract_page(article(ENGLISH, "en", script)).metadata.json_ld
+    innermost = item["x"]
+    for _ in range(899):
+        innermost = innermost[0]
+    assert innermost == [None]
+
+
 @pytest.mark.parametrize("href", ["javascript:alert(1)", "mailto:desk@paper.example",
                                   "data:text/html,<b>x</b>", "http://paper.example:99999/"])
 def test_canonical_and_image_are_http_urls_or_null(href):

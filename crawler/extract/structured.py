@@ -121,13 +121,21 @@ def json_ld(root: HtmlElement) -> list[dict[str, Any]]:
 def finite(value: Any) -> Any:
     """``value`` with every NaN and infinite number (``NaN``, ``Infinity``, ``1e400``: Python's
     ``json`` reads them) made None. Passed on, they would be written as bare ``NaN`` that no
-    strict JSON parser reads, failing a client's whole answer for one odd field."""
+    strict JSON parser reads, failing a client's whole answer for one odd field.
+
+    Freshly parsed JSON is ours: its lists and objects are mended in place, walked with a
+    stack rather than recursion, so JSON as deep as the parser read stays readable."""
     if isinstance(value, float):
         return value if math.isfinite(value) else None
-    if isinstance(value, dict):
-        return {key: finite(item) for key, item in value.items()}
-    if isinstance(value, list):
-        return [finite(item) for item in value]
+    stack = [value] if isinstance(value, dict | list) else []
+    while stack:
+        container = stack.pop()
+        pairs = container.items() if isinstance(container, dict) else enumerate(container)
+        for key, item in list(pairs):
+            if isinstance(item, float) and not math.isfinite(item):
+                container[key] = None
+            elif isinstance(item, dict | list):
+                stack.append(item)
     return value
 
 
