@@ -46,7 +46,8 @@ def parse_count(value: object) -> int | None:
     digits = re.sub(r"\D", "", match.group())
     if not digits or len(digits.lstrip("0")) > len(str(MAX_COUNT)):  # int() refuses 4,300
         return None
-    return int(digits) if int(digits) <= MAX_COUNT else None
+    count = int(digits)
+    return count if count <= MAX_COUNT else None
 
 
 def parse_duration(value: object) -> int | None:
