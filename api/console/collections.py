@@ -84,11 +84,10 @@ def start_collection() -> Any:
         except ApiError as exc:
             return _page(form=_echo(form), problems={"form": [exc.message]}, status=exc.status)
     finally:
-        if isinstance(claimed, records.Claimed):
-            if started:
-                records.complete(db(), claimed, records.StoredResponse(202, started, {}))
-            else:  # refused (a 422, no credits): sent again once mended, reload included
-                records.release(db(), claimed)
+        if started:
+            forms.done(claimed, started)  # a sending again names it (the Replay's body)
+        else:  # refused (a 422, no credits): sent again once mended, reload included
+            forms.release(claimed)
     flash(f"Collection {started} started.", "info")
     return redirect(url_for("console.collections_page"))
 

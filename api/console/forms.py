@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import re
 import secrets
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 from flask import g
 
@@ -39,6 +41,25 @@ def done(claimed: records.Outcome | None, what: str) -> None:
     replay shows it)."""
     if isinstance(claimed, records.Claimed):
         records.complete(db(), claimed, records.StoredResponse(200, what, {}))
+
+
+def release(claimed: records.Outcome | None) -> None:
+    """Forget the claimed sending: it did nothing (refused, or failed), and sent again once
+    mended (a reload included) it runs."""
+    if isinstance(claimed, records.Claimed):
+        records.release(db(), claimed)
+
+
+@contextmanager
+def once(claimed: records.Outcome | None, what: str) -> Iterator[None]:
+    """The ``with`` block is the claimed sending's work: :func:`done` (``what``) when it ends,
+    :func:`release` when it raises (nothing was made)."""
+    try:
+        yield
+    except BaseException:
+        release(claimed)
+        raise
+    done(claimed, what)
 
 
 def sent_already(claimed: records.Outcome | None) -> bool:

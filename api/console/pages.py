@@ -168,9 +168,8 @@ def create_key() -> Any:
     claimed = forms.claim(request.form.get("form_id", ""))
     if forms.sent_already(claimed):
         return _sent_already("key")
-    with db().write() as session:
+    with forms.once(claimed, "a key"), db().write() as session:
         key = accounts.create_key(session, g.account)
-    forms.done(claimed, "a key")
     return _keys_page(new_key=key, status=201)
 
 
@@ -193,7 +192,7 @@ def rotate_webhook_secret() -> Any:
     claimed = forms.claim(request.form.get("form_id", ""))
     if forms.sent_already(claimed):
         return _sent_already("secret")
-    secret, _until = webhooks.rotate_secret(db(), g.principal.account_id,
-                                            request_id=g.request_id)
-    forms.done(claimed, "a secret")
+    with forms.once(claimed, "a secret"):
+        secret, _until = webhooks.rotate_secret(db(), g.principal.account_id,
+                                                request_id=g.request_id)
     return _keys_page(new_secret=secret)
