@@ -66,9 +66,10 @@ def page_url_error(value: str) -> str | None:
     (never fetched with, logged or stored), that Scrapy can request: ``safe_url_string``
     reads its brackets and its port as ``scrapy.Request`` does, where a malformed one would
     fail the page later. The API (422) and batch code (``ValueError``) both ask this."""
+    text = value.strip()
     try:
-        parts = urlsplit(value.strip())
-        safe_url_string(value.strip())
+        parts = urlsplit(text)
+        safe_url_string(text)
     except ValueError as exc:
         return f"Not a valid URL: {exc}."
     if parts.scheme.lower() not in ALLOWED_SCHEMES:

@@ -211,7 +211,8 @@ def fail_start(db: Database, collection_id: str, *, retention: timedelta,
     finish(db, collection_id, CollectionStatus.FAILED, retention=retention,
            stop_reason=stop_reason)
     with db.session() as session:
-        session.execute(update(Activity).where(Activity.collection_id == collection_id)
+        session.execute(update(Activity).where(Activity.collection_id == collection_id,
+                                               Activity.operation == OPERATION)
                         .values(status=Outcome.FAILED))
 
 
