@@ -107,10 +107,9 @@ def attempt(claimed: webhooks.Claimed, policy: SourcePolicy, timeout: float
         return post(claimed.url, claimed.payload.encode(), headers, policy, timeout), None
     except PolicyRefusal as exc:
         return None, exc.message
-    except (OSError, http.client.HTTPException) as exc:
-        return None, f"{type(exc).__name__}: {exc}"[:300]
-    except Exception as exc:  # a bug costs this event an attempt, never the sweep of all
-        logger.exception("Webhook %s: the attempt failed unexpectedly", claimed.id)
+    except Exception as exc:  # a bug too costs this event an attempt, never the sweep of all
+        if not isinstance(exc, OSError | http.client.HTTPException):
+            logger.exception("Webhook %s: the attempt failed unexpectedly", claimed.id)
         return None, f"{type(exc).__name__}: {exc}"[:300]
 
 
