@@ -113,20 +113,29 @@ def _secret(raw: str) -> str:
     return value
 
 
-#: The SQLAlchemy dialect+driver pairs ``storage.db`` handles (SQLite's file tuning; psycopg2's
-#: connect timeout and its "server unavailable" errors). psycopg 3 (``postgresql+psycopg``)
-#: would connect, then wait forever for a dead server and answer 500 instead of 503.
-DATABASE_SCHEMES = ("sqlite", "postgresql", "postgresql+psycopg2")
+#: The forms ``DATABASE_URL`` takes, each with the SQLAlchemy dialect+driver it stands for:
+#: ``storage.db`` handles SQLite and psycopg2 (its connect timeout, its "server unavailable"
+#: errors). SQLAlchemy 2.x reads a bare ``postgresql://`` as psycopg 3, which is not installed
+#: (and would wait forever for a dead server: a 500 instead of a 503), and refuses the
+#: ``postgres://`` that Heroku-style platforms hand out; here both mean psycopg2.
+DATABASE_SCHEMES = {
+    "sqlite": "sqlite",
+    "postgresql": "postgresql+psycopg2",
+    "postgres": "postgresql+psycopg2",
+    "postgresql+psycopg2": "postgresql+psycopg2",
+}
 
 
-def _database_url(raw: str) -> str:
+def database_url(raw: str) -> str:
+    """``raw`` as the SQLAlchemy URL of the driver this platform uses (see
+    :data:`DATABASE_SCHEMES`); ValueError for any other form."""
     value = raw.strip()
-    scheme = urlsplit(value).scheme.lower() if "://" in value else ""
-    if scheme == "postgres":
-        raise ValueError("SQLAlchemy refuses postgres://, write postgresql://")
-    if scheme not in DATABASE_SCHEMES:
-        raise ValueError("only sqlite, postgresql and postgresql+psycopg2 are supported")
-    return value
+    scheme, separator, rest = value.partition("://")
+    driver = DATABASE_SCHEMES.get(scheme.lower()) if separator else None
+    if driver is None:
+        raise ValueError("only sqlite:///…, postgresql://… (or postgres://…, "
+                         "postgresql+psycopg2://…) are supported")
+    return f"{driver}://{rest}"
 
 
 def _url(schemes: tuple[str, ...], *, host: bool = True) -> Callable[[str], str]:
@@ -200,8 +209,8 @@ NETWORKS = Kind("comma-separated networks in CIDR form, e.g. 10.0.0.0/8,127.0.0.
 PORTS = Kind("comma-separated ports, each 1-65535", _ports, type_name="port list")
 DOMAINS = Kind("comma-separated domain names, e.g. example.com,tracker.example",
                _idna_safe(_domains), type_name="domain list")
-DATABASE = Kind("a SQLAlchemy URL: sqlite:///path/webdata.db, postgresql://host/db or "
-                "postgresql+psycopg2://host/db", _database_url, type_name="URL",
+DATABASE = Kind("a database URL: sqlite:///path/webdata.db or postgresql://user@host/db",
+                database_url, type_name="URL",
                 shown=_masked_url)
 REDIS = Kind("a Redis URL (redis://, rediss:// or unix://)",
              _url(("redis", "rediss", "unix"), host=False), type_name="URL", shown=_masked_url)

@@ -24,6 +24,8 @@ from sqlalchemy.exc import DBAPIError
 from sqlalchemy.exc import TimeoutError as PoolTimeout
 from sqlalchemy.orm import Session, sessionmaker
 
+from crawler.config_types import database_url
+
 #: Seconds a SQLite writer waits for the lock (or PostgreSQL for a connection) before giving
 #: up; the API passes ``DATABASE_TIMEOUT``.
 DEFAULT_TIMEOUT = 30.0
@@ -120,10 +122,12 @@ def secure_sqlite_file(url: str) -> None:
 
 
 def make_engine(url: str, timeout: float = DEFAULT_TIMEOUT) -> Engine:
-    """An engine for ``url``; SQLite files get their folder created and are tuned.
+    """An engine for ``url`` (any form ``DATABASE_URL`` takes: ``postgres://`` and
+    ``postgresql://`` mean psycopg2); SQLite files get their folder created and are tuned.
 
     ``timeout``: seconds to wait for SQLite's write lock, or for a PostgreSQL connection.
     """
+    url = database_url(url)
     if url.startswith("sqlite"):
         secure_sqlite_file(url)
         engine = create_engine(
@@ -131,17 +135,16 @@ def make_engine(url: str, timeout: float = DEFAULT_TIMEOUT) -> Engine:
         )
         _tune_sqlite(engine, timeout)
         return engine
-    connect_args = {"connect_timeout": max(1, math.ceil(timeout))} if "psycopg2" in url or \
-        url.startswith("postgresql://") else {}
     return create_engine(url, pool_pre_ping=True, pool_size=10, max_overflow=20,
-                         pool_timeout=timeout, connect_args=connect_args)
+                         pool_timeout=timeout,
+                         connect_args={"connect_timeout": max(1, math.ceil(timeout))})
 
 
 class Database:
     """One engine and its session factories; pass it to the storage services."""
 
     def __init__(self, url: str, timeout: float = DEFAULT_TIMEOUT):
-        self.url = url
+        self.url = database_url(url)
         self.engine = make_engine(url, timeout)
         self._busy_timeout_ms = int(timeout * 1000)
         self._sessions = sessionmaker(self.engine, expire_on_commit=False)
@@ -215,6 +218,7 @@ def migrate(url: str, revision: str = "head") -> None:
     from alembic import command
     from alembic.config import Config
 
+    url = database_url(url)
     secure_sqlite_file(url)  # before Alembic's engine would create it world-readable
     config = Config()
     config.set_main_option("script_location", str(MIGRATIONS))

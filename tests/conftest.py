@@ -169,9 +169,7 @@ def postgres_url() -> Iterator[str | None]:
     conn = psycopg2.connect(admin)
     conn.autocommit = True
     conn.cursor().execute(f'CREATE DATABASE "{name}"')
-    url = urlunsplit(parts._replace(path=f"/{name}"))
-    if url.startswith("postgresql://"):
-        url = "postgresql+psycopg2://" + url.removeprefix("postgresql://")
+    url = urlunsplit(parts._replace(path=f"/{name}"))  # postgresql://, as users write it
     migrate(url)
     yield url
     Database(url).dispose()

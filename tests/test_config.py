@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from crawler.config import EXIT_STATUS, Config, ConfigError, variables
+from storage.db import make_engine
 from tests.conftest import ROOT
 
 #: (variable, bad value, what the one line must say besides the variable's name).
@@ -41,10 +42,9 @@ BAD_VALUES = [
     ("SEARXNG_URL", "searx.local", "an http(s) URL"),
     ("CRAWLER_CONTACT_URL", "mailto:ops@example.com", "an http(s) URL"),
     ("REDIS_URL", "127.0.0.1:6379", "a Redis URL"),
-    ("DATABASE_URL", "webdata.db", "a SQLAlchemy URL"),
-    ("DATABASE_URL", "postgres://db/x", "SQLAlchemy refuses postgres://, write postgresql://"),
-    ("DATABASE_URL", "postgresql+psycopg://db/x", "postgresql+psycopg2 are supported"),
-    ("DATABASE_URL", "mysql://db/x", "only sqlite, postgresql and postgresql+psycopg2"),
+    ("DATABASE_URL", "webdata.db", "a database URL"),
+    ("DATABASE_URL", "postgresql+psycopg://db/x", "postgresql+psycopg2://…) are supported"),
+    ("DATABASE_URL", "mysql://db/x", "only sqlite:///…, postgresql://… (or postgres://…"),
 ]
 
 
@@ -67,7 +67,8 @@ def test_a_bad_value_is_one_line_naming_the_variable(tmp_path, name, value, mess
 
 #: (variable, bad value holding the credential "s3cret", what the line shows instead).
 SECRET_VALUES = [
-    ("DATABASE_URL", "postgres://user:s3cret@db/x", "DATABASE_URL='postgres://user:***@db/x'"),
+    ("DATABASE_URL", "postgresql+asyncpg://user:s3cret@db/x",
+     "DATABASE_URL='postgresql+asyncpg://user:***@db/x'"),
     ("DATABASE_URL", "mysql://user:s3/cret@db/x", "DATABASE_URL='mysql://user:***@db/x'"),
     ("REDIS_URL", "http://:s3cret@cache:6379/0", "REDIS_URL='http://:***@cache:6379/0'"),
     ("SEARXNG_URL", "ftp://admin:s3cret@searx.local/", "SEARXNG_URL='ftp://admin:***@searx"),
@@ -115,6 +116,16 @@ def test_values_are_typed_and_normalised(tmp_path):
     assert config.search_provider == "brave"
     assert (config.redis_url, config.redis_url_origin) == ("redis://127.0.0.1:6390/3",
                                                             "environment")
+
+
+@pytest.mark.parametrize("written", ["postgresql://u@db:5432/x", "postgres://u@db:5432/x",
+                                     "POSTGRES://u@db:5432/x", "postgresql+psycopg2://u@db:5432/x"])
+def test_a_postgresql_url_as_users_write_it_means_psycopg2(tmp_path, written):
+    """SQLAlchemy 2.1 reads ``postgresql://`` as psycopg 3 (not installed: a traceback from
+    the migrations) and refuses ``postgres://`` (what Heroku-style platforms hand out)."""
+    config = Config.from_env(clean_env(tmp_path, DATABASE_URL=written))
+    assert config.database_url == "postgresql+psycopg2://u@db:5432/x"
+    assert make_engine(written).dialect.driver == "psycopg2"  # the engine of batch code too
 
 
 def test_the_embedded_redis_url_file_is_found_unless_redis_url_is_set(tmp_path):
