@@ -17,6 +17,10 @@ It blocks in short slices, not for the whole deadline at once, for two reasons:
   machine's process space is seen at once; any other when its key expires (RQ's worker TTL)
   or RQ marks the job failed, whichever comes first.
   A job still queued while every worker of its queue is known dead is answered the same way.
+
+Whether workers listen at all is :mod:`api.workers`' memory: a deployment still starting (no
+worker seen since this process started) makes its requests wait for the first one; one whose
+workers were seen and are gone answers 503 at once.
 """
 
 from __future__ import annotations
@@ -35,6 +39,7 @@ from rq.exceptions import InvalidJobOperation, NoSuchJobError
 from rq.job import Job, JobStatus
 from rq.results import Result
 
+from api import workers
 from api.errors import ApiError
 from api.inflight import Held
 from worker import liveness, queues, replies
@@ -43,9 +48,6 @@ logger = logging.getLogger(__name__)
 
 #: Longest single blocking read on the result stream, in seconds.
 SLICE = 1.0
-#: Seconds a look that found workers on a queue is trusted: the look is a Redis round trip
-#: per request, and a worker that died since is found by the waiting request's lookout.
-WORKERS_SEEN_FOR = 1.0
 #: Seconds a queued job may wait with no worker at all on its queue (the last one stopped,
 #: killed or shut down) before its request is answered 503: long enough for ``make run``'s
 #: supervisor to start a worker again (1 s, then the worker's own start), far shorter than
@@ -56,6 +58,9 @@ NO_WORKER_GRACE = 10.0
 ENDED = {JobStatus.FAILED, JobStatus.STOPPED, JobStatus.CANCELED}
 STOPPED_MESSAGE = ("The crawler worker stopped before finishing this page; nothing was charged. "
                    "Try again shortly.")
+NO_WORKER_MESSAGE = "No crawler worker is running; nothing was charged. Try again shortly."
+NOT_STARTED_MESSAGE = ("No crawler worker has started yet on this deployment; nothing was "
+                       "charged. Try again shortly.")
 
 
 def _wait_result(job: Job, seconds: float) -> Result | Reply | None:
@@ -81,11 +86,6 @@ class Reply(NamedTuple):
     return_value: dict[str, Any]
 
 
-def _dead(worker: Worker) -> bool:
-    """Whether ``worker`` is known dead (see :mod:`worker.liveness`)."""
-    return liveness.is_dead(worker.connection, worker.key, worker.pid)
-
-
 class Lookout:
     """Whether a waiting request's job will never finish, looked at between slices.
 
@@ -95,15 +95,28 @@ class Lookout:
     process space, whether its pid is alive.
     """
 
-    def __init__(self, job: Job, queue: Queue, confirm_workers: bool = False):
+    def __init__(self, job: Job, queue: Queue, confirm_workers: bool = False,
+                 starting: bool = False, seen: dict[str, float] | None = None):
         self.job, self.queue = job, queue
-        #: The job was enqueued on a look for workers made a moment before (``_seen_lately``):
+        #: The job was enqueued on a look for workers made a moment before (``seen_lately``):
         #: while still queued at the first look, it is abandoned if none listens any more.
         self._confirm_workers = confirm_workers
+        #: No worker has listened on the queue since the API started: a queued job waits for
+        #: the first one (no grace counted) until a worker is seen or takes it.
+        self.starting = starting
+        #: :mod:`api.workers`' memory, told when a worker is found (None: tell nobody).
+        self._seen = seen
         #: The started job's worker: (name, pid, whether its pid can be looked at from here).
         self._worker: tuple[str, int | None, bool] | None = None
         #: Since when the queued job's queue has had no worker at all (None: it has one).
         self._no_worker_since: float | None = None
+        #: The job was still queued at the last look: no worker ever took it.
+        self.queued = True
+
+    def _found_workers(self) -> None:
+        self.starting = False
+        if self._seen is not None:
+            workers.saw(self.queue.name, self._seen)
 
     def abandoned(self) -> str | None:
         """Why the job will never finish (its worker died, every worker of its queue died,
@@ -112,13 +125,19 @@ class Lookout:
         connection = self.job.connection
         raw_status, raw_name = connection.hmget(self.job.key, "status", "worker_name")
         status = (raw_status or b"").decode()
+        self.queued = status == JobStatus.QUEUED
         if status in ENDED:
             return f"job {status}"
         if status == JobStatus.QUEUED:
-            workers = Worker.all(queue=self.queue)
-            if workers:
+            found = workers.count(connection, [self.queue.name])[self.queue.name]
+            if found.alive:
                 self._no_worker_since = None
-                return "every worker of the queue died" if all(map(_dead, workers)) else None
+                self._found_workers()
+                return None
+            if self.starting:  # a dead worker's registration is not a deployment's end
+                return None
+            if found.registered:
+                return "every worker of the queue died"
             if confirming:
                 return "no worker listens on the queue"
             now = time.monotonic()
@@ -126,6 +145,8 @@ class Lookout:
             if now - self._no_worker_since >= NO_WORKER_GRACE:
                 return f"no worker has listened on the queue for {NO_WORKER_GRACE:g} s"
             return None
+        if self.starting:  # a worker took it
+            self._found_workers()
         name = (raw_name or b"").decode()
         if status != JobStatus.STARTED or not name:
             return None
@@ -139,26 +160,6 @@ class Lookout:
         if ours and pid and liveness.process_gone(pid):
             return f"worker {name} (pid {pid}) died"
         return None
-
-
-def _workers_seen() -> dict[str, float]:
-    """When each queue of the app's Redis was last found with a worker (``time.monotonic()``),
-    by queue key: kept with the app."""
-    return current_app.extensions.setdefault("webdata.workers_seen", {})
-
-
-def _seen_lately(queue: Queue) -> bool:
-    """Whether a worker was found on ``queue`` less than :data:`WORKERS_SEEN_FOR` seconds ago
-    (:func:`_look_for_workers`)."""
-    return time.monotonic() - _workers_seen().get(queue.key, -WORKERS_SEEN_FOR) < WORKERS_SEEN_FOR
-
-
-def _look_for_workers(queue: Queue) -> bool:
-    """Whether a worker listens on ``queue`` now; remembered when one does."""
-    if not Worker.count(queue=queue):
-        return False
-    _workers_seen()[queue.key] = time.monotonic()
-    return True
 
 
 def _enqueue(queue: Queue, func: str | Callable[..., Any], args: tuple[Any, ...],
@@ -189,7 +190,8 @@ def run_interactive(
     meanwhile: Callable[[], object] | None = None, slot: Held | None = None, **kwargs: Any,
 ) -> dict[str, Any]:
     """The job's return value; raises ApiError 503 (no worker, no Redis, the worker died while
-    running it) or 504 (too slow).
+    running it) or 504 (too slow). While the deployment is starting (:mod:`api.workers`) the
+    job waits for the first worker, within ``wait``.
 
     ``func`` may be a dotted name (``"worker.jobs.scrape"``), which RQ imports in the worker.
     ``meanwhile()`` is called once the job is enqueued, before the wait: work of the request's
@@ -200,9 +202,10 @@ def run_interactive(
         raise ApiError("unavailable", "The job queue is unreachable; try again shortly.")
     try:
         queue = queues.queue(queues.INTERACTIVE, redis)
-        trusted = _seen_lately(queue)  # then the lookout makes sure at its first look
-        if not trusted and not _look_for_workers(queue):
-            raise ApiError("unavailable", "No crawler worker is running; try again shortly.")
+        trusted = workers.seen_lately(queue.name)  # then the lookout makes sure at its first look
+        present = trusted or workers.listening(redis, queue.name)
+        if not present and workers.ever_seen(queue.name):
+            raise ApiError("unavailable", NO_WORKER_MESSAGE)
         job = _enqueue(
             queue, func, args, kwargs,
             job_id=job_id,
@@ -218,7 +221,8 @@ def run_interactive(
         deadline = time.monotonic() + wait
         slice_seconds = min(SLICE, current_app.config["WEBDATA"].redis_timeout / 2)
         result = None
-        lookout = Lookout(job, queue, confirm_workers=trusted)
+        lookout = Lookout(job, queue, confirm_workers=trusted, starting=not present,
+                          seen=workers.memory())
         while (remaining := deadline - time.monotonic()) > 0:
             result = _wait_result(job, min(slice_seconds, remaining))
             if result is not None:
@@ -230,13 +234,16 @@ def run_interactive(
                     logger.error("Job %s abandoned: %s", job_id, reason)
                     with contextlib.suppress(RedisError):
                         job.cancel()  # still queued: no worker restarted later may crawl it free
-                    raise ApiError("unavailable", STOPPED_MESSAGE)
+                    raise ApiError("unavailable",
+                                   NO_WORKER_MESSAGE if lookout.queued else STOPPED_MESSAGE)
                 break
     except RedisError as exc:
         logger.error("Redis unavailable: %s", exc)
         raise ApiError("unavailable", "The job queue is unreachable; try again shortly.") from None
     if result is None:
         give_up(job)
+        if lookout.starting:
+            raise ApiError("unavailable", NOT_STARTED_MESSAGE)
         raise ApiError("timeout", f"No result within {wait:g} s; nothing was charged.")
     if isinstance(result, Reply):
         if slot is not None:

@@ -127,21 +127,27 @@ class Supervisor:
             self.hurry = True
         self.stop_requested = True
 
+    def check(self) -> bool:
+        """One look at the children: a dead worker is started again when its back-off is over
+        (see :data:`RESTART_DELAY`); False when the API or Redis has died."""
+        for name, proc in list(self.procs.items()):
+            if proc.poll() is None or self.stop_requested:
+                continue
+            if name not in self.commands or not name.startswith("worker"):
+                print(f"{name} stopped ({proc.returncode}); shutting down.", file=sys.stderr)
+                return False
+            if name not in self.restart_at:
+                self._schedule_restart(name, proc.returncode)
+            elif time.monotonic() >= self.restart_at[name]:
+                del self.restart_at[name]
+                self.spawn(name, self.commands[name])
+        return True
+
     def watch(self) -> bool:
-        """Until a stop is requested (True) or the API or Redis dies (False); a dead worker is
-        started again, after a back-off when it keeps dying (see :data:`RESTART_DELAY`)."""
+        """:meth:`check` until a stop is requested (True) or the API or Redis dies (False)."""
         while not self.stop_requested:
-            for name, proc in list(self.procs.items()):
-                if proc.poll() is None or self.stop_requested:
-                    continue
-                if name not in self.commands or not name.startswith("worker"):
-                    print(f"{name} stopped ({proc.returncode}); shutting down.", file=sys.stderr)
-                    return False
-                if name not in self.restart_at:
-                    self._schedule_restart(name, proc.returncode)
-                elif time.monotonic() >= self.restart_at[name]:
-                    del self.restart_at[name]
-                    self.spawn(name, self.commands[name])
+            if not self.check():
+                return False
             time.sleep(POLL)
         return True
 

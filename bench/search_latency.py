@@ -28,7 +28,7 @@ from pathlib import Path
 from urllib.parse import urlencode
 
 from latency import client, measure
-from stack import funded_key, stack_env, start, start_api, stop, wait_for
+from stack import api_answers, funded_key, stack_env, start, start_api, stop, wait_for
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -76,7 +76,7 @@ def run_provider(name: str, args: argparse.Namespace, tmp: Path, redis_url: str,
                  {"Authorization": f"Bearer {key}", "Content-Type": "application/json"})
     try:
         wait_for(lambda: direct()(), f"the fake {name}")
-        wait_for(lambda: client(api_port, "GET", "/healthz")()(), "the API's /healthz")
+        wait_for(lambda: api_answers(api_port), "the API's /healthz")
         measure(api, args.warmup, 8)  # every gunicorn thread and pooled connection warm
         measure(direct, args.warmup, 8)
         results: dict = {}

@@ -8,6 +8,7 @@ database in the bench's temp dir, everything on 127.0.0.1.
 
 from __future__ import annotations
 
+import http.client
 import os
 import subprocess
 import sys
@@ -82,6 +83,17 @@ def start_api(env: dict[str, str], procs: list[subprocess.Popen], cwd: Path = RO
            "--threads", str(defaults.api_threads), "--timeout", "120",
            "--access-logfile", "-", "api:create_app()"], env, procs, cwd=cwd)
     return port
+
+
+def api_answers(port: int) -> bool:
+    """Whether the API on ``port`` answers ``/healthz`` at all: a stack without workers (the
+    search benchmarks) is 503 ``starting`` for ever, and serves searches all the same."""
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
+    try:
+        connection.request("GET", "/healthz")
+        return connection.getresponse().status in (200, 503)
+    finally:
+        connection.close()
 
 
 def start_workers(count: int, env: dict[str, str], procs: list[subprocess.Popen],

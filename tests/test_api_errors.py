@@ -85,7 +85,10 @@ def test_insufficient_credits_is_402_and_recorded(app, site):
 def test_health_and_openapi(client):
     response = client.get("/healthz")
     assert response.status_code == 200
-    assert response.get_json() == {"status": "ok", "redis": "ok", "database": "ok"}
+    body = response.get_json()
+    assert body == {"status": "ok", "redis": "ok", "database": "ok",
+                    "workers": {"interactive": 2, "collections": 0, "maintenance": 0},
+                    "cron": 0}  # the session's two workers listen on interactive alone
     spec = client.get("/api/service/v1/openapi.json").get_json()
     assert "/api/service/v1/scrape" in spec["paths"]
     assert "/api/service/v1/account/activity" in spec["paths"]

@@ -16,7 +16,7 @@ from crawler.config import ROOT, Config
 
 
 @pytest.fixture(scope="module")
-def api_port(sqlite_url, redis_url, tmp_path_factory):
+def api_port(sqlite_url, redis_url, workers, tmp_path_factory):
     port = free_port()
     config = Config(port=port, api_processes=1, api_threads=2)
     log = tmp_path_factory.mktemp("gunicorn") / "gunicorn.log"

@@ -13,8 +13,9 @@ from redis import Redis
 from rq import Queue
 from rq.registry import StartedJobRegistry
 
+import api.workers
 from api import create_app
-from api.dispatch import Lookout
+from api.dispatch import NO_WORKER_MESSAGE, Lookout
 from tests.books import assert_books_balance
 from tests.conftest import WORKER_ENV, _redis_db, _start_workers, _stop, make_config, new_customer
 from tests.test_faults_redis import answered
@@ -63,17 +64,23 @@ def test_a_job_whose_worker_is_killed_is_answered_promptly(redis_url, database_u
 
 
 def test_a_job_queued_while_every_worker_is_dead_is_answered_promptly(redis_url, sqlite_url,
-                                                                     site, tmp_path):
+                                                                     site, tmp_path,
+                                                                     monkeypatch):
+    """The API trusts its last look for workers (made just before the kill): the job is
+    queued, and the lookout finds its queue's only worker dead."""
+    monkeypatch.setattr(api.workers, "SEEN_FOR", 60)
     url = _redis_db(redis_url, DB_OFFSET + 1)
     Redis.from_url(url).flushdb()
     procs = _start_workers(url, 1, WORKER_ENV, tmp_path / "worker.log")
     try:
-        os.kill(procs[0].pid, signal.SIGKILL)  # its key stays in Redis for minutes
         app = create_app(make_config(sqlite_url, url, job_wait_seconds=60))
         customer = new_customer(app, credits=3)
+        assert app.test_client().get("/healthz").status_code == 200  # seen
+        os.kill(procs[0].pid, signal.SIGKILL)  # its key stays in Redis for minutes
+        procs[0].wait()
         response = answered(lambda: customer.post("/scrape", {"url": f"{site}/article"}))
         assert response.status_code == 503, response.get_data(as_text=True)
-        assert "worker stopped" in response.get_json()["message"]
+        assert response.get_json()["message"] == NO_WORKER_MESSAGE  # none ever took it
         assert customer.balance() == 3
         assert_books_balance(app, customer.account_id)
     finally:

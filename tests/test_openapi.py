@@ -108,6 +108,7 @@ CONTRACT = {
 #: Fields this deployment adds beyond API.md (always present and required all the same).
 ADDITIONS = {
     "Plan": ["max_concurrent_requests"],  # issue 10: a per-account cap on requests in flight
+    "Health": ["workers", "cron"],  # issue 25: ready means a worker listens
 }
 
 

@@ -9,6 +9,10 @@ Ten full ``make run`` cycles take ~2 minutes (Scrapy is imported by every worker
 per start), so the full cycle runs twice, and the stop logic itself ten times in a row on a
 light process tree (``tests/supervised.py``: the same supervisor, Redis and gunicorn command,
 a tiny WSGI app and plain RQ workers).
+
+Ready means ready (issue 25): the key is printed once its first requests can be served, on
+SQLite and on PostgreSQL with its URL as users write it; a start whose workers never listen
+stops with one line saying why.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ import socket
 import subprocess
 import sys
 import threading
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import psutil
@@ -30,8 +35,9 @@ from redis import Redis
 from rq import Queue, Worker
 from rq.registry import StartedJobRegistry
 
+from api.dispatch import NO_WORKER_MESSAGE
 from api.serve import free_port
-from crawler.config import variables
+from crawler.config import Config, variables
 from tests.conftest import ALLOWED, ROOT
 from tests.waits import wait_until
 
@@ -82,6 +88,7 @@ class Run:
         self.var_dir = var_dir
         self.log = log
         self.children: list[psutil.Process] = []
+        self.light = light
         command = ([sys.executable, "-m", "tests.supervised", str(self.port), str(var_dir)]
                    if light else [sys.executable, "-m", "api.serve"])
         self.proc = subprocess.Popen(
@@ -98,6 +105,9 @@ class Run:
     def started(self, count: int, health: str = "/healthz") -> list[psutil.Process]:
         """Every process serve started (children and theirs), once all ``count`` are up."""
         wait_until(lambda: healthy(self.base + health), health, PATIENCE, proc=self.proc)
+        if not self.light:  # make run says it is ready once /healthz does
+            wait_until(lambda: "API key: " in self.output(), "the key", PATIENCE,
+                       proc=self.proc)
         redis = self.redis()
         wait_until(lambda: Worker.count(connection=redis) == 2, "two workers", PATIENCE,
                    proc=self.proc)
@@ -260,3 +270,115 @@ def test_children_die_with_a_killed_supervisor(var_dir, tmp_path):
     finally:
         serve.kill()
         (var_dir / "redis-url").unlink(missing_ok=True)  # a killed serve leaves it behind
+
+
+def _first_requests_database(postgres_url: str | None, form: str) -> dict[str, str]:
+    """The run's ``DATABASE_URL``: none (SQLite under VAR_DIR), or the suite's PostgreSQL
+    database written as users write it (``postgresql://…``, ``postgres://…``)."""
+    if form == "sqlite":
+        return {}
+    if not postgres_url:
+        pytest.skip("TEST_DATABASE_URL is not set")
+    return {"DATABASE_URL": form + postgres_url.partition("://")[2]}
+
+
+@pytest.mark.parametrize("database", ["sqlite", "postgresql://", "postgres://"])
+def test_the_key_is_printed_when_its_first_requests_can_be_served(tmp_path, site, postgres_url,
+                                                                 database):
+    """Eight requests sent the moment ``make run`` prints its key are all served: three
+    starts in a row, the last two on PostgreSQL with its URL as users write it. On the last
+    one the workers are then stopped (and the supervisor held, so that it cannot restart
+    them): a request is answered 503 at once instead of waiting for a worker."""
+    serve = Run(tmp_path / "var", tmp_path / "serve.log",
+                env=_first_requests_database(postgres_url, database))
+    try:
+        wait_until(lambda: "API key: " in serve.output(), "the key", PATIENCE, proc=serve.proc,
+                   pause=0.005)
+        key = re.search(r"API key: (\S+)", serve.output()).group(1)
+        headers = {"Authorization": f"Bearer {key}"}
+
+        def scrape(_: int) -> requests.Response:
+            return requests.post(f"{serve.base}/api/service/v1/scrape", headers=headers,
+                                 json={"url": f"{site}/article"}, timeout=PATIENCE)
+
+        with ThreadPoolExecutor(8) as pool:
+            answers = list(pool.map(scrape, range(8)))
+        assert [answer.status_code for answer in answers] == [200] * 8, \
+            [answer.text for answer in answers]
+        assert {answer.json()["title"] for answer in answers} == {
+            "Tide tables of the Thames estuary"}
+        output = serve.output()
+        assert output.index("2 workers ready.") < output.index("API key: ")
+        health = requests.get(f"{serve.base}/healthz", timeout=PATIENCE).json()
+        assert health["status"] == "ok" and health["workers"]["interactive"] == 2, health
+        if database == "postgres://":
+            _stop_the_workers(serve)
+            answer = scrape(0)
+            assert answer.status_code == 503, answer.text
+            assert answer.json()["message"] == NO_WORKER_MESSAGE
+            health = requests.get(f"{serve.base}/healthz", timeout=PATIENCE)
+            assert health.status_code == 503 and health.json()["status"] == "degraded"
+            os.kill(serve.proc.pid, signal.SIGCONT)
+        serve.ctrl_c()
+        assert serve.proc.wait(timeout=PATIENCE) == 0, serve.output()
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(serve.proc.pid, signal.SIGCONT)
+        serve.kill()
+
+
+def _stop_the_workers(serve: Run) -> None:
+    """Hold ``make run``'s supervisor (SIGSTOP) and stop its crawler workers (SIGTERM: they
+    leave the queues' registrations as they go)."""
+    os.kill(serve.proc.pid, signal.SIGSTOP)
+    for child in psutil.Process(serve.proc.pid).children():
+        if child.cmdline()[1:3] == ["-m", "worker"]:
+            child.terminate()
+    redis = serve.redis()
+    wait_until(lambda: Worker.count(queue=Queue("interactive", connection=redis)) == 0,
+               "the workers to leave", PATIENCE)
+
+
+#: Stand-ins for crawler workers that never listen: one dies as it starts, one hangs.
+NEVER_LISTENING = {
+    "crash": ([sys.executable, "-c", "raise SystemExit(3)"],
+              "The crawler workers keep exiting as they start (3 times each): see their "
+              "output above. Stopping."),
+    "hang": ([sys.executable, "-c", "import time; time.sleep(600)"],
+             "Not ready after 3 s: 0 of 2 workers listen on the interactive queue; see the "
+             "output above. Stopping."),
+}
+
+
+@pytest.mark.parametrize("kind", NEVER_LISTENING)
+def test_make_run_stops_with_one_line_when_its_workers_never_listen(tmp_path, sqlite_url,
+                                                                   monkeypatch, capsys, kind):
+    """``make run``'s wait for its workers (the real API under the real supervisor): it says
+    it still waits, then stops with a line saying why, and prints no key."""
+    import api.serve
+    from api.supervisor import Supervisor
+
+    monkeypatch.setattr(api.serve, "READY_LIMIT", 3)
+    monkeypatch.setattr(api.serve, "STILL_WAITING_EVERY", 1)
+    redis, redis_url = api.serve.start_redis(tmp_path)
+    config = Config(port=free_port(), redis_url=redis_url, database_url=sqlite_url,
+                    api_processes=1, api_threads=2, var_dir=tmp_path)
+    supervisor = Supervisor({**os.environ, "REDIS_URL": redis_url, "DATABASE_URL": sqlite_url},
+                            ROOT, restart_delay=0.01, restart_delay_max=0.01, api_grace=10,
+                            worker_grace=1)
+    command, line = NEVER_LISTENING[kind]
+    try:
+        supervisor.spawn("api", api.serve.gunicorn_command(config))
+        wait_until(lambda: api.serve.health(config) is not None, "the API", PATIENCE)
+        for number in range(config.workers):
+            supervisor.spawn(f"worker-{number}", command)
+        assert api.serve.wait_until_ready(config, supervisor) is False
+    finally:
+        supervisor.stop()
+        redis.kill()
+        redis.wait()
+    out, err = capsys.readouterr()
+    assert err.strip().splitlines()[-1] == line, err
+    if kind == "hang":
+        assert "Still starting after 1 s: 0 of 2 workers listen on the interactive queue." in out
+    assert "ready" not in out

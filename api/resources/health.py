@@ -6,9 +6,11 @@ import logging
 
 from flask_smorest import Blueprint
 
+from api import workers
 from api.extensions import db, redis
 from api.openapi import documented
 from api.schemas import HealthSchema
+from worker.queues import INTERACTIVE
 
 logger = logging.getLogger(__name__)
 
@@ -17,14 +19,16 @@ blp = Blueprint("health", __name__, description="Liveness and dependencies.")
 
 @blp.route("/healthz", methods=["GET"])
 @documented(blp, "getHealth", HealthSchema, (503,), authenticated=False, error_schema=HealthSchema,
-            descriptions={503: "Redis or the database is down: `status` is `degraded` and "
-                               "the one down says `down`."})
+            descriptions={503: "Not able to serve: `starting` while no crawler worker has "
+                               "listened on the `interactive` queue since this API process "
+                               "started; `degraded` when Redis or the database is down (the "
+                               "one down says `down`) or the workers seen before are gone."})
 def healthz():
-    """`ok` when Redis answers and the database can take a write; 503 naming the one that
-    cannot (a locked or read-only database still answers reads)."""
-    checks = {"redis": redis().ping, "database": db().check_writable}
-    body = {"status": "ok"}
-    for name, ping in checks.items():
+    """`ok` when Redis answers, the database can take a write and a live worker listens on the
+    `interactive` queue; 503 otherwise (a locked or read-only database still answers reads),
+    with the live workers per queue and the cron schedulers seen."""
+    body: dict = {"status": "ok"}
+    for name, ping in {"redis": redis().ping, "database": db().check_writable}.items():
         try:
             ping()
             body[name] = "ok"
@@ -32,4 +36,13 @@ def healthz():
             logger.warning("Health check: %s is down: %s", name, exc)
             body[name] = "down"
             body["status"] = "degraded"
+    body.update(workers=None, cron=None)
+    if body["redis"] == "ok":
+        try:
+            body.update(workers.census(redis()))
+        except Exception as exc:  # Redis failed between the ping and the count
+            logger.warning("Health check: the workers could not be counted: %s", exc)
+            body["status"] = "degraded"
+    if body["status"] == "ok" and not (body["workers"] or {}).get(INTERACTIVE):
+        body["status"] = "degraded" if workers.ever_seen(INTERACTIVE) else "starting"
     return body, 200 if body["status"] == "ok" else 503
