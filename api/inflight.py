@@ -16,15 +16,22 @@ milliseconds of the Redis server's clock. Taking a slot is one Lua script, so tw
 can never both take the last one; it first drops leases that expired, so the slot of an API
 process killed mid-request (no ``finally`` ran) frees itself after the request's lifetime.
 Leases are read on the Redis clock (``TIME``), never the API hosts': their clocks may differ.
+
+Answers that stream to the client (a results page, an export) hold their slot until the answer
+is sent or the client went away (:func:`hold_until_sent`): a client that reads slowly holds an
+API thread for that long, and so counts as a request in flight. Exports also take a slot of a
+second, smaller pool (:data:`EXPORTS`): one account streaming several exports and reading
+none cannot take every stream a server can serve.
 """
 
 from __future__ import annotations
 
 import contextlib
 import logging
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import timedelta
 
+from flask import Response, after_this_request
 from redis import Redis
 from redis.exceptions import RedisError
 
@@ -32,7 +39,12 @@ from api.errors import ApiError
 
 logger = logging.getLogger(__name__)
 
-KEY_PREFIX = "webdata:inflight:"
+#: The pools of slots, each the prefix of its accounts' keys: requests in flight (capped by
+#: the plan's ``max_concurrent_requests``), exports streaming (:data:`EXPORTS_PER_ACCOUNT`).
+REQUESTS = "webdata:inflight:"
+EXPORTS = "webdata:exports:"
+#: Exports one account may stream at once, on every API process together.
+EXPORTS_PER_ACCOUNT = 2
 #: ``Retry-After`` (seconds) of a request refused over the cap: single pages often end within
 #: a second, and the client, not an API thread, is the one to wait.
 RETRY_AFTER = 1
@@ -59,11 +71,12 @@ return 1
 """
 
 
-def key(account_id: str) -> str:
-    return KEY_PREFIX + account_id
+def key(account_id: str, pool: str = REQUESTS) -> str:
+    return pool + account_id
 
 
-def try_acquire(redis: Redis, account_id: str, member: str, cap: int, lease: timedelta) -> bool:
+def try_acquire(redis: Redis, account_id: str, member: str, cap: int, lease: timedelta,
+                pool: str = REQUESTS) -> bool:
     """Take one of the account's ``cap`` slots for ``member`` for ``lease``, if one is free.
 
     A cap below 1 counts as 1: the database refuses such a plan, and 0 would refuse every
@@ -71,36 +84,37 @@ def try_acquire(redis: Redis, account_id: str, member: str, cap: int, lease: tim
     """
     script = redis.register_script(ACQUIRE)  # EVALSHA, loading the script when Redis lacks it
     lease_ms = max(1, int(lease.total_seconds() * 1000))
-    return bool(script(keys=[key(account_id)], args=[member, max(1, cap), lease_ms]))
+    return bool(script(keys=[key(account_id, pool)], args=[member, max(1, cap), lease_ms]))
 
 
-def release(redis: Redis, account_id: str, member: str) -> None:
+def release(redis: Redis, account_id: str, member: str, pool: str = REQUESTS) -> None:
     """Give ``member``'s slot back. Raises RedisError."""
-    redis.zrem(key(account_id), member)
+    redis.zrem(key(account_id, pool), member)
 
 
-def held(redis: Redis, account_id: str) -> int:
+def held(redis: Redis, account_id: str, pool: str = REQUESTS) -> int:
     """Slots of the account held now, expired leases included (for tests and operators)."""
-    return int(redis.zcard(key(account_id)))
+    return int(redis.zcard(key(account_id, pool)))
 
 
 def unavailable() -> ApiError:
     return ApiError("unavailable", "The job queue is unreachable; try again shortly.")
 
 
-def over_cap(cap: int) -> ApiError:
+def over_cap(cap: int, pool: str = REQUESTS) -> ApiError:
     """The refusal of a request over its account's cap: 429 ``rate_limited`` (the contract's
     code for an account over its request rate) with ``Retry-After: 1``; its answer gets the
     rate limiter's ``RateLimit-*`` headers as every answer does (``api._finish_request``)."""
+    what = ("requests in flight (its plan's max_concurrent_requests)" if pool == REQUESTS
+            else "exports streaming")
     return ApiError(
-        "rate_limited", f"This account already has {max(1, cap)} requests in flight (its "
-        "plan's max_concurrent_requests); retry when one has finished.",
-        headers={"Retry-After": str(RETRY_AFTER)})
+        "rate_limited", f"This account already has {max(1, cap)} {what}; retry when one has "
+        "finished.", headers={"Retry-After": str(RETRY_AFTER)})
 
 
 def take(
     redis: Redis, account_id: str, member: str, cap: int, *, lease: timedelta,
-    unreachable: bool = False,
+    unreachable: bool = False, pool: str = REQUESTS,
 ) -> None:
     """Take one of the account's slots for ``member``; give it back with :func:`give_back`.
 
@@ -111,18 +125,18 @@ def take(
     if unreachable:
         raise unavailable()
     try:
-        taken = try_acquire(redis, account_id, member, cap, lease)
+        taken = try_acquire(redis, account_id, member, cap, lease, pool)
     except RedisError as exc:
         logger.error("Redis unavailable: %s", exc)
         raise unavailable() from None
     if not taken:
-        raise over_cap(cap)
+        raise over_cap(cap, pool)
 
 
-def give_back(redis: Redis, account_id: str, member: str) -> None:
+def give_back(redis: Redis, account_id: str, member: str, pool: str = REQUESTS) -> None:
     """Give a slot back; when Redis fails, its lease frees it (the answer is not at fault)."""
     try:
-        release(redis, account_id, member)
+        release(redis, account_id, member, pool)
     except RedisError as exc:
         logger.warning("Could not release the slot of %s (its lease will): %s", member, exc)
 
@@ -151,3 +165,24 @@ def slot(
     finally:
         if not held.given_back:
             give_back(redis, account_id, member)
+
+
+def hold_until_sent(redis: Redis, account_id: str, member: str, cap: int, *, lease: timedelta,
+                    pool: str = REQUESTS) -> Callable[[], None]:
+    """Take a slot (:func:`take`) for the answer of this Flask request, given back once the
+    answer is sent or its client went away (the response's close, also for an error answer);
+    the function that gives it back sooner (called twice, it gives it back once)."""
+    take(redis, account_id, member, cap, lease=lease, pool=pool)
+    given: list[bool] = []
+
+    def give() -> None:
+        if not given:
+            given.append(True)
+            give_back(redis, account_id, member, pool)
+
+    @after_this_request
+    def when_sent(response: Response) -> Response:
+        response.call_on_close(give)
+        return response
+
+    return give

@@ -133,6 +133,14 @@ class Config:
         "a whole number of bytes, at least 1024", 1024), 1024 * 1024)
     """Largest request body the API accepts, in bytes; a larger one is answered 413
     ``body_too_large`` before it is read."""
+    client_header_timeout: float = var("CLIENT_HEADER_TIMEOUT", seconds(), 10.0)
+    """Seconds a request's head (request line and header fields) may take to arrive, else it
+    is answered 408. A request holds no API thread while it arrives."""
+    client_body_timeout: float = var("CLIENT_BODY_TIMEOUT", seconds(), 60.0)
+    """Seconds a request's body may take to arrive once its head has, else 408."""
+    client_write_timeout: float = var("CLIENT_WRITE_TIMEOUT", seconds(), 60.0)
+    """Seconds a client may take to accept each piece of an answer (a results page, a chunk
+    of an export) before its connection is closed and the API thread freed."""
     console_session_seconds: int = var("CONSOLE_SESSION_SECONDS", integer(
         "a whole number of seconds, at least 60", 60), 8 * 3600)
     """Seconds a web console sign-in lasts (from signing in, not from the last click); signing

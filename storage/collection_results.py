@@ -13,19 +13,41 @@ from sqlalchemy import select
 from storage.db import Database
 from storage.models import CollectionResult
 
+#: Bytes of a result's answer besides its stored texts (keys, status, dates, punctuation).
+RESULT_OVERHEAD = 256
+
+
+def size(row: CollectionResult) -> int:
+    """About how many bytes ``row`` takes in an answer: its stored JSON texts and URLs."""
+    return (RESULT_OVERHEAD + len(row.url) + len(row.final_url or "") + len(row.error or "")
+            + len(row.data or ""))
+
 
 def page(db: Database, collection_id: str, *, after: int = 0, limit: int = 100,
-         status: str | None = None) -> tuple[list[CollectionResult], int | None]:
-    """Results in completion order after position ``after``; and the position to continue
-    from (None at the end of what is stored now)."""
+         status: str | None = None, max_bytes: int | None = None,
+         ) -> tuple[list[CollectionResult], int | None]:
+    """Results in completion order after position ``after``: at most ``limit`` of them and,
+    past the first, no more than ``max_bytes`` (:func:`size`); and the position to continue
+    from (None at the end of what is stored now). Rows are read as they are needed, so a
+    page of large results never holds more than one beyond its own in memory."""
     query = select(CollectionResult).where(CollectionResult.collection_id == collection_id,
                                            CollectionResult.seq > after)
     if status is not None:
         query = query.where(CollectionResult.status == status)
+    query = query.order_by(CollectionResult.seq).limit(limit + 1)
+    rows: list[CollectionResult] = []
+    used, more = 0, False
     with db.session() as session:
-        rows = list(session.scalars(query.order_by(CollectionResult.seq).limit(limit + 1)))
-    more = len(rows) > limit
-    rows = rows[:limit]
+        result = session.scalars(query.execution_options(yield_per=16))
+        try:
+            for row in result:
+                used += size(row)
+                if len(rows) == limit or (rows and max_bytes is not None and used > max_bytes):
+                    more = True
+                    break
+                rows.append(row)
+        finally:
+            result.close()  # a server-side cursor left mid-way
     return rows, (rows[-1].seq if more and rows else None)
 
 

@@ -236,6 +236,15 @@ def service(stack) -> Iterator[str]:
         yield url
 
 
+def closed(response):
+    """``response`` closed as a WSGI server closes an answer once it is sent (the account's
+    slot of a results page or an export is given back then), unless it streams: a test reads
+    a stream, then closes it."""
+    if not response.is_streamed:
+        response.close()
+    return response
+
+
 class Customer:
     """An account with a key, and shortcuts to call the API as it."""
 
@@ -250,11 +259,12 @@ class Customer:
         return {"Authorization": f"Bearer {self.key}"}
 
     def post(self, path: str, body, client=None):
-        return (client or self.client).post(f"/api/service/v1{path}", json=body,
-                                            headers=self.headers)
+        return closed((client or self.client).post(f"/api/service/v1{path}", json=body,
+                                                   headers=self.headers))
 
     def get(self, path: str, **kwargs):
-        return self.client.get(f"/api/service/v1{path}", headers=self.headers, **kwargs)
+        return closed(self.client.get(f"/api/service/v1{path}", headers=self.headers,
+                                      **kwargs))
 
     def balance(self) -> int:
         return ledger.balance_of(self.app.extensions["webdata.db"], self.account_id)

@@ -35,9 +35,18 @@ def customer(stack: Stack, credits: int = 100) -> Customer:
     return new_customer(stack.app, credits=credits, plan="standard")
 
 
+#: Exports a test has read: closed when it starts the next one, as a client's connection
+#: ends (an account streams two exports at once at most).
+_READ: list = []
+
+
 def export(who: Customer, collection_id: str, fmt: str, **query: str):
-    return who.get(f"/collections/{collection_id}/export",
-                   query_string={"format": fmt, **query})
+    while _READ:
+        _READ.pop().close()
+    answer = who.get(f"/collections/{collection_id}/export",
+                     query_string={"format": fmt, **query})
+    _READ.append(answer)
+    return answer
 
 
 def collect(who: Customer, body: dict) -> str:

@@ -17,7 +17,7 @@ from flask import current_app, g
 from flask_smorest import Blueprint
 from redis.exceptions import RedisError
 
-from api import cursors, exports
+from api import cursors, exports, inflight
 from api.auth import authenticated, batch_body, bodyless
 from api.collection_schemas import (
     CollectionPageSchema,
@@ -46,6 +46,12 @@ OPERATION = collections.OPERATION
 LIST_CURSOR, RESULTS_CURSOR = "c", "r"
 #: Seconds a cancel waits for the slices to drop the pages they have in flight.
 CANCEL_WAIT = 3.0
+#: Bytes of results one results page holds at most (past its first result, always given):
+#: a page is written to its client by one API thread, within the worker's write timeout.
+RESULTS_PAGE_BYTES = 2 * 1024 * 1024
+#: How long a results page's slot of the account is held at most (a process killed while
+#: writing it).
+RESULTS_LEASE = timedelta(minutes=5)
 
 blp = authenticated(Blueprint("collections", __name__, url_prefix=BASE_PATH,
                               description="Batches of URLs and crawls of one site, run in the "
@@ -238,14 +244,20 @@ def results(args: dict, collection_id: str):
     """The collection's page results in completion order, each exactly once across pages.
 
     Works while the collection runs: keep passing `next_cursor` back; it is null once the
-    collection is final and everything was returned.
+    collection is final and everything was returned. A page holds at most `limit` results
+    and about 2 MiB of them (a larger first result comes alone), so a page may hold fewer
+    than `limit` while more follow. Each page counts as one of the account's requests in
+    flight (the plan's `max_concurrent_requests`) until its client has read it.
     """
     row = readable(collection_id)
     selection = selection_of(row, args["field_names"])
+    principal = g.principal
+    inflight.hold_until_sent(redis(), principal.account_id, f"results:{g.request_id}",
+                             principal.max_concurrent_requests, lease=RESULTS_LEASE)
     final = row.status not in LIVE_STATUSES  # read first: nothing is stored after it
     after = cursors.decode_id(RESULTS_CURSOR, args["cursor"], lowest=0) if args["cursor"] else 0
     rows, more = collection_results.page(db(), collection_id, after=after, limit=args["limit"],
-                                     status=args["status"])
+                                         status=args["status"], max_bytes=RESULTS_PAGE_BYTES)
     position = rows[-1].seq if rows else after
     cursor = None if final and more is None else cursors.encode(RESULTS_CURSOR, position)
     results = [collection_results.body(r) for r in rows]

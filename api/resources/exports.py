@@ -8,7 +8,6 @@ expired) and of ``fields`` is what the results endpoint asks, with the same code
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable
 from datetime import timedelta
 
 from flask import Response, g, request
@@ -24,9 +23,10 @@ from api.resources.collections import readable, selection_of
 from storage.exports import live, read_ahead
 
 #: Exports one API process streams at once: each holds a database connection of the pool
-#: and a read-ahead thread for as long as its client reads.
-PER_PROCESS = 4
-#: How long an export's account slot is held at most (a process killed mid-export).
+#: and a read-ahead thread for as long as its client reads. One account may stream at most
+#: ``inflight.EXPORTS_PER_ACCOUNT`` of them, on every process together.
+PER_PROCESS = 8
+#: How long an export's account slots are held at most (a process killed mid-export).
 EXPORT_LEASE = timedelta(hours=1)
 
 blp = authenticated(Blueprint("exports", __name__, url_prefix=BASE_PATH,
@@ -80,12 +80,8 @@ def stream(collection_id: str, args: dict) -> Response:
     kind = exports.FORMATS[args["format"]]
     headers = {"Content-Disposition": f'attachment; filename="{row.id}.{kind.extension}"',
                "Vary": "Accept-Encoding"}
-    release = _stream_slot()
-    try:
-        batches = read_ahead(db(), collection_id, status=args["status"], on_end=release)
-    except BaseException:
-        release()
-        raise
+    _stream_slots()
+    batches = read_ahead(db(), collection_id, status=args["status"])
     try:
         first = next(batches, ())  # here, so that a database failure is a 503, not a cut file
         body = exports.SERIALISERS[args["format"]](itertools.chain([first], batches),
@@ -95,27 +91,25 @@ def stream(collection_id: str, args: dict) -> Response:
             headers["Content-Encoding"] = "gzip"
         response = Response(body, content_type=kind.media_type, headers=headers)
     except BaseException:
-        batches.close()  # ends the read-ahead thread, which gives the slot back
+        batches.close()  # ends the read-ahead thread: the database connection goes back
         raise
     response.call_on_close(batches.close)  # the connection goes back, also on a disconnect
     return response
 
 
-def _stream_slot() -> Callable[[], None]:
-    """Check this process streams fewer than :data:`PER_PROCESS` exports and take one of the
-    account's request slots (its plan's ``max_concurrent_requests``, :mod:`api.inflight`);
-    the function that gives the slot back (the read-ahead thread calls it when it is done
-    with the database). An export holds a connection and a thread while its client reads:
-    without these caps one client opening exports and reading nothing would hold every
-    connection of the pool."""
+def _stream_slots() -> None:
+    """Check this process streams fewer than :data:`PER_PROCESS` exports, and take one of the
+    account's request slots (its plan's ``max_concurrent_requests``) and one of its export
+    slots (:mod:`api.inflight`), both held until the answer is sent or its client went away.
+    An export holds a connection and two threads while its client reads: without these caps
+    one client opening exports and reading nothing would hold every connection of the pool,
+    and one account every stream of a server."""
     if live() >= PER_PROCESS:
         raise ApiError("unavailable", "This server is streaming as many exports as it can; "
                                       "retry shortly.", headers={"Retry-After": "5"})
     principal, member, connection = g.principal, f"export:{g.request_id}", redis()
-    inflight.take(connection, principal.account_id, member,
-                  principal.max_concurrent_requests, lease=EXPORT_LEASE)
-
-    def release() -> None:
-        inflight.give_back(connection, principal.account_id, member)
-
-    return release
+    inflight.hold_until_sent(connection, principal.account_id, member,
+                             inflight.EXPORTS_PER_ACCOUNT, lease=EXPORT_LEASE,
+                             pool=inflight.EXPORTS)
+    inflight.hold_until_sent(connection, principal.account_id, member,
+                             principal.max_concurrent_requests, lease=EXPORT_LEASE)
