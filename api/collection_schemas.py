@@ -11,7 +11,8 @@ from api.schemas import JsonBoolean, RequestSchema, Response, Url, WholeNumber
 from crawler.contract import COLLECTION_EXTRACTS as EXTRACTS
 from crawler.contract import COLLECTION_MODES as MODES
 from crawler.contract import DEFAULT_MAX_DEPTH, MAX_DEPTH
-from crawler.scope import MAX_PATTERNS, page_url_error, pattern_errors
+from crawler.patterns import MAX_PATTERN_LENGTH, MAX_PATTERNS, SYNTAX, pattern_errors
+from crawler.scope import page_url_error
 
 #: Fields a batch, or a crawl, refuses (422).
 FOREIGN_TO_BATCH = ("url", "max_pages")
@@ -28,10 +29,18 @@ def page_url(value: str) -> None:
 
 
 class Patterns(fields.List):
+    """A crawl's ``include_paths`` or ``exclude_paths``: each pattern compiled here by the
+    engine that will match it (:func:`crawler.patterns.pattern_errors`, RE2), so a pattern
+    RE2 refuses is a 422 naming its index, never a crawl that fails later."""
+
+    RULES = (f" Regexes in RE2 syntax ({SYNTAX}), matched in linear time: backreferences and "
+             f"lookarounds are refused. At most {MAX_PATTERNS} patterns of at most "
+             f"{MAX_PATTERN_LENGTH} characters; a bad one is a 422 naming its index.")
+
     def __init__(self, description: str):
         super().__init__(fields.String(), load_default=list,
                          validate=validate.Length(max=MAX_PATTERNS),
-                         metadata={"description": description})
+                         metadata={"description": description + self.RULES})
 
     def _deserialize(self, value: Any, attr: Any, data: Any, **kwargs: Any) -> list[str]:
         patterns = super()._deserialize(value, attr, data, **kwargs)
@@ -65,9 +74,10 @@ class CollectionRequestSchema(RequestSchema):
                             validate=validate.Range(min=0, max=MAX_DEPTH),
                             metadata={"description": "crawl: link hops from the start URL "
                                                      "(sitemap URLs are depth 1)."})
-    include_paths = Patterns("crawl: regexes on path + query; a page must match one "
-                             "(the start URL is always fetched).")
-    exclude_paths = Patterns("crawl: regexes on path + query; a page matching one is skipped.")
+    include_paths = Patterns("crawl: regexes searched in the canonical path + query; a page "
+                             "must match one (the start URL is always fetched).")
+    exclude_paths = Patterns("crawl: regexes searched in the canonical path + query; a page "
+                             "matching one is skipped.")
     use_sitemap = JsonBoolean(load_default=True, metadata={
         "description": "crawl: also take the site's sitemap URLs (robots.txt `Sitemap:` lines "
                        "and /sitemap.xml) as depth 1."})

@@ -84,9 +84,9 @@ def parser() -> argparse.ArgumentParser:
     crawl.add_argument("--max-pages", type=int, metavar="N", help="at most N pages (exact)")
     crawl.add_argument("--max-depth", type=int, metavar="N", help="link hops from the start")
     crawl.add_argument("--include", action="append", metavar="REGEX", dest="include_paths",
-                       help="only paths (+ query) matching it; repeatable")
+                       help="only paths (+ query) matching it (RE2 syntax); repeatable")
     crawl.add_argument("--exclude", action="append", metavar="REGEX", dest="exclude_paths",
-                       help="never paths (+ query) matching it; repeatable")
+                       help="never paths (+ query) matching it (RE2 syntax); repeatable")
     crawl.add_argument("--no-sitemap", action="store_false", dest="use_sitemap",
                        default=None, help="do not read the site's sitemaps")
     _creating(crawl)

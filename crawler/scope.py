@@ -3,17 +3,17 @@
 The rules of ``POST /collections`` in ``mode: crawl`` (API.md): a crawl stays on its start
 URL's site (``www.`` and the bare host are one site, :func:`crawler.canonical.site_key`);
 depth counts link hops from the start URL (not path segments: a common misreading users
-complain about); ``include_paths``/``exclude_paths`` are regexes searched in the path + query.
+complain about); ``include_paths``/``exclude_paths`` are regexes in RE2's syntax searched in the
+path + query (:mod:`crawler.patterns`: linear time, whatever the pattern).
 
-Pure and Scrapy-free: the API validates patterns with :func:`pattern_errors` (a 422 naming
-each bad one) before the frontier ever builds a :class:`CrawlScope`.
+Pure and Scrapy-free: the API validates patterns with
+:func:`~crawler.patterns.pattern_errors` (a 422 naming each bad one) before the frontier ever
+builds a :class:`CrawlScope`.
 """
 
 from __future__ import annotations
 
 import logging
-import re
-from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from urllib.parse import urlsplit
@@ -21,43 +21,14 @@ from urllib.parse import urlsplit
 from w3lib.url import safe_url_string
 
 from crawler.canonical import canonical_url, same_site
+from crawler.patterns import Pattern, compile_patterns, search_any
 from crawler.policy import ALLOWED_SCHEMES
 
 logger = logging.getLogger(__name__)
 
-#: Characters in one include/exclude pattern. Python's ``re`` has no time limit, so patterns
-#: are kept short: they are meant for path prefixes and query markers, not programs.
-MAX_PATTERN_LENGTH = 500
-#: Patterns in each of ``include_paths`` and ``exclude_paths``.
-MAX_PATTERNS = 50
 #: The ``Request.meta`` key of a crawl's page: the crawl's start URL. A redirect (or meta
 #: refresh) off that site is refused (:class:`crawler.middlewares.SourcePolicyMiddleware`).
 CRAWL_SITE = "webdata_crawl_site"
-
-
-def pattern_errors(patterns: Sequence[str]) -> dict[int, str]:
-    """Index → message in words for each pattern that cannot be used; ``{}`` when all can.
-
-    A pattern must be a string of 1 to :data:`MAX_PATTERN_LENGTH` characters that compiles
-    with Python's ``re`` (the engine :class:`CrawlScope` matches with).
-    """
-    errors: dict[int, str] = {}
-    for index, pattern in enumerate(patterns):
-        if not isinstance(pattern, str):
-            errors[index] = "A pattern must be a string."
-        elif not pattern:
-            errors[index] = "A pattern may not be empty."
-        elif len(pattern) > MAX_PATTERN_LENGTH:
-            errors[index] = (f"A pattern may have at most {MAX_PATTERN_LENGTH} characters, "
-                             f"this one has {len(pattern)}.")
-        else:
-            try:
-                re.compile(pattern)
-            except re.error as exc:
-                errors[index] = f"Not a valid regular expression: {exc}."
-            except (OverflowError, RecursionError, ValueError) as exc:
-                errors[index] = f"Not a usable regular expression: {exc}."
-    return errors
 
 
 def page_url_error(value: str) -> str | None:
@@ -81,13 +52,6 @@ def page_url_error(value: str) -> str | None:
     return None
 
 
-def _compiled(patterns: Sequence[str], name: str) -> tuple[re.Pattern[str], ...]:
-    errors = pattern_errors(patterns)
-    if errors:
-        raise ValueError(f"{name}: " + "; ".join(f"[{i}] {m}" for i, m in errors.items()))
-    return tuple(re.compile(pattern) for pattern in patterns)
-
-
 @dataclass(frozen=True)
 class CrawlScope:
     """The link-following rules of one crawl.
@@ -95,8 +59,9 @@ class CrawlScope:
     ``start_url``: where the crawl starts (its site is the crawl's site); ``max_depth``: most
     link hops from the start URL a followed page may be (sitemap URLs count as 1);
     ``include_paths``: when given, a followed URL's path + query must match one of them
-    (``re.search``); ``exclude_paths``: it must match none. Patterns are compiled once, here:
-    a bad one raises ``ValueError`` (validate with :func:`pattern_errors` first).
+    (an RE2 search, :mod:`crawler.patterns`); ``exclude_paths``: it must match none. Patterns
+    are compiled once, here: a bad one raises ``ValueError`` (validate with
+    :func:`~crawler.patterns.pattern_errors` first).
     """
 
     start_url: str
@@ -113,12 +78,12 @@ class CrawlScope:
     # cached_property writes the instance's __dict__ directly, which a frozen dataclass allows;
     # and unlike extra fields these stay out of asdict(), replace() and equality.
     @cached_property
-    def _include(self) -> tuple[re.Pattern[str], ...]:
-        return _compiled(self.include_paths, "include_paths")
+    def _include(self) -> tuple[Pattern, ...]:
+        return compile_patterns(self.include_paths, "include_paths")
 
     @cached_property
-    def _exclude(self) -> tuple[re.Pattern[str], ...]:
-        return _compiled(self.exclude_paths, "exclude_paths")
+    def _exclude(self) -> tuple[Pattern, ...]:
+        return compile_patterns(self.exclude_paths, "exclude_paths")
 
     @cached_property
     def _start(self) -> str:
@@ -148,6 +113,6 @@ class CrawlScope:
         if parts.scheme not in ALLOWED_SCHEMES or not same_site(canonical, self._start):
             return False
         target = parts.path + (f"?{parts.query}" if parts.query else "")
-        if self._include and not any(p.search(target) for p in self._include):
+        if self._include and not search_any(self._include, target):
             return False
-        return not any(p.search(target) for p in self._exclude)
+        return not search_any(self._exclude, target)

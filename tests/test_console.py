@@ -331,6 +331,13 @@ def test_a_collection_started_in_the_console_is_the_apis(app, site):
     bad = browser.post("/console/collections", data={"csrf_token": csrf, "mode": "crawl",
                                                      "url": "not a url"})
     assert bad.status_code == 422 and "Must be an absolute URL" in bad.get_data(as_text=True)
+    refused = browser.post("/console/collections", data={
+        "csrf_token": csrf, "mode": "crawl", "url": f"{site}/site/",
+        "include_paths": "^/site/\n\n(a)\\1", "exclude_paths": "(?=x)"})
+    page = refused.get_data(as_text=True)
+    assert refused.status_code == 422  # RE2, which matches, refuses them: named by themselves
+    assert "(a)\\1: Not a valid regular expression: invalid escape sequence" in page
+    assert "(?=x): Not a valid regular expression" in page and "RE2 syntax is accepted" in page
     too_many = browser.post("/console/collections", data={
         "csrf_token": csrf, "mode": "batch",
         "urls": "\n".join(f"{site}/page/{n}" for n in range(1000))})

@@ -6,7 +6,8 @@ from dataclasses import FrozenInstanceError, asdict
 
 import pytest
 
-from crawler.scope import MAX_PATTERN_LENGTH, CrawlScope, pattern_errors
+from crawler.patterns import MAX_MEMORY, MAX_PATTERN_LENGTH, SYNTAX, pattern_errors
+from crawler.scope import CrawlScope
 
 START = "https://www.example.com/docs/"
 
@@ -93,12 +94,62 @@ def test_a_bad_pattern_fails_when_the_scope_is_built() -> None:
 
 def test_pattern_errors() -> None:
     assert pattern_errors([]) == {}
-    assert pattern_errors(["^/docs/", r"\?print=", "a" * MAX_PATTERN_LENGTH]) == {}
+    assert pattern_errors(["^/docs/", r"\?print=", "a" * MAX_PATTERN_LENGTH, "(?i)^/DOCS/",
+                           r"(?P<lang>[a-z]{2})/", "[[:digit:]]+$", r"\bfaq\b"]) == {}
     errors = pattern_errors(["^/ok/", "(", "a" * (MAX_PATTERN_LENGTH + 1), "[z-a]",
-                             "a{4294967296}", 7])  # type: ignore[list-item]
-    assert sorted(errors) == [1, 2, 3, 4, 5]
-    assert errors[1].startswith("Not a valid regular expression: missing )")
+                             "a{1001}", 7, ""])  # type: ignore[list-item]
+    assert sorted(errors) == [1, 2, 3, 4, 5, 6]
+    assert errors[1].startswith("Not a valid regular expression: missing ): (")
     assert str(MAX_PATTERN_LENGTH) in errors[2]
-    assert "bad character range" in errors[3]
-    assert "repetition number is too large" in errors[4]  # OverflowError, not re.error
+    assert "invalid character class range: z-a" in errors[3]  # RE2's words, not Python's
+    assert "invalid repetition size: {1001}" in errors[4]  # RE2 repeats 1000 times at most
     assert errors[5] == "A pattern must be a string."
+    assert errors[6] == "A pattern may not be empty."
+
+
+@pytest.mark.parametrize(("pattern", "reason"), [
+    (r"(a)\1", r"invalid escape sequence: \1"),  # a backreference
+    ("(?P<x>a)(?P=x)", "invalid perl operator: (?P"),
+    ("(?=x)", "invalid perl operator: (?="),  # lookarounds
+    ("a(?!b)", "invalid perl operator: (?!"),
+    ("(?<=a)b", "invalid perl operator: (?<="),
+    ("a++", "bad repetition operator: ++"),  # possessive, atomic
+    ("(?>a)", "invalid perl operator: (?>"),
+    (r"/a\Z", r"invalid escape sequence: \Z (RE2 writes the end of the text \z)"),
+])
+def test_what_only_backtracking_can_do_is_refused_in_words(pattern: str, reason: str) -> None:
+    """Python's re accepts these; RE2, which matches, does not: refused when validated, with
+    the syntax that is accepted (never a 500, nor a crawl that fails when it starts)."""
+    [message] = pattern_errors([pattern]).values()
+    assert message.startswith(f"Not a valid regular expression: {reason}. ")
+    assert f"RE2 syntax is accepted ({SYNTAX})" in message
+    with pytest.raises(ValueError, match=r"include_paths: \[0\] Not a valid"):
+        CrawlScope(START, 1, include_paths=(pattern,))
+
+
+def test_a_pattern_whose_automaton_is_too_large_is_refused() -> None:
+    """RE2's memory is bounded per pattern: a few characters cannot build a huge program."""
+    errors = pattern_errors([r"\p{L}{300}", r"[^/]{1000}", "\ud800"])
+    assert sorted(errors) == [0, 2]
+    assert errors[0] == ("Too large a regular expression: RE2 would need more than "
+                         f"{MAX_MEMORY >> 20} MiB to run it; use fewer or smaller repetitions.")
+    assert "lone surrogate" in errors[2]  # JSON can carry one; RE2 reads UTF-8
+
+
+def test_a_catastrophic_pattern_is_judged_like_any_other() -> None:
+    """``(a+)+$`` backtracks exponentially in Python's re (hours at 40 ``a``); RE2 decides in
+    one pass over the path, here 100,000 characters long."""
+    rules = scope(include=("(a+)+$",), exclude=("(x+x+)+y",))
+    assert rules.follows("https://example.com/aaa", 1)
+    assert rules.follows("https://example.com/" + "a" * 100_000, 1)
+    assert not rules.follows("https://example.com/" + "a" * 100_000 + "!", 1)
+    assert rules.follows("https://example.com/" + "x" * 100_000 + "/aaa", 1)
+    assert not rules.follows("https://example.com/" + "x" * 100_000 + "y/aaa", 1)
+
+
+def test_a_link_rules_cannot_encode_is_still_judged() -> None:
+    """A lone surrogate survives canonicalisation (no UTF-8 for it): refused by the pattern,
+    not an exception in the worker."""
+    rules = scope(include=("^/docs/",))
+    assert rules.follows("https://example.com/docs/\ud800", 1)
+    assert not rules.follows("https://example.com/blog/\ud800", 1)

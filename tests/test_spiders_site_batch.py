@@ -190,6 +190,11 @@ def test_csv_cells_never_start_a_formula():
      "include_paths: '\\(docs': Not a valid regular expression"),
     (SiteSpider, {"url": "https://example.com/", "exclude_paths": '["ok", "[a-"]'},
      "exclude_paths: '\\[a-'"),
+    (SiteSpider, {"url": "https://example.com/", "include_paths": r"(a)\1"},  # RE2 refuses
+     r"include_paths: '\(a\)\\\\1': Not a valid regular expression: invalid escape sequence: "
+     r".*RE2 syntax is accepted"),
+    (SiteSpider, {"url": "https://example.com/", "exclude_paths": '["ok", "a(?=b)"]'},
+     r"exclude_paths: 'a\(\?=b\)': Not a valid regular expression: invalid perl operator"),
     (SiteSpider, {"url": "https://example.com/", "extract": "video"}, "extract must be"),
     (BatchSpider, {}, "batch: pass the pages"),
     (BatchSpider, {"urls": "nope,https://example.com/"},

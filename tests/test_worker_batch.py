@@ -105,6 +105,7 @@ SITE, PAGE = "https://example.com/", "https://example.com/a"
     dict(mode="crawl", url=SITE, max_pages=True),
     dict(mode="crawl", url=SITE, max_depth=True),
     dict(mode="crawl", url=SITE, include_paths=[""]),
+    dict(mode="crawl", url=SITE, exclude_paths=["ok", "(?=x)"]),  # RE2, which matches, refuses it
     dict(mode="crawl", url=SITE, exclude_paths=[f"^/p{n}" for n in range(51)]),
     dict(mode="crawl", url=SITE, urls=[PAGE]),
     dict(mode="crawl", url="https://user:secret@example.com/"),
@@ -145,6 +146,10 @@ def test_batch_code_meets_the_plans_limits_and_the_balance(stack, site):
     with pytest.raises(ValueError, match="include_paths"):
         start_collection(free.account_id, mode="crawl", url=f"{site}/",
                          include_paths=["("], config=stack.config)
+    with pytest.raises(ValueError, match=r"include_paths: \[1\] Not a valid regular expression: "
+                                         r"invalid escape sequence: \\1\. RE2 syntax is accepted"):
+        start_collection(free.account_id, mode="crawl", url=f"{site}/",
+                         include_paths=["^/ok/", r"(a)\1"], config=stack.config)
     with pytest.raises(InsufficientCredits):
         start_collection(customer(stack, credits=0).account_id, urls=[f"{site}/article"],
                          config=stack.config)

@@ -30,8 +30,9 @@ from crawler.config import Config
 from crawler.contract import COLLECTION_EXTRACTS as EXTRACTS
 from crawler.contract import COLLECTION_MODES as MODES
 from crawler.contract import DEFAULT_MAX_DEPTH, MAX_DEPTH
+from crawler.patterns import MAX_PATTERNS, pattern_errors
 from crawler.policy import SourcePolicy
-from crawler.scope import MAX_PATTERNS, page_url_error, pattern_errors
+from crawler.scope import page_url_error
 from storage import collection_results, collections
 from storage.db import Database, shared
 from storage.models import LIVE_STATUSES, Collection
@@ -151,7 +152,7 @@ def _check(mode: str, extract: str, urls: Sequence[str] | None, url: str | None,
            exclude_paths: Sequence[str], use_sitemap: bool
            ) -> tuple[list[str] | None, str | None]:
     """What the API's schema refuses with a 422, as ``ValueError`` (nothing is created), by
-    the same rules (:func:`crawler.scope.page_url_error`, :func:`~crawler.scope.pattern_errors`);
+    the same rules (:func:`crawler.scope.page_url_error`, :func:`crawler.patterns.pattern_errors`);
     the URLs stripped, as the API stores them."""
     if mode not in MODES:
         raise ValueError(f"mode must be one of {', '.join(MODES)}, not {mode!r}")

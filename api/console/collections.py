@@ -30,6 +30,8 @@ MAX_URL_FILE = 512 * 1024
 #: The form's fields that show their own problems (collections.html).
 FIELDS = ("urls", "urls_file", "url", "max_pages", "max_depth", "include_paths",
           "exclude_paths", "extract")
+#: The fields of patterns (``include_paths``, ``exclude_paths``), one a line.
+PATTERN_FIELDS = ("include_paths", "exclude_paths")
 #: The history's name of the collection operation.
 OPERATION = api_collections.OPERATION
 
@@ -68,7 +70,7 @@ def start_collection() -> Any:
     if claimed is not None and not isinstance(claimed, records.Claimed):
         flash("This form is being sent already; its collection appears below.", "info")
         return redirect(url_for("console.collections_page"))
-    started = None
+    started, wanted = None, {}
     try:
         try:
             wanted = _request(form)
@@ -78,7 +80,7 @@ def start_collection() -> Any:
                         else {"form": exc.messages})
             refuse(OPERATION, ApiError("validation_error", "Invalid request from the console.",
                                        errors=messages), url=_storable(form.get("url")))
-            return _page(form=_echo(form), problems=_placed(messages), status=422)
+            return _page(form=_echo(form), problems=_placed(messages, wanted), status=422)
         try:
             started = api_collections.start(args).id
         except ApiError as exc:
@@ -121,17 +123,24 @@ def _request(form: Any) -> dict[str, Any]:
                 wanted[name] = int(raw)
             except ValueError:
                 raise ValidationError({name: ["Not a whole number."]}) from None
-    for name in ("include_paths", "exclude_paths"):
+    for name in PATTERN_FIELDS:
         wanted[name] = [line.strip() for line in form.get(name, "").splitlines()
                         if line.strip()]
     wanted["use_sitemap"] = form.get("use_sitemap") == "on"
     return wanted
 
 
-def _placed(messages: dict[str, Any]) -> dict[str, Any]:
+def _placed(messages: dict[str, Any], wanted: dict[str, Any]) -> dict[str, Any]:
     """The problems by the form field that shows them; those of no field (``mode``, a stray
-    key) shown above the form."""
+    key) shown above the form. A refused pattern is named by itself: the form has one a line,
+    not the API's indexes."""
     placed = {name: value for name, value in messages.items() if name in FIELDS}
+    for name in PATTERN_FIELDS:
+        if isinstance(placed.get(name), dict):
+            patterns = wanted.get(name, [])
+            placed[name] = [
+                f"{patterns[i] if isinstance(i, int) and i < len(patterns) else i}: "
+                + " ".join(problems) for i, problems in placed[name].items()]
     stray = [f"{name}: {value}" for name, value in messages.items() if name not in FIELDS]
     if stray:
         placed["form"] = stray

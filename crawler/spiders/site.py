@@ -34,7 +34,8 @@ from crawler.admission import Admission
 from crawler.canonical import canonical_url
 from crawler.contract import DEFAULT_MAX_DEPTH, PageStatus
 from crawler.frontier import Entry
-from crawler.scope import CrawlScope, pattern_errors
+from crawler.patterns import pattern_errors
+from crawler.scope import CrawlScope
 from crawler.spiders.base import as_bool, as_http_url, as_whole_number
 from crawler.spiders.collected import CollectedPage
 from crawler.spiders.multipage import MultiPageSpider, Output
@@ -49,7 +50,7 @@ def as_patterns(spider: str, name: str, value: Any) -> tuple[str, ...]:
     """``-a include_paths=…`` as patterns: one regex, or a JSON list of them
     (``'["^/docs/", "^/blog/"]'``); from Python, any list of them. Not comma-separated: regexes
     have commas (``a{1,3}``). A bad pattern is a ``ValueError`` naming it
-    (:func:`~crawler.scope.pattern_errors`, the API's check)."""
+    (:func:`~crawler.patterns.pattern_errors`, the API's check: RE2's syntax)."""
     if value is None or value == "":
         patterns: list[Any] = []
     elif isinstance(value, str):

@@ -90,6 +90,24 @@ def _slow(h: Handler) -> None:
             server.open_now[tag] -= 1
 
 
+#: ``/redos``'s links: a backtracking engine (Python's ``re``) needs hours to search
+#: ``(a+)+$`` in the first two, each ``a`` more doubling the time; ``/redos/aaa`` is the one
+#: such a pattern matches, a page of its own.
+REDOS_LINKS = ("/redos/" + "a" * 40 + "!", "/redos/" + "a" * 41 + "!", "/redos/aaa")
+
+
+def _redos(h: Handler) -> None:
+    links = "".join(f'<li><a href="{href}">{href}</a></li>' for href in REDOS_LINKS)
+    h.send_body(f"<!doctype html><html lang=en><head><title>Many a</title></head><body>"
+                f"<h1>Links with many a</h1><p>{'Words of the page. ' * 20}</p><ul>{links}</ul>"
+                "</body></html>".encode())
+
+
+def _redos_aaa(h: Handler) -> None:
+    h.send_body(b"<!doctype html><html lang=en><head><title>aaa</title></head><body>"
+                b"<h1>aaa</h1><p>" + b"Words of the page. " * 20 + b"</p></body></html>")
+
+
 def _robots(h: Handler) -> None:
     h.send_body(ROBOTS + h.robots_extra.encode() + sitemaps.robots_line(h).encode(),
                 "text/plain", status=h.robots_status)
@@ -190,6 +208,8 @@ ROUTES = {
     "/endless": _endless,
     "/drip": _drip,
     "/hangup": _hangup,
+    "/redos": _redos,
+    "/redos/aaa": _redos_aaa,
     **sitemaps.ROUTES,
     **youtube.ROUTES,
 }
