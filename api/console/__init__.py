@@ -23,6 +23,8 @@ blp = Blueprint("console", __name__, url_prefix="/console", template_folder="tem
 #: The console's Content-Security-Policy: nothing inline, nothing from another origin.
 CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
        "connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'")
+#: An error page's answer: the page, its status, its headers.
+ErrorPage = tuple[str, int, dict[str, str]]
 
 
 @blp.after_request
@@ -42,24 +44,27 @@ def _signed_in() -> dict[str, object]:
 
 
 @blp.errorhandler(ApiError)
-def _api_error(error: ApiError) -> tuple[str, int]:
-    return _error_page(error.status, error.message)
+def _api_error(error: ApiError) -> ErrorPage:
+    """The API's error as the console's page, with the API's headers (a 429's
+    ``Retry-After``)."""
+    return _error_page(error.status, error.message, error.headers)
 
 
 @blp.errorhandler(HTTPException)
-def _http_error(error: HTTPException) -> tuple[str, int]:
+def _http_error(error: HTTPException) -> ErrorPage:
     return _error_page(error.code or 500, error.description or error.name)
 
 
 @blp.errorhandler(Exception)
-def _unexpected(error: Exception) -> tuple[str, int]:
+def _unexpected(error: Exception) -> ErrorPage:
     """What the API answers an unexpected error with (:func:`api.errors.unexpected`: logged,
     503 for a database that cannot serve, else 500), as the console's page."""
     return _api_error(unexpected(error))
 
 
-def _error_page(status: int, message: str) -> tuple[str, int]:
-    return render_template("console/error.html", status=status, message=message), status
+def _error_page(status: int, message: str, headers: dict[str, str] | None = None) -> ErrorPage:
+    page = render_template("console/error.html", status=status, message=message)
+    return page, status, headers or {}
 
 
 def register(app: Flask) -> None:
