@@ -18,6 +18,7 @@ from gunicorn import util
 from gunicorn.workers.gthread import ThreadWorker
 
 from api.errors import new_request_id
+from api.headers import NOSNIFF
 
 #: What each status gunicorn answers itself means to a client.
 MESSAGES = {
@@ -62,9 +63,11 @@ class ApiWorker(ThreadWorker):
             "message": MESSAGES.get(status, "Something went wrong on our side."),
             "request_id": request_id, "errors": {},
         }).encode()
-        head = (f"HTTP/1.1 {status} {reason}\r\nConnection: close\r\n"
-                f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n"
-                f"X-Request-Id: {request_id}\r\n\r\n").encode("latin1")
+        headers = {"Connection": "close", "Content-Type": "application/json",
+                   "Content-Length": str(len(body)), "X-Request-Id": request_id, **NOSNIFF}
+        head = (f"HTTP/1.1 {status} {reason}\r\n"
+                + "".join(f"{name}: {value}\r\n" for name, value in headers.items())
+                + "\r\n").encode("latin1")
         try:
             util.write_nonblock(client, head + body)
         except Exception:
