@@ -12,7 +12,7 @@ from flask_smorest import Blueprint
 
 from api import idempotency
 from api.errors import ApiError
-from api.extensions import db
+from api.extensions import db, limiter
 from api.schemas import MAX_URL_LENGTH
 from storage import accounts
 
@@ -30,7 +30,7 @@ def _authenticate() -> None:
     if principal is None:
         raise ApiError("unauthorized", "This API key is unknown or revoked.", headers=CHALLENGE)
     g.principal = principal
-    current_app.extensions["webdata.limiter"].check(principal)
+    limiter().check(principal)
 
 
 def bodyless(view: Callable) -> Callable:

@@ -41,6 +41,7 @@ from gunicorn import util
 from gunicorn.workers.gthread import TConn, ThreadWorker
 
 from api.errors import new_request_id
+from api.headers import NOSNIFF
 from api.http_framing import CONTINUE, frame, without_expect
 from crawler.config import load_or_exit
 
@@ -76,9 +77,11 @@ def error_answer(status: int, reason: str) -> bytes:
         "message": MESSAGES.get(status, "Something went wrong on our side."),
         "request_id": request_id, "errors": {},
     }).encode()
-    head = (f"HTTP/1.1 {status} {reason}\r\nConnection: close\r\n"
-            f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n"
-            f"X-Request-Id: {request_id}\r\n\r\n").encode("latin1")
+    headers = {"Connection": "close", "Content-Type": "application/json",
+               "Content-Length": str(len(body)), "X-Request-Id": request_id, **NOSNIFF}
+    head = (f"HTTP/1.1 {status} {reason}\r\n"
+            + "".join(f"{name}: {value}\r\n" for name, value in headers.items())
+            + "\r\n").encode("latin1")
     return head + body
 
 

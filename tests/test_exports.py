@@ -7,6 +7,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import unicodedata
 import zlib
 
 import hypothesis
@@ -14,6 +15,7 @@ import pytest
 from hypothesis import strategies as st
 
 from api import exports
+from crawler.formats import csv_cell
 from storage.collection_results import body as result_body
 from storage.exports import ExportRow
 from storage.models import CollectionResult
@@ -127,13 +129,46 @@ def test_formula_cells_are_neutralised(start):
     assert json.loads(cells["metadata"]) == DATA["metadata"]  # JSON text starts with {
 
 
+#: What may stand unseen before a formula: zero-width space, non-joiner and joiner, word joiner,
+#: byte order mark, a left-to-right mark, NBSP, an ideographic space, and a mix of them.
+INVISIBLE_PREFIXES = ["\u200b", "\u200c", "\u200d", "\u2060", "\ufeff", "\u200e", "\xa0",
+                      "\u3000", " ", "\n", "\u200b\xa0\ufeff"]
+
+
+@pytest.mark.parametrize("prefix", INVISIBLE_PREFIXES)
+@pytest.mark.parametrize("start", ["=", "+", "-", "@", "\t", "\r"])
+def test_a_formula_behind_invisible_characters_is_neutralised(prefix, start):
+    hostile = f"{prefix}{start}HYPERLINK(\"http://evil.test/\",\"click\")"
+    assert csv_cell(hostile) == "'" + hostile
+    data = {**DATA, "title": hostile, "text": f"{prefix}Tides{start}"}
+    table = read_csv(chunks_of(exports.csv_table, [row(1, data=data)], exports.select("page")))
+    cells = dict(zip(table[0], table[1], strict=True))
+    assert cells["title"] == "'" + hostile
+    assert cells["text"] == data["text"]  # a visible letter first: text as it was
+
+
+def neutralised(text: str) -> bool:
+    """Whether a cell must be quoted, said another way than ``csv_cell`` says it: the text
+    stripped of its leading whitespace and format characters (not tab, not CR) starts a
+    formula."""
+    invisible = "".join(char for char in set(text) if char not in "\t\r"
+                        and (char.isspace() or unicodedata.category(char) == "Cf"))
+    return text.lstrip(invisible).startswith(("=", "+", "-", "@", "\t", "\r"))
+
+
 def test_a_lone_empty_cell_is_not_a_blank_line():
     payload = chunks_of(exports.csv_table, ROWS, exports.select("page", ["final_url"]))
     assert read_csv(payload) == [["final_url"], ["http://a.test/1"], [""], ["http://a.test/3"]]
 
 
+#: Text that often starts with what the guard looks past, then maybe a formula.
+_CELL_TEXT = st.one_of(st.text(), st.builds(
+    str.__add__, st.text(st.sampled_from(["\u200b", "\ufeff", "\u2060", "\xa0", " ", "\t",
+                                          "\n", "\r", "="])), st.text()))
+
+
 @SETTINGS
-@hypothesis.given(texts=st.lists(st.text(), min_size=3, max_size=3),
+@hypothesis.given(texts=st.lists(_CELL_TEXT, min_size=3, max_size=3),
                   nested=st.recursive(st.none() | st.booleans() | st.integers() | st.text(),
                                       lambda inner: st.lists(inner, max_size=3)
                                       | st.dictionaries(st.text(), inner, max_size=3),
@@ -148,8 +183,7 @@ def test_any_text_reads_back_from_the_csv(texts, nested):
     assert len(table) == 2
     cells = dict(zip(table[0], table[1], strict=True))
     for column, text in zip(("title", "text", "language"), texts, strict=True):
-        neutralised = text.startswith(("=", "+", "-", "@", "\t", "\r"))
-        assert cells[column] == ("'" + text if neutralised else text)
+        assert cells[column] == ("'" + text if neutralised(text) else text)
     assert json.loads(cells["links"]) == [nested]
     assert json.loads(cells["metadata"]) == {"x": nested}
 

@@ -65,12 +65,14 @@ def test_gunicorns_own_errors_are_in_the_error_shape(api_port, request_bytes, st
     assert set(error) == {"code", "status", "error", "message", "request_id", "errors"}
     assert error["code"] == status and error["error"] == "bad_request" and error["errors"] == {}
     assert error["request_id"] == headers["x-request-id"]
+    assert headers["x-content-type-options"] == "nosniff"
 
 
 def test_an_ordinary_request_is_served_and_no_control_socket_is_shared(api_port):
     port, home = api_port
-    code, _, body = raw(port, b"GET /healthz HTTP/1.1\r\nHost: x\r\n"
-                                  b"Connection: close\r\n\r\n")
+    code, headers, body = raw(port, b"GET /healthz HTTP/1.1\r\nHost: x\r\n"
+                                        b"Connection: close\r\n\r\n")
     assert code == 200 and json.loads(body)["status"] == "ok"
+    assert headers["x-content-type-options"] == "nosniff"
     # gunicorn's default control socket is one path per user, shared by every gunicorn.
     assert not (home / ".gunicorn").exists()

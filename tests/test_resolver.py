@@ -66,7 +66,30 @@ REFUSED_ANSWERS = [
     "2002:7f00:1::", "2002:c0a8:101::1",
     "2001:0:4136:e378:8000:63bf:f5ff:fffe",  # Teredo, client 10.0.0.1
     "64:ff9b::a00:1", "64:ff9b::7f00:1",  # NAT64 of 10.0.0.1, of 127.0.0.1
+    "::127.0.0.1", "::169.254.169.254",  # IPv4-compatible (deprecated)
+    "64:ff9b:1::7f00:1", "64:ff9b:1::a9fe:a9fe",  # the local-use NAT64 prefix (RFC 8215)
 ]
+#: IPv6 transition forms refused whatever IPv4 address they carry, with the reason given.
+TRANSITION_REFUSALS = {
+    "::127.0.0.1": "127.0.0.1 is not a public address",
+    "::169.254.169.254": "169.254.169.254 is not a public address",
+    "::8.8.8.8": "::808:808 is an IPv4-compatible address (deprecated), not a public address",
+    "64:ff9b:1::7f00:1": "64:ff9b:1::7f00:1 is a local-use NAT64 address, not a public address",
+    "64:ff9b:1::808:808": "64:ff9b:1::808:808 is a local-use NAT64 address, not a public address",
+    "64:ff9b::808:808": "64:ff9b::808:808 is a NAT64 address, not a public address",
+    "64:ff9b::a9fe:a9fe": "169.254.169.254 is not a public address",
+    "2002:a9fe:a9fe::1": "169.254.169.254 is not a public address",  # 6to4: its IPv4 judged
+    "2001:0:4136:e378:8000:63bf:f7f7:f7f7":  # Teredo, client 8.8.8.8
+        "2001:0:4136:e378:8000:63bf:f7f7:f7f7 is a Teredo address, not a public address",
+}
+
+
+@pytest.mark.parametrize(("address", "reason"), TRANSITION_REFUSALS.items())
+def test_transition_forms_are_refused_by_the_policys_own_rule(lenient_ipaddress, address,
+                                                              reason):
+    resolver, _ = filtering({"evil.example": [[address]]})
+    assert resolve(resolver, "evil.example", 80) == []
+    assert resolver.refusal("evil.example") == reason
 
 
 @pytest.mark.parametrize("address", REFUSED_ANSWERS)

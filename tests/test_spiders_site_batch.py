@@ -174,10 +174,10 @@ def test_csv_cells_never_start_a_formula():
     exporter = JsonCellCsvItemExporter(out)
     exporter.start_exporting()
     exporter.export_item(PageResult(url="=HYPERLINK(\"x\")", status="failed",
-                                    final_url="@SUM(A1)", data={"title": "=1+1"}))
+                                    final_url="\ufeff\u200b@SUM(A1)", data={"title": "=1+1"}))
     exporter.finish_exporting()
     (row,) = csv.DictReader(io.StringIO(out.getvalue().decode()))
-    assert (row["url"], row["final_url"]) == ("'=HYPERLINK(\"x\")", "'@SUM(A1)")
+    assert (row["url"], row["final_url"]) == ("'=HYPERLINK(\"x\")", "'\ufeff\u200b@SUM(A1)")
     assert json.loads(row["data"]) == {"title": "=1+1"}  # inside JSON text it is data
 
 

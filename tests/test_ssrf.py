@@ -10,6 +10,7 @@ import socket
 import pytest
 from rq import Queue
 
+from tests.test_resolver import TRANSITION_REFUSALS
 from worker import jobs, queues
 
 TARGETS = [
@@ -24,6 +25,10 @@ TARGETS = [
     "http://[::ffff:127.0.0.1]:{port}/",
     "http://[64:ff9b::7f00:1]:{port}/",
     "http://[2002:7f00:1::]:{port}/",
+    "http://[::127.0.0.1]:{port}/",
+    "http://[::169.254.169.254]/latest/meta-data/",
+    "http://[64:ff9b:1::7f00:1]:{port}/",
+    "http://[64:ff9b:1::a9fe:a9fe]/latest/meta-data/",
     "http://169.254.169.254/latest/meta-data/",
     "http://100.64.0.1/",
     "http://LOCALHOST:{port}/",
@@ -96,3 +101,16 @@ def test_hop_to_loopback_is_refused_at_that_hop(customer, site, hit_counter, pat
     assert str(hit_counter.port) in body["details"]["url"]
     assert customer.balance() == 100
     assert hit_counter.hits == before
+
+
+@pytest.mark.parametrize(("address", "reason"), TRANSITION_REFUSALS.items())
+def test_transition_forms_are_refused_by_the_api_naming_why(
+        strict_customer, hit_counter, lenient_ipaddress, address, reason):
+    """IPv4-compatible, NAT64 (local-use prefix too), 6to4, Teredo: refused by the policy's
+    own rule, with ``ipaddress``'s lists as lenient as on a Python that judged them public."""
+    before = hit_counter.hits
+    response = strict_customer.post("/scrape", {"url": f"http://[{address}]:{hit_counter.port}/"})
+    body = response.get_json()
+    assert (response.status_code, body["error"]) == (403, "source_policy"), body
+    assert body["message"] == f"Refused by source policy: {reason}."
+    assert strict_customer.balance() == 100 and hit_counter.hits == before

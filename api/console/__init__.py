@@ -6,8 +6,8 @@ views call (the ledger, :func:`api.resources.collections.start`, the export stre
 and webhook storage), under the account of the signed-in key (``g.principal``), so history,
 plan limits and charges are the API's own. Pages are plain HTML forms (every change a POST with
 a CSRF token); one script of ours (``static/console.js``) draws the chart with the vendored
-Chart.js and keeps the collections' progress bars live. The Content-Security-Policy allows
-scripts, styles and connections from the app itself only.
+Chart.js and keeps the collections' progress bars live. The Content-Security-Policy
+(:mod:`api.headers`) allows scripts, styles and connections from the app itself only.
 """
 
 from __future__ import annotations
@@ -16,21 +16,18 @@ from flask import Blueprint, Flask, Response, g, render_template
 from werkzeug.exceptions import HTTPException
 
 from api.errors import ApiError, unexpected
+from api.headers import PAGE
 
 blp = Blueprint("console", __name__, url_prefix="/console", template_folder="templates",
                 static_folder="static", static_url_path="/static")
 
-#: The console's Content-Security-Policy: nothing inline, nothing from another origin.
-CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
-       "connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'")
+#: An error page's answer: the page, its status, its headers.
+ErrorPage = tuple[str, int, dict[str, str]]
 
 
 @blp.after_request
 def _headers(response: Response) -> Response:
-    response.headers["Content-Security-Policy"] = CSP
-    response.headers["X-Content-Type-Options"] = "nosniff"
-    response.headers["Referrer-Policy"] = "same-origin"
-    response.headers["X-Frame-Options"] = "DENY"
+    response.headers.update(PAGE)  # and nosniff, as every answer of the app
     if response.mimetype == "text/html":
         response.headers["Cache-Control"] = "no-store"  # balances, keys shown once
     return response
@@ -42,24 +39,27 @@ def _signed_in() -> dict[str, object]:
 
 
 @blp.errorhandler(ApiError)
-def _api_error(error: ApiError) -> tuple[str, int]:
-    return _error_page(error.status, error.message)
+def _api_error(error: ApiError) -> ErrorPage:
+    """The API's error as the console's page, with the API's headers (a 429's
+    ``Retry-After``)."""
+    return _error_page(error.status, error.message, error.headers)
 
 
 @blp.errorhandler(HTTPException)
-def _http_error(error: HTTPException) -> tuple[str, int]:
+def _http_error(error: HTTPException) -> ErrorPage:
     return _error_page(error.code or 500, error.description or error.name)
 
 
 @blp.errorhandler(Exception)
-def _unexpected(error: Exception) -> tuple[str, int]:
+def _unexpected(error: Exception) -> ErrorPage:
     """What the API answers an unexpected error with (:func:`api.errors.unexpected`: logged,
     503 for a database that cannot serve, else 500), as the console's page."""
     return _api_error(unexpected(error))
 
 
-def _error_page(status: int, message: str) -> tuple[str, int]:
-    return render_template("console/error.html", status=status, message=message), status
+def _error_page(status: int, message: str, headers: dict[str, str] | None = None) -> ErrorPage:
+    page = render_template("console/error.html", status=status, message=message)
+    return page, status, headers or {}
 
 
 def register(app: Flask) -> None:

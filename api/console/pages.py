@@ -7,7 +7,6 @@ from datetime import UTC, date, datetime, time, timedelta
 from typing import Any
 
 from flask import (
-    current_app,
     flash,
     g,
     make_response,
@@ -21,16 +20,17 @@ from werkzeug.wrappers import Response
 from api.console import blp, forms, sessions
 from api.cursors import MAX_ROW_ID
 from api.errors import ApiError
-from api.extensions import db
+from api.extensions import db, limiter
 from api.operations import OPERATIONS
 from api.schemas import UNSTORABLE
 from storage import accounts, activity, ledger, usage, webhooks
 from storage.models import Outcome
 
-#: Endpoints open without signing in.
+#: Endpoints open without signing in (neither counted against a plan's rate: static files are
+#: the same for everyone and no account is known yet on the sign-in page).
 PUBLIC = {"console.sign_in", "console.static"}
-#: Reads that count against the plan's requests per minute as the API's do (every change does).
-COUNTED = {"console.export"}
+#: The one signed-in request not counted against the plan's rate: signing out always works.
+UNCOUNTED = {"console.sign_out"}
 #: Rows of history a page shows.
 ACTIVITY_PAGE = 50
 #: The activity page's filters, kept in its "older" link.
@@ -42,7 +42,9 @@ HISTORY_OPERATIONS = (*dict.fromkeys(OPERATIONS.values()), ledger.GRANT_OPERATIO
 @blp.before_request
 def _guard() -> Response | None:
     """Every console request: its session readable, a POST's CSRF token, and (except the
-    sign-in page and static files) a live key behind the session, as ``g.principal``."""
+    sign-in page and static files) a live key behind the session, as ``g.principal``, counted
+    against its plan's requests per minute like an API request (the same window: over it,
+    the console's 429 page and the API's 429 alike), signing out excepted."""
     if g.get("console_sessions_down"):
         raise ApiError("unavailable", "Sign-ins cannot be read right now; try again shortly.")
     if request.method == "POST":
@@ -55,9 +57,8 @@ def _guard() -> Response | None:
             raise ApiError("unauthorized", "Signed out.")
         return redirect(url_for("console.sign_in"))
     g.account, g.principal = found
-    if request.endpoint in COUNTED or (request.method == "POST"
-                                       and request.endpoint != "console.sign_out"):
-        current_app.extensions["webdata.limiter"].check(g.principal)  # the plan's rate
+    if request.endpoint not in UNCOUNTED:
+        limiter().check(g.principal)
     return None
 
 

@@ -30,7 +30,7 @@ from redis.exceptions import RedisError
 from wtforms import ValidationError
 
 from api.errors import ApiError
-from api.extensions import db, redis
+from api.extensions import db, limiter, redis
 from storage import accounts
 from storage.accounts import Principal
 from storage.models import Account
@@ -182,11 +182,16 @@ def _sign_in_serializer() -> URLSafeTimedSerializer:
 
 
 def sign_in(key: str) -> Principal | None:
-    """Check ``key`` once and bind this session to it; None (and no session) when unknown."""
+    """Check ``key`` once and bind this session to it; None (and no session) when unknown.
+
+    A sign-in with a live key is a request of its account, counted against its plan's rate
+    before any session is made (over it: 429, no session); an unknown key has no account to
+    count against, as an API request with one answers 401 uncounted."""
     with db().session() as transaction:
         principal = accounts.authenticate(transaction, key.strip())
     if principal is None:
         return None
+    limiter().check(principal)
     current_app.session_interface.regenerate(session)  # no id chosen before the sign-in
     session.clear()
     session[KEY_ID], session[SIGNED_IN_AT] = principal.key_id, time.time()

@@ -59,8 +59,10 @@ def export(args: dict, collection_id: str):
     - `json`: one array of result objects, as /results gives them (`application/json`);
     - `jsonl`: one result object a line (`application/x-ndjson`);
     - `csv` (`text/csv`, UTF-8): a header row, then one row a page, nested values as JSON
-      text; a cell that starts with `=`, `+`, `-`, `@`, tab or CR gets a `'` in front, so
-      that no spreadsheet runs it as a formula. The columns are fixed per `extract` (a
+      text; a cell that starts with `=`, `+`, `-`, `@`, tab or CR, also behind whitespace
+      or invisible characters (NBSP, zero-width space, joiners, word joiner, BOM), gets a
+      `'` in front, so that no spreadsheet runs it as a formula. The columns are fixed per
+      `extract` (a
       missing value is an empty cell): `url`, `final_url`, `status`, `status_code`,
       `fetched_at`, `error` (its code), `error_message`, then for `page`: `title`, `text`,
       `language`, `links`, `metadata`; for `contacts`: `emails`, `phones`, `social_links`,

@@ -69,10 +69,14 @@ function followCollections() {
     const live = [...list.querySelectorAll('.collection[data-live="yes"]')];
     if (!live.length) return;
     const ids = live.map((item) => item.dataset.id).join(",");
+    let wait = POLL_MS;
     try {
       const answer = await fetch(`${list.dataset.liveUrl}?ids=${encodeURIComponent(ids)}`,
                                  { headers: { Accept: "application/json" } });
       if (answer.status === 401) { window.location.reload(); return; }
+      if (answer.status === 429) {  // each poll counts against the plan's rate: wait it out
+        wait = Math.max(POLL_MS, 1000 * (Number(answer.headers.get("Retry-After")) || 5));
+      }
       if (answer.ok) {
         for (const body of (await answer.json()).collections) {
           const item = list.querySelector(`.collection[data-id="${CSS.escape(body.id)}"]`);
@@ -80,7 +84,7 @@ function followCollections() {
         }
       }
     } catch (error) { /* the next tick tries again */ }
-    window.setTimeout(tick, POLL_MS);
+    window.setTimeout(tick, wait);
   };
   window.setTimeout(tick, POLL_MS);
 }
