@@ -1,4 +1,5 @@
-"""gunicorn's worker for the API: its own error answers in the API's one JSON error shape.
+"""gunicorn's worker for the API: its own error answers in the API's one JSON error shape; and
+its logger, whose lines no client can forge.
 
 gunicorn answers some requests itself, before any application code runs: a malformed request
 line or header (400), a request line over ``limit_request_line`` (414), headers over
@@ -6,18 +7,26 @@ line or header (400), a request line over ``limit_request_line`` (414), headers 
 and offers no setting or hook for their body; the worker class is its documented extension
 point (``--worker-class``), so this worker lets gunicorn decide status, reason and logging as
 usual, captures the page it would send, and sends the JSON of ``api.errors`` instead.
+
+gunicorn's access log writes what clients send (the request line, Referer, User-Agent) as it
+came: an ESC or a NEL in a header reached the operator's terminal raw. :class:`ApiLogger`
+(``--logger-class``, gunicorn's documented hook for it) formats every line of the error and
+access logs, and of the app's own loggers, with :class:`crawler.controls.LineSafeFormatter`.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import re
+import sys
 from typing import Any
 
-from gunicorn import util
+from gunicorn import glogging, util
 from gunicorn.workers.gthread import ThreadWorker
 
 from api.errors import new_request_id
+from crawler.controls import LineSafeFormatter, guard_handlers
 
 #: What each status gunicorn answers itself means to a client.
 MESSAGES = {
@@ -69,3 +78,22 @@ class ApiWorker(ThreadWorker):
             util.write_nonblock(client, head + body)
         except Exception:
             self.log.debug("Failed to send error message.")
+
+
+class ApiLogger(glogging.Logger):
+    """gunicorn's logger, every handler of it guarded (:func:`~crawler.controls.guard_handlers`).
+
+    The app's loggers (``api.…``, ``storage.…``) get a handler too, on the root logger, in
+    the error log's format: without one, Python wrote their warnings bare, neither dated nor
+    guarded. Its level is left as it was (warnings and worse).
+    """
+
+    def setup(self, cfg: Any) -> None:
+        super().setup(cfg)
+        root = logging.getLogger()
+        if not root.handlers:
+            handler = logging.StreamHandler(sys.stderr)
+            handler.setFormatter(LineSafeFormatter(
+                self.error_fmt.replace("%(message)s", "%(name)s: %(message)s"), self.datefmt))
+            root.addHandler(handler)
+        guard_handlers((self.error_log, self.access_log))
