@@ -15,7 +15,7 @@ from api.headers import NOSNIFF
 from api.limits import AccountRateLimiter, rate_limit_headers
 from api.openapi import BASE_PATH
 from api.operations import OPERATIONS, history_claimed, request_charge
-from api.schemas import UNSTORABLE, ErrorSchema, StorableText
+from api.schemas import ErrorSchema, StorableText
 from api.search import Search
 from crawler.policy import SourcePolicy
 from storage import ledger
@@ -70,8 +70,7 @@ def _record_rejected_operation(response) -> None:
         return
     body = _json_body()
     url = redact_url(body.get("url")) if isinstance(body, dict) else None
-    storable = url is not None and not UNSTORABLE.search(url)  # else the 422's own cause
-    charge = request_charge(operation, url if storable else None, 0)
+    charge = request_charge(operation, url, 0)  # the URL as the history may keep it
     error = (response.get_json(silent=True) or {}).get("error") or str(response.status_code)
     try:
         ledger.record_failure(current_app.extensions["webdata.db"], charge, error)

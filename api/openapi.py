@@ -74,8 +74,9 @@ ERRORS: dict[int, str] = {
          "(1 MiB by default; a collection's body has room for its plan's largest batch "
          "on top); nothing was charged.",
     415: "unsupported_content: the target is not HTML.",
-    422: "validation_error: a field is missing, of the wrong type or out of range "
-         "(`errors` says which).",
+    422: "validation_error: a field is missing, of the wrong type, out of range or not "
+         "valid, such as a URL with credentials or with a control character (`errors` says "
+         "which).",
     429: "rate_limited: over the plan's requests per minute, or the account already has its "
          "plan's `max_concurrent_requests` single-page requests in flight; nothing was "
          "charged; retry after `Retry-After` seconds.",

@@ -21,7 +21,9 @@ from api.dispatch import run_interactive
 from api.errors import ApiError
 from api.extensions import db, redis, source_policy
 from api.limits import rate_limit_headers
+from api.schemas import UNSTORABLE
 from crawler.contract import PageStatus
+from crawler.controls import percent_encoded
 from crawler.policy import PolicyRefusal
 from storage import ledger
 from storage.db import unavailable
@@ -52,16 +54,27 @@ OPERATIONS = {
 SETTLE_BACKOFF = (0.1, 0.5, 1.5)
 
 
+def history_url(url: str | None) -> str | None:
+    """``url`` as a line of history keeps it: None when the database cannot store it (a NUL, a
+    lone surrogate: the 422's own cause), its control characters percent-encoded (a request
+    refused for one is listed with the URL asked for, never with a raw CR, LF or ESC that would
+    reach a terminal or a CSV of the history)."""
+    if not url or UNSTORABLE.search(url):
+        return None
+    return percent_encoded(url)
+
+
 def request_charge(operation: str, url: str | None, amount: int) -> ledger.Charge:
-    """The ledger charge of the request being served (its key is the request id).
+    """The ledger charge of the request being served (its key is the request id), its URL as
+    :func:`history_url` keeps it.
 
     Making it claims the request's one line of history: every caller settles or records the
     charge, which writes that line (see :func:`history_claimed`).
     """
     charge = ledger.Charge(
         account_id=g.principal.account_id, key=ledger.request_charge_key(g.request_id),
-        amount=amount,
-        operation=operation, request_id=g.request_id, url=url, expires_at=request_deadline(),
+        amount=amount, operation=operation, request_id=g.request_id, url=history_url(url),
+        expires_at=request_deadline(),
     )
     g.history_charge = charge
     return charge

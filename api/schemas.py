@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -10,6 +11,7 @@ from marshmallow import Schema, ValidationError, fields, missing, validate
 from marshmallow_dataclass import class_schema
 from werkzeug.routing import UnicodeConverter
 
+from crawler.controls import CONTROL_RANGES, control_character_error
 from crawler.items.contacts import Contacts
 from crawler.items.page import Page
 from crawler.items.products import Products
@@ -17,9 +19,11 @@ from crawler.items.video import Engagement, Video
 
 #: Longest URL accepted (what common browsers and servers handle).
 MAX_URL_LENGTH = 2048
-#: What :func:`absolute_url` accepts, for the OpenAPI document: a scheme, and for http(s) a
-#: host. (Other schemes pass validation and are refused by source policy, 403.)
-ABSOLUTE_URL_PATTERN = r"^(?![Hh][Tt][Tt][Pp][Ss]?:(?!//[^/?#]))[A-Za-z][A-Za-z0-9+.-]*:"
+#: What a :class:`Url` accepts, for the OpenAPI document: a scheme, for http(s) a host, and no
+#: control character anywhere. (Other schemes pass validation and are refused by source
+#: policy, 403.)
+ABSOLUTE_URL_PATTERN = (rf"^(?![\s\S]*[{CONTROL_RANGES}])"
+                        r"(?![Hh][Tt][Tt][Pp][Ss]?:(?!//[^/?#]))[A-Za-z][A-Za-z0-9+.-]*:")
 
 
 #: What no database column of ours can hold: NUL (PostgreSQL's text refuses it) and the lone
@@ -84,24 +88,45 @@ def absolute_url(value: str) -> None:
         raise ValidationError("Must not contain credentials (user:password@).")
 
 
+def no_control_characters(rule: Callable[[str], None]) -> Callable[[str], None]:
+    """``rule``, after the check every URL field makes first: a URL with a control character
+    (:func:`crawler.controls.control_character_error`) is a 422 naming the field, whatever
+    else it is, and never reaches a worker, a log or the history."""
+    def check(value: str) -> None:
+        refused = control_character_error(value)
+        if refused:
+            raise ValidationError(refused)
+        rule(value)
+
+    return check
+
+
 class Url(fields.String):
-    """An absolute URL (:func:`absolute_url`, or the stricter ``rule`` given), stripped;
-    ``validators`` add rules, ``metadata`` replaces the description."""
+    """An absolute URL (:func:`absolute_url`, or the stricter ``rule`` given) without control
+    characters, checked as sent and then stripped of surrounding spaces; ``validators`` add
+    rules, ``metadata`` replaces the description."""
 
     def __init__(self, *, validators=(), required=True, metadata=None, rule=absolute_url,
                  **kwargs):
         super().__init__(
             required=required,
-            validate=[validate.Length(min=1, max=MAX_URL_LENGTH), rule, *validators],
+            validate=[validate.Length(min=1, max=MAX_URL_LENGTH), no_control_characters(rule),
+                      *validators],
             metadata={"description": "Absolute http(s) URL of the page, without credentials "
-                                     "(a URL with user:password@ is refused, 422).",
+                                     "(a URL with user:password@ is refused, 422) and without "
+                                     "control characters (CR, LF, ESC, DEL, NEL, U+2028…: "
+                                     "refused, 422; percent-encode them, %0D%0A).",
                       "format": "uri", "pattern": ABSOLUTE_URL_PATTERN,
                       "example": "https://example.com/", **(metadata or {})},
             **kwargs,
         )
 
-    def _deserialize(self, value, attr, data, **kwargs):
-        return super()._deserialize(value, attr, data, **kwargs).strip()
+    def deserialize(self, value: Any, attr: str | None = None,
+                    data: Mapping[str, Any] | None = None, **kwargs: Any) -> Any:
+        # Stripped after validation: a control character that str.strip() would drop (a
+        # trailing "\r\n", NEL, U+2028) is refused like any other.
+        output = super().deserialize(value, attr, data, **kwargs)
+        return output.strip() if isinstance(output, str) else output
 
 
 class JsonBoolean(fields.Boolean):

@@ -103,8 +103,10 @@ def request_grace(config: Config) -> int:
 
 def gunicorn_command(config: Config, app: str = API_APP) -> list[str]:
     """gunicorn serving ``app``; its requests get ``JOB_WAIT_SECONDS`` to finish when it is
-    stopped. The API's gunicorn answers its own errors (malformed requests, 414, 431) in the
-    API's JSON error shape (``api.gunicorn_worker``); another app gets plain ``gthread``."""
+    stopped. The API's gunicorn reads requests without holding a thread and answers its own
+    errors in the API's JSON error shape (``api.gunicorn_worker``); another app gets plain
+    ``gthread``. Every app's log lines are escaped and indented so that no client forges one
+    (``api.gunicorn_logger``)."""
     from gunicorn.config import KNOWN_SETTINGS
 
     worker = "api.gunicorn_worker.ApiWorker" if app == API_APP else "gthread"
@@ -113,7 +115,7 @@ def gunicorn_command(config: Config, app: str = API_APP) -> list[str]:
         "--worker-class", worker, "--workers", str(config.api_processes),
         "--threads", str(config.api_threads), "--timeout", "120",
         "--graceful-timeout", str(request_grace(config)),
-        "--access-logfile", "-",
+        "--access-logfile", "-", "--logger-class", "api.gunicorn_logger.ApiLogger",
     ]
     # gunicorn ≥ 25 opens a control socket at one path per user, shared by every instance.
     if any(setting.name == "control_socket_disable" for setting in KNOWN_SETTINGS):

@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -29,6 +30,8 @@ from client.progress import ProgressDisplay, summary
 
 EXTRACTS = ("page", "contacts", "products")
 INTERRUPTED = 130  # 128 + SIGINT, as a shell reports a Ctrl-C
+#: Where a line of a URL file ends (see :func:`read_urls`).
+_LINE_END = re.compile(r"\r\n|\r|\n")
 
 
 class Stop(Exception):
@@ -250,14 +253,16 @@ def ask(prompt: str) -> bool | None:
 
 
 def read_urls(name: str) -> list[str]:
-    """The URLs of a file: one a line; blank lines and ``#`` comments skipped."""
+    """The URLs of a file: one a line; blank lines and ``#`` comments skipped. Lines end at
+    LF, CRLF or CR only (``str.splitlines`` also cuts at VT, FF, NEL, U+2028…): a control
+    character inside a line stays in its URL, which the service refuses, naming it."""
     try:
         # utf-8-sig: a byte order mark, as Windows editors save, is not part of the first URL
         text = sys.stdin.read() if name == "-" else Path(name).read_text(encoding="utf-8-sig")
     except (OSError, UnicodeDecodeError) as exc:
         raise Stop(1, f"webdata: cannot read {name}: "
                       f"{getattr(exc, 'strerror', None) or exc}") from None
-    urls = [line.strip() for line in text.splitlines()]
+    urls = [line.strip(" \t") for line in _LINE_END.split(text)]
     urls = [url for url in urls if url and not url.startswith("#")]
     if not urls:
         raise Stop(1, f"webdata: {name} holds no URL (one a line).")

@@ -85,6 +85,14 @@ class CrawlTimeout(CrawlError):
     code = ErrorCode.TIMEOUT
 
 
+class InvalidUrl(CrawlError):
+    """The URL is one the API refuses as invalid (422), met where no schema checked it: a
+    control character in ``scrapy crawl page -a url=…`` or a job enqueued by batch code. No
+    request is made for it."""
+
+    code = ErrorCode.VALIDATION_ERROR
+
+
 class UnsupportedVideo(CrawlError):
     """The link is not one of the supported video platform's video links (checked before any
     fetch, by the API and by the ``video`` spider)."""

@@ -35,6 +35,7 @@ from scrapy.settings import BaseSettings
 from scrapy.utils.defer import deferred_from_coro
 from twisted.python.failure import Failure
 
+from crawler.controls import escaped
 from crawler.signals import JOB_CLOSED, JOB_KEY, crawl_abandoned
 from crawler.spiders.base import SinglePageSpider
 
@@ -208,7 +209,7 @@ class Feed:
     def _errback(self, job_id: int, errback: Callable[..., Any] | None,
                  failure: Any) -> Iterable[Request]:
         if errback is None:
-            logger.info("A request of job %s failed: %s", job_id, failure.value)
+            logger.info("A request of job %s failed: %s", job_id, escaped(failure.value))
             return self._route(job_id, lambda: ())
         return self._route(job_id, lambda: errback(failure))
 

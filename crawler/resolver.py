@@ -25,6 +25,7 @@ from twisted.internet.interfaces import (
 )
 from zope.interface import implementer
 
+from crawler.controls import escaped
 from crawler.policy import SourcePolicy, host_name, literal_address
 
 if TYPE_CHECKING:
@@ -84,7 +85,8 @@ class _FilteringReceiver:
 
     def resolutionComplete(self) -> None:
         if self._refused and not self._allowed:
-            logger.info("Refused %s:%s by source policy: %s", self._host, self._port, self._refused)
+            logger.info("Refused %s:%s by source policy: %s", escaped(self._host), self._port,
+                        escaped(self._refused))
             self._resolver.remember_refusal(self._host, self._refused)
         elif self._allowed:
             self._resolver.forget_refusal(self._host)  # a later DNS failure is DNS's
@@ -131,7 +133,8 @@ class FilteringResolver:
         name = refusal_key(hostName)
         reason = self.policy.host_refusal(name, portNumber)
         if reason is not None:
-            logger.info("Refused %s:%s by source policy: %s", hostName, portNumber, reason)
+            logger.info("Refused %s:%s by source policy: %s", escaped(hostName), portNumber,
+                        escaped(reason))
             self.remember_refusal(name, reason)
             resolution = _RefusedResolution(hostName)
             resolutionReceiver.resolutionBegan(resolution)

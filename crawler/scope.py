@@ -21,6 +21,7 @@ from urllib.parse import urlsplit
 from w3lib.url import safe_url_string
 
 from crawler.canonical import canonical_url, same_site
+from crawler.controls import control_character_error
 from crawler.patterns import Pattern, compile_patterns, search_any
 from crawler.policy import ALLOWED_SCHEMES
 
@@ -33,10 +34,15 @@ CRAWL_SITE = "webdata_crawl_site"
 
 def page_url_error(value: str) -> str | None:
     """Why ``value`` could never be a page of a collection (a batch entry, a crawl's start),
-    in words; None when it could. It must be an http(s) URL with a host and no credentials
-    (never fetched with, logged or stored), that Scrapy can request: ``safe_url_string``
-    reads its brackets and its port as ``scrapy.Request`` does, where a malformed one would
-    fail the page later. The API (422) and batch code (``ValueError``) both ask this."""
+    in words; None when it could. It must be an http(s) URL with a host, no credentials
+    (never fetched with, logged or stored) and no control character (anywhere, surrounding
+    spaces included: :func:`~crawler.controls.control_character_error`), that Scrapy can
+    request: ``safe_url_string`` reads its brackets and its port as ``scrapy.Request`` does,
+    where a malformed one would fail the page later. The API (422) and batch code
+    (``ValueError``) both ask this."""
+    refused = control_character_error(value)
+    if refused:
+        return refused
     text = value.strip()
     try:
         parts = urlsplit(text)

@@ -219,6 +219,17 @@ def test_collect_without_a_terminal_prints_plain_progress_and_saves_the_file(
         "https://example.com/a", "https://example.com/b", "https://example.com/c"]
 
 
+def test_a_url_file_is_cut_at_line_ends_only(cli_env, tmp_path, capsys):
+    """A NEL or a U+2028 inside a line stays in its URL, for the service to refuse naming it;
+    str.splitlines would have sent the pieces as URLs of their own."""
+    urls = tmp_path / "urls.txt"
+    urls.write_bytes(" https://example.com/a\t\r\nhttps://example.com/b\u2028https://x/\x85c\r\n"
+                     .encode())
+    assert main(["collect", str(urls), "--no-wait"]) == 0
+    assert cli_env.requests("POST", "/collections")[0].body["urls"] == [
+        "https://example.com/a", "https://example.com/b\u2028https://x/\x85c"]
+
+
 def test_no_wait_prints_the_id_alone(cli_env, tmp_path, capsys):
     urls = tmp_path / "urls.txt"
     urls.write_text("https://example.com/a\n")

@@ -1,13 +1,16 @@
 """gunicorn's own refusals (a malformed request, a request line or headers over its limits)
-come in the API's JSON error shape too, from the real ``make run`` gunicorn command."""
+come in the API's JSON error shape too, from the real ``make run`` gunicorn command; and no
+client forges a line of its logs."""
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import socket
 import subprocess
 import time
+import uuid
 
 import pytest
 
@@ -34,7 +37,7 @@ def api_port(sqlite_url, redis_url, workers, tmp_path_factory):
             if proc.poll() is not None or time.monotonic() > deadline:
                 raise RuntimeError(f"gunicorn did not start; see {log}") from None
             time.sleep(0.1)
-    yield port, home
+    yield port, home, log
     proc.terminate()
     proc.wait(timeout=30)
 
@@ -69,10 +72,30 @@ def test_gunicorns_own_errors_are_in_the_error_shape(api_port, request_bytes, st
 
 
 def test_an_ordinary_request_is_served_and_no_control_socket_is_shared(api_port):
-    port, home = api_port
+    port, home, _ = api_port
     code, headers, body = raw(port, b"GET /healthz HTTP/1.1\r\nHost: x\r\n"
                                         b"Connection: close\r\n\r\n")
     assert code == 200 and json.loads(body)["status"] == "ok"
     assert headers["x-content-type-options"] == "nosniff"
     # gunicorn's default control socket is one path per user, shared by every gunicorn.
     assert not (home / ".gunicorn").exists()
+
+
+def test_no_client_can_forge_a_line_of_its_logs(api_port):
+    """The access log writes the User-Agent as sent. gunicorn refuses C0 controls and DEL in a
+    header (400), not the C1 ones: a NEL or an 8-bit CSI (``\\x9b``, ESC [ to many terminals)
+    reached the operator's terminal raw. Now each is escaped."""
+    port, _, log = api_port
+    marker = f"forged-{uuid.uuid4().hex[:8]}"
+    hostile = f"{marker}\x85\x9b2J 1999-12-31 ERROR api: forged".encode("latin1")
+    code, _, _ = raw(port, b"GET /healthz HTTP/1.1\r\nHost: x\r\nUser-Agent: " + hostile
+                     + b"\r\nConnection: close\r\n\r\n")
+    assert code == 200
+    deadline = time.monotonic() + 10
+    while marker.encode() not in log.read_bytes():
+        assert time.monotonic() < deadline, log.read_text(errors="replace")[-2000:]
+        time.sleep(0.1)
+    text = log.read_bytes()
+    assert not re.search(rb"[\x00-\x09\x0b-\x1f\x7f]|\xc2[\x80-\x9f]", text), text[-2000:]
+    (line,) = [line for line in text.decode().split("\n") if marker in line]
+    assert f'"{marker}\\x85\\x9b2J 1999-12-31 ERROR api: forged"' in line

@@ -126,8 +126,12 @@ def test_batch_code_refuses_what_the_api_refuses(stack, options):
 
 
 def test_batch_code_strips_urls_as_the_api_does(stack, site):
+    """Surrounding spaces go; a control character anywhere, a line end read with the URL from
+    a file included, is refused (ValueError, the API's 422)."""
     who = customer(stack)
-    row = start_collection(who.account_id, urls=[f"  {site}/article \n"], config=stack.config)
+    with pytest.raises(ValueError, match=r"\[0\] Must not contain control characters: U\+000A"):
+        start_collection(who.account_id, urls=[f"  {site}/article \n"], config=stack.config)
+    row = start_collection(who.account_id, urls=[f"  {site}/article "], config=stack.config)
     run = wait_collection(row.id, wait=120, config=stack.config)
     assert [r["url"] for r in run.results] == [f"{site}/article"]
 

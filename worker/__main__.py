@@ -7,6 +7,7 @@ import argparse
 import logging
 
 from crawler.config import load_or_exit
+from worker import logs
 from worker.queues import COLLECTIONS, INTERACTIVE, MAINTENANCE, queue, redis_connection
 from worker.worker import WarmWorker
 
@@ -23,7 +24,7 @@ def main() -> None:
     args = parser.parse_args()
     config = load_or_exit()
     level = config.log_level
-    logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logs.configure(level)
     # trafilatura reports every odd page it meets; that is crawl noise, not worker news.
     for name in ("scrapy", "trafilatura", "htmldate", "courlan"):
         logging.getLogger(name).setLevel(config.crawler_log_level)

@@ -34,6 +34,7 @@ from rq import get_current_job
 from crawler.canonical import canonical_url
 from crawler.config import Config
 from crawler.contract import ErrorCode, PageStatus
+from crawler.controls import escaped
 from crawler.frontier import Entry, Frontier
 from crawler.host_gate import HostGate, host_of
 from crawler.items import PageResult, plain
@@ -263,7 +264,8 @@ class Slice:
             try:
                 items = future.result()
             except Exception as exc:
-                logger.exception("Page %s of %s failed", flying.entry.url, self.collection_id)
+                logger.exception("Page %s of %s failed", escaped(flying.entry.url),
+                                 self.collection_id)
                 items = [_failure(flying.entry.url, ErrorCode.INTERNAL_ERROR,
                                   f"The page could not be processed ({type(exc).__name__}).")]
             # the site's Crawl-delay is reported (in _outcome) before its permit comes free

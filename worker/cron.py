@@ -25,7 +25,7 @@ from rq.defaults import DEFAULT_CRON_JOB_HISTORY_LIMIT, DEFAULT_CRON_JOB_HISTORY
 from rq.job import Job
 
 from crawler.config import Config, load_or_exit
-from worker import queues
+from worker import logs, queues
 from worker.maintenance import (
     look_after_collections,
     purge_expired_collections,
@@ -83,8 +83,7 @@ def scheduler(config: Config, connection: Redis) -> JsonCronScheduler:
 
 def main() -> None:
     config = load_or_exit()
-    logging.basicConfig(level=config.log_level,
-                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logs.configure(config.log_level)
     scheduler(config, queues.redis_connection(config.redis_url, config.redis_timeout)).start()
 
 

@@ -15,6 +15,7 @@ from rq import Worker
 
 from crawler.canonical import canonical_url
 from crawler.config import Config
+from crawler.controls import escaped
 from crawler.frontier import Entry, Frontier
 from crawler.runner import shared_crawler
 from crawler.scope import CrawlScope
@@ -56,7 +57,7 @@ def sitemap_entries(start: str, scope: CrawlScope, max_pages: int, timeout: floa
         items = shared_crawler().crawl(SitemapUrlsSpider, url=start, timeout=timeout,
                                        max_urls=sitemap_budget(max_pages))
     except Exception:
-        logger.exception("Sitemap discovery failed for %s", start)
+        logger.exception("Sitemap discovery failed for %s", escaped(start))
         return []
     urls = (item["url"] for item in items)
     return [Entry(url, canonical_url(url), 1) for url in urls if scope.follows(url, 1)]

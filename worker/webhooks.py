@@ -39,6 +39,7 @@ from standardwebhooks.webhooks import Webhook
 from w3lib.url import safe_url_string
 
 from crawler.config import Config
+from crawler.controls import escaped
 from crawler.policy import PolicyRefusal, SourcePolicy, host_name, literal_address
 from storage import webhooks
 from storage.db import shared
@@ -82,7 +83,7 @@ def deliver(event_id: str, config: Config | None = None, now: datetime | None = 
     outcome = webhooks.record(db, claimed, status=status, error=error, now=now)
     log = logger.info if outcome != "failed" else logger.warning
     log("Webhook %s, attempt %d: %s (%s)", event_id, claimed.attempts + 1,
-        status or error, outcome)
+        escaped(status or error), outcome)
     return outcome
 
 

@@ -54,7 +54,7 @@ from rq.worker import WorkerStatus
 from crawler.config import load_or_exit
 from crawler.extract.language import load_language_model
 from crawler.runner import shared_crawler
-from worker import liveness
+from worker import liveness, logs
 from worker.queues import COLLECTIONS, SERIALIZER
 from worker.replies import ReplyingJob
 from worker.timeouts import ThreadDeathPenalty
@@ -114,6 +114,7 @@ class WarmWorker(SimpleWorker):
         liveness.record(self.connection, self.key)  # lets the API see at once if we die
 
     def work(self, *args: Any, **kwargs: Any) -> bool:
+        logs.configure(kwargs.get("logging_level") or "INFO")  # `rq worker-pool` too
         shared_crawler()  # reactor up before the first job, not during it
         load_language_model()  # half a second, paid here rather than by the first page
         logger.info("Warm crawler ready in worker %s (%d jobs at once)", self.name,

@@ -19,6 +19,7 @@ from api.resources import collections as api_collections
 from api.resources import exports as api_exports
 from api.schemas import UNSTORABLE
 from crawler.contract import COLLECTION_EXTRACTS, DEFAULT_MAX_DEPTH, MAX_DEPTH
+from crawler.controls import url_lines
 from storage import collections
 from storage import idempotency as records
 from storage.models import LIVE_STATUSES
@@ -79,7 +80,7 @@ def start_collection() -> Any:
             messages = (exc.messages if isinstance(exc.messages, dict)
                         else {"form": exc.messages})
             refuse(OPERATION, ApiError("validation_error", "Invalid request from the console.",
-                                       errors=messages), url=_storable(form.get("url")))
+                                       errors=messages), url=form.get("url"))
             return _page(form=_echo(form), problems=_placed(messages, wanted), status=422)
         try:
             started = api_collections.start(args).id
@@ -100,22 +101,22 @@ def _request(form: Any) -> dict[str, Any]:
     mode = form.get("mode", "batch")
     wanted: dict[str, Any] = {"mode": mode, "extract": form.get("extract", "page")}
     if mode == "batch":
-        lines = form.get("urls", "").splitlines()
+        listed = url_lines(form.get("urls", ""))
         upload = request.files.get("urls_file")
         if upload and upload.filename:
             data = upload.stream.read(MAX_URL_FILE + 1)
             if len(data) > MAX_URL_FILE:
                 raise ValidationError({"urls_file": ["The file is over 512 KB."]})
             try:
-                lines += data.decode("utf-8-sig").splitlines()
+                listed += url_lines(data.decode("utf-8-sig"))
             except UnicodeDecodeError:
                 raise ValidationError({"urls_file": ["The file is not UTF-8 text."]}) from None
-        wanted["urls"] = [line.strip() for line in lines
-                          if line.strip() and not line.lstrip().startswith("#")]
+        # a control character inside a line stays in its URL: the schema refuses it (422)
+        wanted["urls"] = [url for _, url in listed]
         if not wanted["urls"]:
             raise ValidationError({"urls": ["Paste at least one URL or choose a file."]})
         return wanted
-    wanted["url"] = form.get("url", "").strip()
+    wanted["url"] = form.get("url", "")  # checked as sent, stripped by the schema
     for name in ("max_pages", "max_depth"):
         raw = form.get(name, "").strip()
         if raw:

@@ -22,6 +22,7 @@ import trafilatura
 from lxml import etree
 from lxml.html import HtmlElement
 
+from crawler.controls import escaped
 from crawler.extract.structured import (
     base_url,
     header,
@@ -78,7 +79,7 @@ class FetchedPage:
         try:
             tree = trafilatura.load_html(self.html)
         except (ValueError, UnicodeError, etree.LxmlError):  # garbage input
-            logger.debug("trafilatura could not load %s", self.address, exc_info=True)
+            logger.debug("trafilatura could not load %s", escaped(self.address), exc_info=True)
             tree = None
         if tree is not None:
             return tree, True

@@ -38,6 +38,7 @@ from typing import Any
 import trafilatura
 from lxml.html import HtmlElement
 
+from crawler.controls import escaped
 from crawler.extract.visible_text import without_hidden
 
 logger = logging.getLogger(__name__)
@@ -147,7 +148,7 @@ def _extract(tree: HtmlElement, url: str, **mode: bool) -> str:
     try:
         raw = trafilatura.extract(tree, url=url, output_format="txt", **options)
     except Exception:  # trafilatura raises anything on odd markup: keep the rest of the page
-        logger.exception("text extraction failed for %s", url)
+        logger.exception("text extraction failed for %s", escaped(url))
         return ""
     # one paragraph per line in trafilatura's txt output; squeeze the spaces it leaves inside,
     # and the empty cells of layout tables

@@ -16,6 +16,7 @@ from dataclasses import replace
 from typing import Any
 from urllib.parse import quote, urlsplit
 
+from crawler.controls import escaped
 from crawler.exceptions import FetchFailed, VideoUnavailable
 from crawler.extract.fetched import FetchedPage
 from crawler.extract.numbers import parse_count, parse_duration
@@ -71,7 +72,7 @@ def extract_video(page: FetchedPage, *, video_id: str | None = None) -> Video:
     details, micro = _playable(player, requested, url)
     data = initial_data(html)
     if data is None:
-        logger.debug("no ytInitialData on %s: likes and related videos unknown", url)
+        logger.debug("no ytInitialData on %s: likes and related videos unknown", escaped(url))
     # "is currently live": isLiveContent alone also marks the recording of a finished stream
     is_live = details.get("isLive") is True or dig(micro, "liveBroadcastDetails",
                                                    "isLiveNow") is True

@@ -10,7 +10,14 @@ from scrapy import Request, Spider
 from scrapy.http import HtmlResponse
 
 from crawler.contract import PageStatus
-from crawler.exceptions import CrawlError, ExtractionFailed, SourcePolicyError, UnsupportedContent
+from crawler.controls import control_character_error, escaped
+from crawler.exceptions import (
+    CrawlError,
+    ExtractionFailed,
+    InvalidUrl,
+    SourcePolicyError,
+    UnsupportedContent,
+)
 from crawler.extract.fetched import FetchedPage
 from crawler.failures import classify
 from crawler.items import PageResult
@@ -29,11 +36,15 @@ def as_bool(value: Any) -> bool:
 
 
 def as_http_url(spider: str, url: str | None, what: str = "the page") -> str:
-    """``-a url=…`` as an http(s) URL with a host, its host in ASCII (see
-    :func:`~crawler.policy.ascii_url`); a clear ``ValueError`` naming ``spider`` otherwise,
-    raised when the spider is made rather than as a failed fetch later."""
+    """``-a url=…`` as an http(s) URL with a host and no control character, its host in ASCII
+    (see :func:`~crawler.policy.ascii_url`); a clear ``ValueError`` naming ``spider``
+    otherwise (the URL in it as ``repr`` shows it: escaped), raised when the spider is made
+    rather than as a failed fetch later."""
     if not url or not url.strip():
         raise ValueError(f"{spider}: pass {what} with -a url=…")
+    refused = control_character_error(url)
+    if refused:
+        raise ValueError(f"{spider}: {url!r} is not a valid URL: {refused}")
     try:
         parts = urlsplit(ascii_url(url.strip()))
         valid = parts.scheme.lower() in ALLOWED_SCHEMES and bool(parts.hostname)
@@ -81,7 +92,17 @@ class SinglePageSpider(Spider):
             raise ValueError(f"{self.name}: pass the page with -a url=…")
         self.url = url
 
+    def refused_url(self) -> InvalidUrl | None:
+        """The failure of a URL the API would refuse as invalid: one with a control character
+        (:func:`~crawler.controls.control_character_error`), which is never requested."""
+        refused = control_character_error(self.url)
+        return InvalidUrl(refused, url=self.url) if refused else None
+
     async def start(self) -> AsyncIterator[Request | PageResult]:
+        refused = self.refused_url()
+        if refused is not None:
+            yield self._failure(refused, None)
+            return
         try:
             # faß.de is xn--fa-hia.de, as the policy judged it (Scrapy alone would fetch fass.de)
             request = Request(ascii_url(self.url), callback=self.parse, errback=self.failed,
@@ -110,7 +131,7 @@ class SinglePageSpider(Spider):
             yield self._failure(error, response)
             return
         except Exception:
-            self.logger.exception("Extraction failed on %s", response.url)
+            self.logger.exception("Extraction failed on %s", escaped(response.url))
             yield self._failure(ExtractionFailed(
                 "The page could not be processed; nothing was charged.", url=response.url),
                 response)
@@ -129,7 +150,8 @@ class SinglePageSpider(Spider):
         yield self._failure(error, response)
 
     def _failure(self, error: CrawlError, response: Response | None) -> PageResult:
-        self.logger.info("Failed %s: %s %s", self.url, error.code, error.message)
+        self.logger.info("Failed %s: %s %s", escaped(self.url), error.code,
+                         escaped(error.message))
         return PageResult(
             url=self.url,
             status=PageStatus.FAILED,

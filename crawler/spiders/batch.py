@@ -22,6 +22,7 @@ from scrapy import Request
 
 from crawler.admission import Admission
 from crawler.canonical import canonical_url
+from crawler.controls import control_character_error, url_lines
 from crawler.frontier import Entry
 from crawler.spiders.base import as_http_url
 from crawler.spiders.collected import CollectedPage
@@ -45,13 +46,16 @@ def listed_urls(urls: Any) -> list[tuple[str, str]]:
 
 
 def file_urls(path: str | None) -> list[tuple[str, str]]:
-    """(where, URL) for each line of ``path`` with a URL: blank lines and lines starting with
-    ``#`` are skipped."""
+    """(where, URL) for each line of ``path`` with a URL (:func:`~crawler.controls.url_lines`:
+    blank lines and lines starting with ``#`` are skipped)."""
     if not path:
         return []
-    lines = Path(path).read_text(encoding="utf-8-sig").splitlines()
-    return [(f"{path} line {number}", line.strip()) for number, line in enumerate(lines, 1)
-            if line.strip() and not line.lstrip().startswith("#")]
+    text = Path(path).read_text(encoding="utf-8-sig")
+    return [(f"{path} line {number}", url) for number, url in url_lines(text)]
+
+
+def _has_control(url: Any) -> bool:
+    return isinstance(url, str) and control_character_error(url) is not None
 
 
 class BatchSpider(MultiPageSpider):
@@ -75,7 +79,8 @@ class BatchSpider(MultiPageSpider):
             try:
                 as_http_url(self.name, url)
             except (AttributeError, TypeError, ValueError):
-                bad.append(f"{where}: {url!r}")
+                why = " (a control character)" if _has_control(url) else ""
+                bad.append(f"{where}: {url!r}{why}")
         if bad:
             more = f" and {len(bad) - MAX_NAMED} more" if len(bad) > MAX_NAMED else ""
             raise ValueError(f"{self.name}: not http(s) URLs: {'; '.join(bad[:MAX_NAMED])}"

@@ -33,6 +33,7 @@ from scrapy.exceptions import DontCloseSpider
 from crawler.admission import Admission
 from crawler.canonical import canonical_url
 from crawler.contract import DEFAULT_MAX_DEPTH, PageStatus
+from crawler.controls import escaped
 from crawler.frontier import Entry
 from crawler.patterns import pattern_errors
 from crawler.scope import CrawlScope
@@ -133,7 +134,7 @@ class SiteSpider(MultiPageSpider, SitemapReading):
             addresses = [canonical_url(a) for a in (result.final_url, page.canonical) if a]
             owner = self.admission.claim(entry, addresses)
             if owner is not None:
-                logger.debug("%s is a duplicate of %s", entry.url, owner)
+                logger.debug("%s is a duplicate of %s", escaped(entry.url), escaped(owner))
                 yield from self._requests()  # the next URL waiting, in its slot
                 return
         self.stored += 1
@@ -168,5 +169,5 @@ class SiteSpider(MultiPageSpider, SitemapReading):
             raise DontCloseSpider
 
     def closed(self, reason: str) -> None:
-        logger.info("Site crawl of %s: %d pages, %d duplicates (%s)", self.url, self.stored,
-                    self.admission.duplicates, reason)
+        logger.info("Site crawl of %s: %d pages, %d duplicates (%s)", escaped(self.url),
+                    self.stored, self.admission.duplicates, reason)

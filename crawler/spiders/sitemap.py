@@ -26,6 +26,7 @@ from scrapy.spiders import SitemapSpider
 from scrapy.utils.sitemap import Sitemap, sitemap_urls_from_robots
 
 from crawler.canonical import canonical_url, same_site
+from crawler.controls import escaped
 from crawler.policy import ascii_url
 from crawler.spiders.base import as_http_url
 
@@ -130,10 +131,11 @@ class SitemapReading(SitemapSpider):
                 yield from self._page_urls(self.sitemap_filter(sitemap))
                 return
         except (etree.LxmlError, StopIteration):
-            logger.info("Broken sitemap XML: %s", response.url)  # what was read still counts
+            # what was read still counts
+            logger.info("Broken sitemap XML: %s", escaped(response.url))
             return
         else:
-            logger.info("Not a sitemap: %s", response.url)
+            logger.info("Not a sitemap: %s", escaped(response.url))
 
     def _page_urls(self, entries: Iterable[dict[str, Any]]) -> Iterator[Any]:
         for entry in entries:
@@ -153,7 +155,8 @@ class SitemapReading(SitemapSpider):
 
     def _missing(self, failure: Failure) -> None:
         request = getattr(failure, "request", None)
-        logger.info("No sitemap from %s: %s", request.url if request else "?", failure.value)
+        logger.info("No sitemap from %s: %s", escaped(request.url if request else "?"),
+                    escaped(failure.value))
 
 
 class SitemapUrlsSpider(SitemapReading):

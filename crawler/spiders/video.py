@@ -46,6 +46,10 @@ class VideoSpider(SinglePageSpider):
         self.video_id = parse_video_url(self.url)
 
     async def start(self) -> AsyncIterator[Request | PageResult]:
+        refused = self.refused_url()
+        if refused is not None:
+            yield self._failure(refused, None)
+            return
         if self.video_id is None:
             yield self._failure(UnsupportedVideo(
                 "Not a link to a video of the supported platform.", url=self.url), None)

@@ -203,6 +203,8 @@ ROUTES = {
     "/redirect-to-loopback": _redirect(lambda h: h.loopback_target),
     "/redirect-to-file": _redirect(lambda h: "file:///etc/passwd"),
     "/redirect-to-gopher": _redirect(lambda h: "gopher://127.0.0.2:70/_hello"),
+    # control characters raw in the Location header (latin-1: ESC, VT, DEL, NEL)
+    "/redirect-hostile": _redirect(lambda h: "/article?x=\x1b[2J\x0b\x7f\x85"),
     "/refresh-to-loopback": _meta_refresh,
     "/gzip-bomb": _gzip_bomb,
     "/endless": _endless,

@@ -1,0 +1,26 @@
+"""The log of a worker process and of the cron scheduler, on stderr: records no job can forge
+a line of (:class:`crawler.controls.LineSafeFormatter`)."""
+
+from __future__ import annotations
+
+import logging
+
+from rq.logutils import colorizer
+
+from crawler.controls import guard_handlers
+
+FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
+#: RQ's loggers, which have handlers of their own when RQ set them up first (``rq
+#: worker-pool``) and do not pass their records on to the root logger then.
+RQ_LOGGERS = ("rq.worker", "rq.job")
+
+
+def configure(level: str | int) -> None:
+    """Log at ``level`` through the root logger's handler, guarded, as RQ's and Scrapy's
+    records are too (RQ adds no handler of its own when the root has one). RQ colours its
+    lines with ANSI escapes on a terminal; the guard would show those escaped like any other,
+    so RQ is told not to colour. Called again (``WarmWorker.work``, also when ``rq
+    worker-pool`` configured the logging) it only guards what is there."""
+    logging.basicConfig(level=level, format=FORMAT)
+    guard_handlers([logging.getLogger(name) for name in RQ_LOGGERS])
+    colorizer.notty = True
