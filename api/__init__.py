@@ -117,7 +117,8 @@ def create_app(config: Config | None = None) -> Flask:
         API_SPEC_OPTIONS={
             "components": {"securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}}},
             "security": [{"bearer": []}],
-            "info": {"description": "Public web pages to clean data. See API.md for the contract."},
+            "info": {"description": "Public web pages to clean data. The contract: docs/api.md "
+                                    "in the repository."},
         },
     )
     app.extensions["webdata.db"] = Database(config.database_url, config.database_timeout)

@@ -82,7 +82,7 @@ class CollectionRequestSchema(RequestSchema):
         "description": "crawl: also take the site's sitemap URLs (robots.txt `Sitemap:` lines "
                        "and /sitemap.xml) as depth 1."})
     webhook_url = Url(required=False, allow_none=True, load_default=None, metadata={
-        "description": "Called once when the collection ends (see API.md, Webhook)."})
+        "description": "Called once when the collection ends (see docs/api.md, Webhooks)."})
 
     @validates_schema
     def _one_mode(self, data: dict[str, Any], **_: Any) -> None:

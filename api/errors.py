@@ -23,7 +23,7 @@ from storage.db import unavailable
 
 logger = logging.getLogger(__name__)
 
-#: HTTP status of every stable error code (API.md's table); one entry per ErrorCode.
+#: HTTP status of every stable error code (docs/api.md, Errors); one entry per ErrorCode.
 STATUS: dict[ErrorCode, int] = {
     ErrorCode.BAD_REQUEST: 400,
     ErrorCode.UNAUTHORIZED: 401,

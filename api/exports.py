@@ -1,7 +1,7 @@
 """A collection's export as bytes: batches of stored rows in, chunks of JSON, JSON Lines or CSV
 out (``GET /collections/{id}/export``). Pure functions: no Flask, no database.
 
-Each result has the shape of ``storage.collection_results.body`` (API.md, Results). The JSON
+Each result has the shape of ``storage.collection_results.body`` (docs/api.md, Results). The JSON
 formats splice the stored JSON text of ``data`` into their output as it is: decoding and
 encoding a few KB per row again would cost most of the export's time. CSV has one row per page
 with a fixed set of columns per ``extract`` (:func:`csv_columns`), nested values as JSON text

@@ -118,7 +118,8 @@ def _release(claimed: records.Claimed) -> None:
 
 def _pay() -> None:
     """The releases this process owes, tried again before it claims a key: after an outage
-    a retry of a request answered 5xx then finds its key free, as the README promises."""
+    a retry of a request answered 5xx then finds its key free, as docs/api.md (Idempotency)
+    promises."""
     owed = _owed()
     for _ in range(len(owed)):
         claimed = owed.popleft()

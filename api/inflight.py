@@ -1,7 +1,7 @@
 """Per-account cap on single-page jobs in flight: one account cannot fill every worker slot.
 
-Issue 10: ten slow requests of one account took every worker slot, and another account's
-request waited 58 s behind them. Each single-page request now takes one of its account's
+Without it, ten slow requests of one account took every worker slot, and another account's
+request waited 58 s behind them. Each single-page request takes one of its account's
 ``max_concurrent_requests`` slots (a plan field) before its job is enqueued, and gives it back
 when the job's answer is in: the worker does, in the round trip of the job's early reply
 (:class:`Held`, :mod:`worker.replies`), or else the request when it ends. A request over the

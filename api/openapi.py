@@ -21,7 +21,7 @@ from api.schemas import ErrorSchema
 
 logger = logging.getLogger(__name__)
 
-#: Every operation of the contract lives under this path (API.md, "Basics").
+#: Every operation of the contract lives under this path (docs/api.md, Basics).
 BASE_PATH = "/api/service/v1"
 
 _STRING = {"type": "string"}
@@ -60,7 +60,7 @@ HEADERS: dict[str, dict[str, Any]] = {
 }
 _RATE_LIMIT = ("RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset")
 
-#: What each error status means, with the stable codes it carries (API.md's error table).
+#: What each error status means, with the stable codes it carries (docs/api.md, Errors).
 ERRORS: dict[int, str] = {
     400: "bad_request: the body is not JSON, or not a JSON object.",
     401: "unauthorized: the Authorization header is missing or malformed, or the key is "

@@ -131,7 +131,7 @@ class Url(fields.String):
 
 class JsonBoolean(fields.Boolean):
     """A JSON boolean, ``true`` or ``false``: marshmallow's Boolean also reads "no", "yes",
-    "1", 1 and "on", and a field of the wrong type is a 422 (API.md)."""
+    "1", 1 and "on", and a field of the wrong type is a 422 (docs/api.md, Basics)."""
 
     def _deserialize(self, value, attr, data, **kwargs):
         if not isinstance(value, bool):
@@ -153,7 +153,8 @@ class WholeNumber(fields.Integer):
 
 
 class Response(Schema):
-    """A response object: every field is always present (API.md), ``null`` when unknown.
+    """A response object: every field is always present (docs/api.md, Basics), ``null`` when
+    unknown.
 
     Each field is marked required for the OpenAPI document (which generated clients and
     schemathesis read); dumping is unaffected.
@@ -177,7 +178,7 @@ class ErrorSchema(Schema):
     code = fields.Integer(required=True, metadata={"description": "The HTTP status."})
     status = fields.String(required=True, metadata={"description": "The HTTP status phrase."})
     error = fields.String(required=True, metadata={
-        "description": "Stable machine code (see API.md)."})
+        "description": "Stable machine code (see docs/api.md, Errors)."})
     message = fields.String(required=True)
     request_id = fields.String(required=True)
     errors = fields.Dict(required=True, metadata={
@@ -251,7 +252,7 @@ class PlanSchema(Response):
     max_concurrent_requests = fields.Integer(metadata={
         "description": "Single-page requests (scrape, contacts, products, video-platform) the "
                        "account may have in flight at once; more are refused at once, 429 "
-                       "rate_limited. Beyond API.md: this deployment's addition."})
+                       "rate_limited."})
 
 
 class CreditsSchema(Response):

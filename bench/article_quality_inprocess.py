@@ -23,8 +23,8 @@ time per page in ms, one process, sequential):
     favor_recall, fast=True                     0.9632   9.4   (the fast runner-up)
     favor_recall, fast=True, include_tables=False 0.9590 9.2
 The page URL given to trafilatura made no difference (loopback URL vs. the original one).
-Since issue 13 the text is crawler/extract/text.py's: precision mode, recall mode for a short
-fragment, and a body split by ad rows joined: F1 0.972 (bench/README.md).
+The text is crawler/extract/text.py's: precision mode, recall mode for a short fragment, and a
+body split by ad rows joined: F1 0.972 (docs/benchmarks.md, Article extraction quality).
 """
 
 from __future__ import annotations

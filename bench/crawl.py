@@ -1,4 +1,4 @@
-"""Collections throughput against bare Scrapy, side by side in one run (issue 11, "Speed").
+"""Collections throughput against bare Scrapy, side by side in one run.
 
     .venv/bin/python bench/crawl.py [--pages 2000] [--batch 1000] [--workers 1,2] [--json]
     make bench-crawl                  # the same, after `make bench-deps` (installs nginx-light)

@@ -2,7 +2,7 @@
 
     .venv/bin/python bench/export.py [--rows 100000] [--postgres] [--json]
 
-Why: ``GET /collections/{id}/export`` must stream any size in constant memory (issue 12).
+Why: ``GET /collections/{id}/export`` must stream any size in constant memory.
 Bars, for CSV and JSON Lines each: >= 20,000 rows/s, first byte < 500 ms, and the API process
 grows by < 100 MB while it streams.
 
@@ -56,7 +56,7 @@ from api.serve import start_redis  # noqa: E402
 
 PAGE = ROOT / "tests" / "site" / "pages" / "article.html"
 BASE = "/api/service/v1"
-#: Bars of issue 12 (plain, uncompressed exports).
+#: Bars (plain, uncompressed exports).
 BAR_ROWS_PER_S = 20_000
 BAR_FIRST_BYTE_MS = 500
 BAR_RSS_GROWTH_MB = 100

@@ -11,7 +11,7 @@ platform's overhead, not the machine's speed.
 
 ``--slow-ms`` makes the static server answer the page only after that many milliseconds, as a
 slow real site does: then what counts is how many requests the workers keep in flight at once
-(issue 10's bar: >= 45 req/s and p50 <= 750 ms at 32 clients with 500 ms pages, 2 workers).
+(the bar: >= 45 req/s and p50 <= 750 ms at 32 clients with 500 ms pages, 2 workers).
 
 Everything is private and on loopback, set up and torn down here: a redis-server, a SQLite
 database with a funded account, a static server (``http.server``, HTTP/1.1, TCP_NODELAY, its own

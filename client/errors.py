@@ -30,7 +30,7 @@ class Unreachable(WebdataError):
 
 
 class ApiError(WebdataError):
-    """The service answered with an error (API.md's one error shape).
+    """The service answered with an error (docs/api.md, Errors: the one error shape).
 
     ``code`` is the stable machine code (``insufficient_credits``, ``not_found``…), ``status``
     the HTTP status, ``errors`` the field-level messages of a 422.

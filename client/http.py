@@ -4,9 +4,10 @@ batch code alike.
 Built on ``requests`` (already in the platform's environment: tldextract and extruct need it),
 and on nothing of the platform itself, so the client works from any machine that can reach
 the service. Every call is safe to repeat, which is what makes the retries safe: reads are
-reads, a cancel may be repeated (API.md), and a create carries an ``Idempotency-Key`` that stays
-the same across this client's retries of it, so a create whose answer was lost is answered from
-the service's record instead of starting a second, charged collection.
+reads, a cancel may be repeated (docs/api.md, Cancel), and a create carries an
+``Idempotency-Key`` that stays the same across this client's retries of it, so a create whose
+answer was lost is answered from the service's record instead of starting a second, charged
+collection.
 """
 
 from __future__ import annotations

@@ -217,7 +217,7 @@ class Config:
     worker_concurrency: int = var("WORKER_CONCURRENCY", integer(
         "a whole number of jobs, at least 1", 1), 32)
     """Jobs one worker process runs at once, all on its one reactor: a page job mostly waits
-    on the network, so one process keeps many in flight (``bench/README.md``)."""
+    on the network, so one process keeps many in flight (docs/benchmarks.md, Scrape latency)."""
     worker_interactive_reserve: int = var("WORKER_INTERACTIVE_RESERVE", integer(
         "a whole number of jobs, 0 or more", 0), 8)
     """Slots of each worker process that background jobs (collections) may not take, so a

@@ -28,7 +28,7 @@ class Kind:
     parse: Callable[[str], Any]
     #: Text: empty is unset (the default). Numbers and levels: empty is an error.
     empty_is_unset: bool = True
-    #: Shown in the README's table.
+    #: Shown in the table of docs/operators.md, Configuration.
     type_name: str = "text"
     #: How a bad value is echoed in the error line (stderr, logs, CI output: places where
     #: credentials must not land): ``None`` never echoes it, only the variable's name.

@@ -13,7 +13,7 @@ from enum import StrEnum
 
 
 class ErrorCode(StrEnum):
-    """Every ``error`` value the API answers with (API.md's table; ``api.errors.STATUS`` gives
+    """Every ``error`` value the API answers with (docs/api.md, Errors; ``api.errors.STATUS`` gives
     each its HTTP status, ``crawler.exceptions`` raises the fetch-related ones)."""
 
     BAD_REQUEST = "bad_request"

@@ -2,7 +2,7 @@
 
 Scrapy's CSV exporter writes a nested value as Python's ``repr`` (``{'title': 'x'}``), which
 no CSV reader turns back into data, and writes any cell as it comes. A page result's ``data``
-and ``error`` are nested, and its cells hold page text written by strangers. So, as API.md
+and ``error`` are nested, and its cells hold page text written by strangers. So, as docs/api.md
 asks of a collection's CSV export: one row per page, nested fields as JSON text, and cells
 that would start a spreadsheet formula neutralised. JSON and JSON Lines feeds are unchanged
 (settings: ``FEED_EXPORTERS``).

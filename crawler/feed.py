@@ -1,10 +1,10 @@
 """One long-lived crawler per worker process, fed the requests of every single-page job.
 
-A Scrapy crawl per job costs its construction (settings deep-copied, ~30 components built),
-the engine's open and close: measured under 32 jobs in flight, that was ~30 % of a worker's
-CPU, more than the extraction itself (``bench/README.md``). So the warm crawler keeps one
-crawler running (:class:`FeedSpider`, kept open when idle) and each job becomes *requests* in
-it, not a crawl:
+A Scrapy crawl per job costs its construction (settings deep-copied, ~30 components built), the
+engine's open and close: measured under 32 jobs in flight, that was ~30 % of a worker's CPU,
+more than the extraction itself (docs/benchmarks.md, Scrape latency). So the warm crawler keeps
+one crawler running (:class:`FeedSpider`, kept open when idle) and each job becomes *requests*
+in it, not a crawl:
 
 - the job's spider (any :class:`~crawler.spiders.base.SinglePageSpider` without settings of
   its own) is instantiated as for ``scrapy crawl``, bound to the long-lived crawler, and its
@@ -55,7 +55,8 @@ class FeedSpider(Spider):
     #: Components every fed request would pass through for nothing: a fed spider has no
     #: ``allowed_domains`` or credentials (see :func:`takes`), the frontier counts depth (not
     #: Scrapy), and nobody reads the stats of a crawler that never closes. Each is a step of
-    #: every page's way through the reactor, where a client waits (``bench/README.md``).
+    #: every page's way through the reactor, where a client waits (docs/benchmarks.md,
+    #: Scrape latency).
     UNUSED = {
         "DOWNLOADER_MIDDLEWARES": (
             "scrapy.downloadermiddlewares.offsite.OffsiteMiddleware",

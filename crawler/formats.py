@@ -66,7 +66,7 @@ FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 
 def csv_cell(value: str) -> str:
     """A text cell a spreadsheet shows as text: one that would start a formula gets a ``'``
-    in front (API.md: exported cells that start with ``=``, ``+``, ``-``, ``@``, tab or CR are
+    in front (docs/api.md, Export: cells that start with ``=``, ``+``, ``-``, ``@``, tab or CR are
     neutralised); page text is written by strangers.
 
     What counts is the first character a reader sees: whitespace (NBSP included) and Unicode

@@ -1,13 +1,13 @@
 """Run spiders in one long-lived Twisted reactor (the warm worker's engine room).
 
-Measured (DESIGN.md): a fresh ``CrawlerProcess`` per request costs ~700 ms; a crawl started in a
-reactor that is already running costs ~15 ms, and a request fed to a crawler that is already
-running costs less again (:mod:`crawler.feed`). So the reactor runs for the life of the process
-in a background thread, the filtering resolver is installed on it once, one long-lived crawler
-takes the requests of every single-page job, and each call to :meth:`WarmCrawler.crawl` blocks
-its caller (an RQ job, in a thread of its own: many run at once) until the job's items are in
-or its time budget is spent. A spider that needs settings of its own still gets a crawler of
-its own for its job.
+Measured (docs/design.md, Measured decisions): a fresh ``CrawlerProcess`` per request costs ~700
+ms; a crawl started in a reactor that is already running costs ~15 ms, and a request fed to a
+crawler that is already running costs less again (:mod:`crawler.feed`). So the reactor runs for
+the life of the process in a background thread, the filtering resolver is installed on it once,
+one long-lived crawler takes the requests of every single-page job, and each call to
+:meth:`WarmCrawler.crawl` blocks its caller (an RQ job, in a thread of its own: many run at
+once) until the job's items are in or its time budget is spent. A spider that needs settings of
+its own still gets a crawler of its own for its job.
 """
 
 from __future__ import annotations

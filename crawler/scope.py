@@ -1,7 +1,8 @@
 """Which discovered links a crawl follows: its start URL's site, a depth, path filters.
 
-The rules of ``POST /collections`` in ``mode: crawl`` (API.md): a crawl stays on its start
-URL's site (``www.`` and the bare host are one site, :func:`crawler.canonical.site_key`);
+The rules of ``POST /collections`` in ``mode: crawl`` (docs/api.md, Collections): a crawl
+stays on its start URL's site (``www.`` and the bare host are one site,
+:func:`crawler.canonical.site_key`);
 depth counts link hops from the start URL (not path segments: a common misreading users
 complain about); ``include_paths``/``exclude_paths`` are regexes in RE2's syntax searched in the
 path + query (:mod:`crawler.patterns`: linear time, whatever the pattern).

@@ -52,7 +52,7 @@ COOKIES_ENABLED = False
 HTTPCACHE_ENABLED = False
 # Scrapy starts CONCURRENT_ITEMS tasks (default 100) to process each response's output, however
 # little it holds: a single-page spider yields one result and there are no item pipelines, so
-# 100 tasks per page were pure overhead (bench/README.md).
+# 100 tasks per page were pure overhead (docs/benchmarks.md, Scrape latency).
 CONCURRENT_ITEMS = 4
 
 # Nothing but http(s), and never through a proxy taken from the environment.

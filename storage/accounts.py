@@ -138,7 +138,8 @@ def revoke_keys(session: Session, prefix: str) -> int:
 
 
 #: The caller behind a key hash, as a plain statement built once: every request runs it, and
-#: loading the account and plan as ORM objects cost several times the query (``bench/README.md``).
+#: loading the account and plan as ORM objects cost several times the query
+#: (docs/benchmarks.md, Scrape latency).
 _KEYS, _ACCOUNTS, _PLANS = ApiKey.__table__, Account.__table__, Plan.__table__
 _CALLER = (
     select(_ACCOUNTS.c.id, _ACCOUNTS.c.name, _PLANS.c.name, _PLANS.c.requests_per_minute,

@@ -52,7 +52,7 @@ def page(db: Database, collection_id: str, *, after: int = 0, limit: int = 100,
 
 
 def body(row: CollectionResult) -> dict[str, Any]:
-    """A stored result as the API answers it (API.md, Results): the error's code and message
+    """A stored result as the API answers it (docs/api.md, Results): the error's code and message
     (its details are the crawler's), ``data`` as the operation's body fields."""
     error = json.loads(row.error) if row.error else None
     return {"url": row.url, "final_url": row.final_url, "status": row.status,

@@ -131,7 +131,8 @@ def expired(row: Collection, now: datetime | None = None) -> bool:
 
 
 def collection_body(row: Collection) -> dict[str, Any]:
-    """The collection object (API.md), as the API answers it and webhook events carry it."""
+    """The collection object (docs/api.md, Collections), as the API answers it and webhook
+    events carry it."""
     return {
         "id": row.id, "mode": row.mode, "extract": row.extract,
         "status": CollectionStatus.EXPIRED if expired(row) else row.status,

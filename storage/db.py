@@ -169,7 +169,7 @@ class Database:
     def connection(self) -> Iterator[Connection]:
         """A bare connection, for the reads every request makes (its key): SQL statements
         without an ORM session's unit of work around them, which cost several times the
-        statement itself on that path (``bench/README.md``)."""
+        statement itself on that path (docs/benchmarks.md, Scrape latency)."""
         with self.engine.connect() as connection:
             yield connection
 

@@ -85,8 +85,8 @@ class ReadAhead:
 
     While a batch is serialised, the next one is on its way from the database: PostgreSQL
     reads (and decompresses) rows in its own process, and the driver waits for them without
-    the GIL, so that time is no longer added to the serialiser's (bench/README.md: CSV from
-    PostgreSQL twice as fast). :meth:`close` (a streamed response calls it, also when the
+    the GIL, so that time is not added to the serialiser's (docs/benchmarks.md, Export: CSV
+    from PostgreSQL twice as fast). :meth:`close` (a streamed response calls it, also when the
     client went away) stops the thread after its current item and closes ``source``, which
     gives the connection back; so does dropping the last reference to it.
     """

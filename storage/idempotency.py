@@ -32,7 +32,7 @@ from storage.models import Collection, IdempotencyRecord, as_utc, utcnow
 
 logger = logging.getLogger(__name__)
 
-#: How long a key is remembered (API.md: "Within 24 hours").
+#: How long a key is remembered (docs/api.md, Idempotency: "Within 24 hours").
 TTL = timedelta(hours=24)
 #: Rows deleted per statement by :func:`purge` (short transactions, short locks).
 PURGE_BATCH = 1000

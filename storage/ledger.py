@@ -92,7 +92,8 @@ def _history(charge: Charge, credits: int, status: Outcome, error: str | None = 
 
 # The statements of every billed request, built once: a request's reservation and capture run
 # on a bare connection (``Database.write_transaction``), not through an ORM session, whose unit
-# of work cost more than the SQL itself on the path a client waits on (``bench/README.md``).
+# of work cost more than the SQL itself on the path a client waits on (docs/benchmarks.md,
+# Scrape latency).
 _ACCOUNTS, _ENTRIES, _HISTORY = Account.__table__, LedgerEntry.__table__, Activity.__table__
 _DEBIT = (
     update(_ACCOUNTS)

@@ -17,7 +17,7 @@ from storage.db import Database
 from storage.ledger import GRANT_OPERATION
 from storage.models import Activity, Outcome
 
-#: The chart's series: each history operation is shown as one of these (API.md's operations).
+#: The chart's series: each history operation is shown as one of these (docs/api.md, Operations).
 GROUPS = {
     "scrape": "scrape",
     "contacts": "contacts",

@@ -166,8 +166,8 @@ def due(db: Database, now: datetime | None = None, limit: int = 100) -> list[str
 
 
 def deliveries(db: Database, collections: Iterable[Collection]) -> dict[str, dict[str, Any]]:
-    """The ``webhook`` field of each collection that asked for one (API.md): its event's
-    delivery, or pending with no attempt while it runs."""
+    """The ``webhook`` field of each collection that asked for one (docs/api.md,
+    Collections): its event's delivery, or pending with no attempt while it runs."""
     asked = [row.id for row in collections if row.webhook_url]
     if not asked:
         return {}

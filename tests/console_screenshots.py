@@ -1,4 +1,5 @@
-"""Make the README's two console screenshots (``api/console/screenshots/``) from a real run.
+"""Make the two console screenshots of docs/console.md (``api/console/screenshots/``) from a
+real run.
 
     .venv/bin/python -m tests.console_screenshots
 

@@ -188,7 +188,7 @@ def test_a_batch_entry_no_crawler_could_request_is_a_422_naming_it(customer):
 
 
 def test_a_boolean_field_takes_json_true_or_false_only(customer):
-    """API.md: a field of the wrong type is a 422. marshmallow read "no", "yes", "1", 1 and
+    """docs/api.md: a field of the wrong type is a 422. marshmallow read "no", "yes", "1", 1 and
     "on" as booleans: "no" was taken for false, whatever the client meant."""
     for value in ("no", "yes", "true", "1", 1, 0, "on", None):
         error = assert_error(customer.post("/scrape", {"url": "https://example.com/",

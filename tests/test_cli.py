@@ -11,6 +11,7 @@ import uuid
 from api import create_app
 from crawler.config import variables
 from tests.conftest import ROOT, make_config
+from tests.docs import doc_code
 
 
 def test_accounts_and_keys_commands(sqlite_url):
@@ -91,12 +92,12 @@ def test_amounts_and_names_the_books_cannot_hold_are_refused_in_words(sqlite_url
     assert runner.invoke(args=["accounts", "credit", name, "1"]).exit_code != 0
 
 
-def test_the_readmes_operator_lines_run_as_written(tmp_path):
-    """"Operators: accounts and keys", from ``db upgrade`` to the take-back, verbatim (the
-    export of DATABASE_URL is replaced by a database of the test's own)."""
-    text = (ROOT / "README.md").read_text()
-    block = text.split("\n## Operators: accounts and keys\n", 1)[1].split("```sh\n", 1)[1]
-    lines = [line.split("#", 1)[0].strip() for line in block.split("```", 1)[0].splitlines()]
+def test_the_documented_operator_lines_run_as_written(tmp_path):
+    """docs/operators.md, "The operator CLI: accounts, keys, credits", from ``db upgrade`` to
+    the take-back, verbatim (the export of DATABASE_URL is replaced by a database of the
+    test's own)."""
+    block = doc_code("docs/operators.md", "The operator CLI: accounts, keys, credits", "sh")
+    lines = [line.split("#", 1)[0].strip() for line in block.splitlines()]
     wanted = [line for line in lines if " db upgrade" in line or " accounts c" in line]
     assert wanted[-1] == ".venv/bin/flask --app api accounts credit acme -500", wanted
     env = {k: v for k, v in os.environ.items() if k not in variables()}

@@ -345,7 +345,7 @@ def test_summary_names_what_matters():
 
 
 def test_a_key_that_cannot_be_one_is_a_configuration_error(monkeypatch):
-    """The README's placeholder (``wdp_…``) pasted as the key, or a key with a line break:
+    """The docs' placeholder (``wdp_…``) pasted as the key, or a key with a line break:
     said at once, not a traceback from the HTTP library or 15 s of retries."""
     for key in ("wdp_\u2026", "wdp_abc\ndef", "wdp abc"):
         with pytest.raises(ConfigurationError, match="API key"):

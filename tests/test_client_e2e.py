@@ -12,8 +12,8 @@ import sys
 from pathlib import Path
 
 from tests.conftest import ROOT, Customer, new_customer
+from tests.docs import doc_code
 from tests.terminal import CTRL_C, Terminal
-from tests.test_readme_snippets import readme_code
 
 
 def environment(service: str, who: Customer, home: Path) -> dict[str, str]:
@@ -91,10 +91,11 @@ def test_ctrl_c_then_yes_cancels_the_collection(stack, service, site, tmp_path):
     assert not (tmp_path / "out.csv").exists()
 
 
-def test_the_readme_snippet_runs_as_written(stack, service, site, tmp_path):
-    """README "Client": the Python snippet verbatim, but for its two URLs (out of reach
-    here), which become two pages of the test site."""
-    code = readme_code("Client: the `webdata` command and `client.Client`", "python")
+def test_the_documented_snippet_runs_as_written(stack, service, site, tmp_path):
+    """docs/python.md, "The `webdata` command and `client.Client`": the Python snippet
+    verbatim, but for its two URLs (out of reach here), which become two pages of the test
+    site."""
+    code = doc_code("docs/python.md", "The `webdata` command and `client.Client`", "python")
     example = '["https://example.com/", "https://example.org/"]'
     assert example in code
     code = code.replace(example, json.dumps([f"{site}/contact", f"{site}/article"]))

@@ -201,8 +201,9 @@ def test_listing_is_newest_first_and_paginated(stack, site):
 
 
 def test_an_empty_pages_cursor_is_taken_back_while_the_collection_runs(stack, site):
-    """Polling (README): an empty page's cursor, given before anything (or anything of that
-    status) is stored, is passed back like any other and then brings every result."""
+    """Polling (docs/api.md, Results): an empty page's cursor, given before anything (or
+    anything of that status) is stored, is passed back like any other and then brings every
+    result."""
     who = customer(stack)
     url = f"{site}/slow/empty-cursor?ms=1000"
     created = start(who, {"mode": "batch", "urls": [url]})

@@ -1,5 +1,5 @@
 """The one configuration (``crawler.config``): every variable validated at start-up, in every
-entry point alike, and the README's table listing exactly the variables it reads."""
+entry point alike, and the table of docs/operators.md listing exactly the variables it reads."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ import pytest
 from crawler.config import EXIT_STATUS, Config, ConfigError, variables
 from storage.db import make_engine
 from tests.conftest import ROOT
+from tests.docs import section
 
 #: (variable, bad value, what the one line must say besides the variable's name).
 BAD_VALUES = [
@@ -203,12 +204,11 @@ def test_scrapy_settings_are_derived_from_the_configuration(tmp_path):
     assert get("LOG_LEVEL") == Config.crawler_log_level
 
 
-def readme_configuration_rows() -> dict[str, list[str]]:
-    """The README's Configuration table: variable → its cells (type, default, meaning)."""
-    text = (ROOT / "README.md").read_text()
-    section = text.split("\n## Configuration\n", 1)[1].split("\n## ", 1)[0]
+def documented_configuration_rows() -> dict[str, list[str]]:
+    """The Configuration table of docs/operators.md: variable → its cells (type, default,
+    meaning)."""
     rows = {}
-    for line in section.splitlines():
+    for line in section("docs/operators.md", "Configuration").splitlines():
         cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
         match = re.fullmatch(r"`([A-Z_]+)`", cells[0]) if line.startswith("|") else None
         if match:
@@ -216,8 +216,8 @@ def readme_configuration_rows() -> dict[str, list[str]]:
     return rows
 
 
-def test_the_readme_table_lists_every_variable_with_its_type_and_default():
-    rows = readme_configuration_rows()
+def test_the_documented_table_lists_every_variable_with_its_type_and_default():
+    rows = documented_configuration_rows()
     assert sorted(rows) == sorted(variables())
     for name, (_field, default, type_name) in variables().items():
         kind, shown_default = rows[name][0], rows[name][1]

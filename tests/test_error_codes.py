@@ -1,4 +1,5 @@
-"""One list of error codes: what the crawler produces, what the API answers, what API.md says."""
+"""One list of error codes: what the crawler produces, what the API answers, what the contract
+(docs/api.md) says."""
 
 from __future__ import annotations
 
@@ -9,8 +10,8 @@ from crawler.contract import ErrorCode
 from crawler.exceptions import CrawlError
 from crawler.policy import PolicyRefusal
 
-#: API.md's error table (HTTP status, error), copied from the contract: a code added there
-#: must be added here, to ErrorCode and to api.errors.STATUS.
+#: The error table of the first contract (HTTP status, error): a code added to the contract
+#: must be added to ErrorCode, to api.errors.STATUS and to docs/api.md's table (tests/test_docs.py).
 CONTRACT = {
     "bad_request": 400, "unauthorized": 401, "insufficient_credits": 402, "source_policy": 403,
     "robots_disallowed": 403, "not_found": 404, "conflict": 409, "expired": 410,
@@ -20,7 +21,7 @@ CONTRACT = {
     "page_too_large": 502, "search_provider_error": 502, "search_not_configured": 503,
     "unavailable": 503, "timeout": 504,
 }
-#: Codes the API answers with beyond API.md's table (werkzeug's 405 and 413, the one 500).
+#: Codes the API answers with beyond that first table (werkzeug's 405 and 413, the one 500).
 EXTRA = {"method_not_allowed": 405, "body_too_large": 413, "internal_error": 500}
 
 

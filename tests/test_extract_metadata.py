@@ -1,4 +1,4 @@
-"""``language`` and ``author`` of /scrape on saved-HTML cases of the kinds issue 13 found:
+"""``language`` and ``author`` of /scrape on saved-HTML cases of the kinds real pages show:
 pages that declare no language, a template's wrong declaration, publishers and addresses in
 the author fields. (Dates: tests/test_extract_page.py, test_published_time_normalisation.)"""
 

@@ -253,7 +253,7 @@ def test_paywalled_article_publication_is_not_a_product() -> None:
 
 def test_related_carousel_page_keeps_its_main_product_first() -> None:
     """The main product comes first with its offer; related items follow (markup does not
-    say they are not sold here, see bench/README.md)."""
+    say they are not sold here, see docs/benchmarks.md, Product extraction quality)."""
     found = extract_products(
         page("related_carousel", "https://hearth.example.co.uk/p/oak-board-large")).products
     assert found[0].name == "Oak chopping board, large"

@@ -1,5 +1,5 @@
 """Slow and stalled clients against the API served as ``make run`` serves it (gunicorn with the
-API's worker, :mod:`api.gunicorn_worker`): they cost the other accounts nothing (issue 26).
+API's worker, :mod:`api.gunicorn_worker`): they cost the other accounts nothing.
 
 The server has few threads (:data:`THREADS`), so each attack needs only a few connections:
 without the defences each one took every thread, and every other request timed out.

@@ -1,4 +1,4 @@
-"""Idempotency-Key (API.md, "Idempotency"): replays, conflicts, per-account keys, which answers
+"""Idempotency-Key (docs/api.md, Idempotency): replays, conflicts, per-account keys, which answers
 are kept, expiry, and concurrent duplicates running once on SQLite and PostgreSQL."""
 
 from __future__ import annotations
@@ -163,7 +163,7 @@ def test_a_5xx_is_not_kept_and_the_retry_runs(customer, site):
 
 def test_a_key_that_could_not_be_freed_is_freed_by_the_next_request(customer, site,
                                                                     monkeypatch):
-    """After a 5xx the key is free again (README), also when the database failed just as it
+    """After a 5xx the key is free again (docs/api.md), also when the database failed just as it
     was to be freed: the process frees it before it claims any key again, not minutes later
     when it would count as abandoned."""
     key, body = new_key(), {"url": f"{site}/broken"}

@@ -1,4 +1,4 @@
-"""Fairness between accounts (issue 10): a plan's ``max_concurrent_requests`` caps the
+"""Fairness between accounts: a plan's ``max_concurrent_requests`` caps the
 single-page jobs one account has on the workers, so other accounts are served at once.
 
 A request over the cap is refused at once (429 ``rate_limited``, ``Retry-After: 1``, nothing

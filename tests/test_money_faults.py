@@ -1,4 +1,4 @@
-"""Credits are never lost to a fault: each case of issue 9 reproduced with real processes, and
+"""Credits are never lost to a fault: each fault case reproduced with real processes, and
 every test ends with the books checked (:func:`tests.books.assert_books`).
 
 - text the database cannot store (a lone surrogate, NUL) is a 422 before anything is reserved,
@@ -283,8 +283,8 @@ def test_a_request_swept_before_its_capture_is_not_charged(sqlite_url):
 
 
 def test_reservations_stuck_before_the_migration_are_released_by_the_first_sweeps(tmp_path):
-    """The credits issue 9 found stuck (reservations made before revision 0002, which have no
-    deadline) get one an hour after they were made, and the sweep gives them back."""
+    """Credits left stuck by older versions (reservations made before revision 0002, which have
+    no deadline) get one an hour after they were made, and the sweep gives them back."""
     url = f"sqlite:///{tmp_path / 'legacy.db'}"
     migrate(url, "0001")
     db = Database(url)

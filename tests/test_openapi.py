@@ -1,4 +1,4 @@
-"""The generated OpenAPI document says what the contract (API.md) says, because generated
+"""The generated OpenAPI document says what the contract (docs/api.md) says, because generated
 clients are built from it: every always-present field required, every error status and
 header documented, one stable operationId per operation, nothing left over. And the docs
 page works without the Internet."""
@@ -51,7 +51,8 @@ BILLABLE = PAGE_OPERATIONS | SEARCH_OPERATIONS
 _PAGE = ["request_id", "credits_used", "url", "final_url", "status_code", "fetched_at"]
 _WEB_RESULT = ["position", "url", "title", "snippet"]
 _ENGAGEMENT = ["views", "likes", "comments"]
-#: The fields API.md lists for each response object ("Every field listed is always present").
+#: The fields the first contract listed for each response object ("Every field listed is
+#: always present").
 CONTRACT = {
     "Health": ["status", "redis", "database"],
     "Error": ["code", "status", "error", "message", "request_id", "errors"],
@@ -105,10 +106,10 @@ CONTRACT = {
     "ResultsPage": ["results", "next_cursor"],
     "CollectionPage": ["collections", "next_cursor"],
 }
-#: Fields this deployment adds beyond API.md (always present and required all the same).
+#: Fields added beyond that first contract (always present and required all the same).
 ADDITIONS = {
-    "Plan": ["max_concurrent_requests"],  # issue 10: a per-account cap on requests in flight
-    "Health": ["workers", "cron"],  # issue 25: ready means a worker listens
+    "Plan": ["max_concurrent_requests"],  # a per-account cap on requests in flight
+    "Health": ["workers", "cron"],  # ready means a worker listens
 }
 
 
@@ -228,7 +229,7 @@ def test_every_contract_field_is_documented_and_required(spec):
 
 
 def test_every_object_of_a_success_answer_has_all_its_fields_required(spec):
-    """Also the objects API.md does not spell out, and those added later."""
+    """Also the objects the contract does not spell out field by field, and those added later."""
     seen: set[str] = set()
     todo = [ref for _, _, op in operations(spec)
             for ref in refs(op["responses"][success(op)])]

@@ -1,4 +1,4 @@
-"""Ready means ready (issue 25): an API process that has not yet seen a live worker is
+"""Ready means ready: an API process that has not yet seen a live worker is
 *starting*: ``/healthz`` answers 503 ``starting`` and a request waits for the first worker
 instead of failing; once workers were seen and are gone, requests are answered 503 at once.
 

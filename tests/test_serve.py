@@ -10,7 +10,7 @@ per start), so the full cycle runs twice, and the stop logic itself ten times in
 light process tree (``tests/supervised.py``: the same supervisor, Redis and gunicorn command,
 a tiny WSGI app and plain RQ workers).
 
-Ready means ready (issue 25): the key is printed once its first requests can be served, on
+Ready means ready: the key is printed once its first requests can be served, on
 SQLite and on PostgreSQL with its URL as users write it; a start whose workers never listen
 stops with one line saying why.
 """

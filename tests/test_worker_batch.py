@@ -1,5 +1,5 @@
 """Collections from batch code (``worker.batch``): started without the API, run by real
-workers on a private Redis, waited on, read back — the README's snippet as written, and the
+workers on a private Redis, waited on, read back — the snippet of docs/python.md as written, and the
 API's rules (plan limits, balance, credits, history) holding for it too."""
 
 from __future__ import annotations
@@ -20,8 +20,8 @@ from storage.collections import CollectionLimit
 from storage.ledger import InsufficientCredits
 from tests.collection_stack import Stack
 from tests.conftest import ROOT, Customer, new_customer
+from tests.docs import doc_code
 from tests.site import crawlsite
-from tests.test_readme_snippets import readme_code
 from worker.batch import CollectionTimeout, run_collection, start_collection, wait_collection
 from worker.new_collections import TooManyPages, TooManyUrls
 
@@ -42,11 +42,11 @@ def path(url: str) -> str:
     return parts.path + (f"?{parts.query}" if parts.query else "")
 
 
-def test_the_readme_snippet_runs_a_batch_and_reads_its_results(stack, site):
-    """"Collections from batch code", verbatim but for the account and the URLs (the test
-    site's), run as batch code runs: its own process, the deployment's variables."""
+def test_the_documented_snippet_runs_a_batch_and_reads_its_results(stack, site):
+    """docs/python.md, "Collections from batch code", verbatim but for the account and the URLs
+    (the test site's), run as batch code runs: its own process, the deployment's variables."""
     who = customer(stack, credits=10)
-    code = readme_code("Collections from batch code", "python")
+    code = doc_code("docs/python.md", "Collections from batch code", "python")
     for old, new in (('"acct_0123456789abcdef"', who.account_id),
                      ('"https://example.com/"', f"{site}/article"),
                      ('"https://example.com/about"', f"{site}/missing")):
@@ -116,7 +116,7 @@ SITE, PAGE = "https://example.com/", "https://example.com/a"
     dict(mode="batch", urls=["http://example.com:99999/"]),
 ], ids=lambda options: "-".join(options))
 def test_batch_code_refuses_what_the_api_refuses(stack, options):
-    """``start_collection`` takes the API's fields with the API's rules (README): a value
+    """``start_collection`` takes the API's fields with the API's rules (docs/python.md): a value
     the API answers 422 raises ValueError, before anything is created."""
     who = customer(stack)
     with pytest.raises(ValueError):

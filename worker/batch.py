@@ -1,6 +1,6 @@
 """Collections from batch code: start one through RQ, wait for it, read its results.
 
-A data engineer's job runs next to the platform, not through its HTTP API (README,
+A data engineer's job runs next to the platform, not through its HTTP API (docs/python.md,
 "Collections from batch code")::
 
     from worker.batch import run_collection
@@ -87,12 +87,12 @@ def start_collection(account_id: str, mode: str = "batch", *,
                      config: Config | None = None, redis: Redis | None = None) -> Collection:
     """Create the collection and enqueue its first slice; the ``queued`` row.
 
-    ``mode="batch"`` takes ``urls``; ``mode="crawl"`` takes ``url`` and the crawl's options,
-    as ``POST /collections`` does (API.md). A value the API would refuse as invalid raises
-    ``ValueError``; the plan's refusals raise as in :func:`worker.new_collections.create`
-    (``TooManyUrls``, ``TooManyPages``, ``PolicyRefusal``, ``CollectionLimit``,
-    ``InsufficientCredits``); an unreachable Redis raises its ``RedisError`` (the collection
-    is then failed, nothing charged).
+    ``mode="batch"`` takes ``urls``; ``mode="crawl"`` takes ``url`` and the crawl's options, as
+    ``POST /collections`` does (docs/api.md, Collections). A value the API would refuse as
+    invalid raises ``ValueError``; the plan's refusals raise as in
+    :func:`worker.new_collections.create` (``TooManyUrls``, ``TooManyPages``, ``PolicyRefusal``,
+    ``CollectionLimit``, ``InsufficientCredits``); an unreachable Redis raises its
+    ``RedisError`` (the collection is then failed, nothing charged).
     """
     urls, url = _check(mode, extract, urls, url, max_pages, max_depth, include_paths,
                        exclude_paths, use_sitemap)

@@ -54,8 +54,8 @@ logger = logging.getLogger(__name__)
 POLL = 0.2
 #: Seconds a slice waits for more pages to land once one did (see ``_collect``): each turn of
 #: its loop costs Redis round trips and GIL hand-overs from the reactor, so fewer turns with
-#: more pages each leave more of the process to extraction (10 → 25 ms: the slice thread's
-#: CPU a page down by a quarter, ``bench/README.md``).
+#: more pages each leave more of the process to extraction (the slice thread's CPU a page
+#: down by a quarter: docs/benchmarks.md, Collections throughput).
 GATHER = 0.025
 #: Results stored in one transaction at most, and the longest a result waits for one (s).
 FLUSH_SIZE = 50

@@ -4,7 +4,7 @@ After a job function returns, RQ first ends the execution (the job's last heartb
 trip), runs the success callback, then stores the result in the same transaction as the rest
 of its success bookkeeping (the job's registries, its dependents, the worker's counters): some
 five Redis round trips and RQ's Python around them, ≈ 1.5 ms that a client at the other end of
-``POST /scrape`` waits through for nothing (``bench/README.md``).
+``POST /scrape`` waits through for nothing (docs/benchmarks.md, Scrape latency).
 
 A job enqueued with ``meta={WANTED: True}`` and run by a worker whose job class is
 :class:`ReplyingJob` (the warm worker's) also gets its return value written, as soon as its

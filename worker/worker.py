@@ -1,12 +1,12 @@
 """The warm worker: an RQ worker that keeps many jobs in flight on one long-lived Scrapy reactor.
 
 ``rq worker`` forks a work horse per job, and a fresh Scrapy process per page costs ~700 ms
-(DESIGN.md). :class:`WarmWorker` forks nothing: the reactor starts once, in a background thread,
-before the first job, and every job's spider runs in it (fed to one long-lived crawler,
-:mod:`crawler.feed`). A page job spends nearly all its time waiting on the network, so one
-process runs up to ``WORKER_CONCURRENCY`` jobs at once, each in a job thread (kept and reused)
-that blocks on its crawl while the reactor does the I/O of all of them (``bench/README.md``
-measures the choice against one job at a time).
+(docs/design.md, Measured decisions). :class:`WarmWorker` forks nothing: the reactor starts
+once, in a background thread, before the first job, and every job's spider runs in it (fed to
+one long-lived crawler, :mod:`crawler.feed`). A page job spends nearly all its time waiting on
+the network, so one process runs up to ``WORKER_CONCURRENCY`` jobs at once, each in a job thread
+(kept and reused) that blocks on its crawl while the reactor does the I/O of all of them
+(docs/benchmarks.md, Scrape latency, measures the choice against one job at a time).
 
 Each job is still an ordinary RQ job, run by RQ's own :meth:`perform_job`: RQ 3.x records one
 *execution* per running job (``StartedJobRegistry``, the worker's execution index) and a worker
@@ -269,7 +269,7 @@ class WarmWorker(SimpleWorker):
         registry, the worker busy: RQ's main thread) and its start (status, worker, heartbeat,
         out of the intermediate queue: RQ's work horse, :meth:`prepare_job_execution`), both
         here, before a job thread takes it. RQ makes them one round trip each, both on the way
-        of a client waiting for the job (``bench/README.md``)."""
+        of a client waiting for the job (docs/benchmarks.md, Scrape latency)."""
         with self.connection.pipeline() as pipeline:
             ttl = self.get_heartbeat_ttl(job)
             execution = Execution.create(job, ttl, pipeline=pipeline, worker_name=self.name)

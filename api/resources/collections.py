@@ -82,7 +82,8 @@ def parse_position(text: str) -> tuple[datetime, str] | None:
 
 
 def bodies(rows: list[Collection]) -> list[dict[str, Any]]:
-    """The collection objects (API.md), with the ``webhook`` delivery of those that asked."""
+    """The collection objects (docs/api.md, Collections), with the ``webhook`` delivery of
+    those that asked."""
     shown = webhooks.deliveries(db(), rows)
     return [{**collections.collection_body(row), "webhook": shown.get(row.id)} for row in rows]
 

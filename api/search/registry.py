@@ -94,6 +94,6 @@ def _named(configured: dict[str, SearchProvider], name: str, variable: str
         raise ConfigError(f"{variable}={name}: unknown search provider; one of "
                           f"{', '.join(known)}.")
     if name not in configured:
-        raise ConfigError(f"{variable}={name}: that provider is not configured (see the "
-                          f"README for its settings).")
+        raise ConfigError(f"{variable}={name}: that provider is not configured (see "
+                          f"docs/operators.md, Search providers).")
     return configured[name]

@@ -45,7 +45,8 @@ def plain(value: Any) -> Any:
     way down — what ``ItemAdapter(item).asdict()`` gives for our items, in a fraction of its
     time (it asks every value which kind of item it may be; a page result holds hundreds of
     values, and a collection converts one per page on a busy worker: 0.04 ms a page here
-    against 0.13 with ``dataclasses.fields()`` asked each time, ``bench/README.md``)."""
+    against 0.13 with ``dataclasses.fields()`` asked each time: docs/benchmarks.md,
+    Collections throughput)."""
     kind = type(value)
     if kind in _LEAVES:
         return value

@@ -5,7 +5,7 @@ crawl``) runs it, without the API::
         -a extract=contacts -a include_paths='^/docs/' -a exclude_paths='\\?print=' \\
         -a use_sitemap=true -O out.jsonl
 
-The rules are the collection's, from the same functions (README, "Collections"): the crawl
+The rules are the collection's, from the same functions (docs/api.md, Collections): the crawl
 stays on the start URL's site and within ``max_depth`` link hops (sitemap URLs are depth 1),
 ``include_paths``/``exclude_paths`` match the path + query (:class:`~crawler.scope.CrawlScope`);
 a URL is admitted once by its canonical form and only while ``max_pages`` lasts; a page whose

@@ -41,7 +41,7 @@ class Seen:
 
 
 def error(status: int, code: str, message: str, **extra: Any) -> dict[str, Any]:
-    """API.md's error shape."""
+    """The contract's error shape (docs/api.md, Errors)."""
     return {"code": status, "status": "", "error": code, "message": message,
             "request_id": "req_fake", "errors": {}, **extra}
 

@@ -1,10 +1,10 @@
-"""The README's examples, run as written."""
+"""The documentation's examples, run as written (the client's and run_collection's are run by
+tests/test_client_e2e.py and tests/test_worker_batch.py)."""
 
 from __future__ import annotations
 
 import json
 import os
-import re
 import subprocess
 import sys
 from datetime import UTC, datetime, timedelta
@@ -13,25 +13,17 @@ from api.serve import write_private
 from crawler.config import variables
 from storage import webhooks
 from tests.conftest import ROOT
+from tests.docs import doc_code
 from worker.webhooks import signed_headers
 
 
-def readme_code(section: str, language: str) -> str:
-    """The first ``language`` code block under the README heading ``section``."""
-    text = (ROOT / "README.md").read_text()
-    body = text.split(f"\n## {section}\n", 1)[1].split("\n## ", 1)[0]
-    match = re.search(rf"```{language}\n(.*?)```", body, re.S)
-    assert match, f"no {language} block under {section}"
-    return match.group(1)
-
-
 def test_the_rq_snippet_finds_make_runs_redis(tmp_path, redis_url, workers, site):
-    """"Without the API": the batch-code snippet, verbatim but for two things: its URL
+    """docs/python.md, "Jobs from batch code": the snippet, verbatim but for two things: its URL
     (example.com is out of reach here) becomes the test site's article, and a ``print`` of
     ``page`` is appended so the test can read it. It runs as after ``make run``: no
     ``REDIS_URL`` in its environment, the Redis URL in ``VAR_DIR/redis-url`` (the session's
     Redis, where the test workers listen, written as ``make run`` writes it)."""
-    code = readme_code("Without the API", "python")
+    code = doc_code("docs/python.md", "Jobs from batch code", "python")
     assert '"https://example.com/"' in code
     code = code.replace('"https://example.com/"', json.dumps(f"{site}/article"))
     code += "\nimport json; print(json.dumps(page))\n"
@@ -47,14 +39,14 @@ def test_the_rq_snippet_finds_make_runs_redis(tmp_path, redis_url, workers, site
 
 
 def test_the_webhook_receiver_verifies_and_refuses_replays():
-    """"Webhooks and retention": the receiver as written, with a real secret, given a delivery
+    """docs/api.md, "Webhooks": the receiver as written, with a real secret, given a delivery
     signed as the workers sign them; a replay older than 5 minutes and a tampered body are
     refused."""
-    code = readme_code("Webhooks and retention", "python")
+    code = doc_code("docs/api.md", "Webhooks", "python")
     secret = webhooks.new_secret()
     assert '"whsec_…"' in code
     scope: dict = {"__name__": "__main__"}  # as `python receiver.py` runs it
-    exec(compile(code.replace('"whsec_…"', json.dumps(secret)), "README.md", "exec"), scope)
+    exec(compile(code.replace('"whsec_…"', json.dumps(secret)), "docs/api.md", "exec"), scope)
     receiver = scope["app"].test_client()
     payload = json.dumps({"id": "evt_1", "event": "collection.completed",
                           "collection": {"id": "col_1"}})
