@@ -10,14 +10,14 @@ from flask_smorest import Api
 from werkzeug.exceptions import HTTPException
 
 from api import errors, idempotency, openapi, swagger_ui
-from api.config import Config, ConfigError, exit_with, load_or_exit
 from api.headers import NOSNIFF
 from api.limits import AccountRateLimiter, rate_limit_headers
 from api.openapi import BASE_PATH
 from api.operations import OPERATIONS, history_claimed, request_charge
 from api.schemas import ErrorSchema, StorableText
 from api.search import Search
-from crawler.policy import SourcePolicy
+from core.config import Config, ConfigError, exit_with, load_or_exit
+from core.policy import SourcePolicy
 from storage import ledger
 from storage.db import Database
 from worker.queues import redis_connection

@@ -8,11 +8,11 @@ from marshmallow import ValidationError, fields, validate, validates_schema
 
 from api.exports import FORMATS as EXPORT_FORMATS
 from api.schemas import JsonBoolean, RequestSchema, Response, Url, WholeNumber
-from crawler.contract import COLLECTION_EXTRACTS as EXTRACTS
-from crawler.contract import COLLECTION_MODES as MODES
-from crawler.contract import DEFAULT_MAX_DEPTH, MAX_DEPTH
-from crawler.patterns import MAX_PATTERN_LENGTH, MAX_PATTERNS, SYNTAX, pattern_errors
-from crawler.scope import page_url_error
+from core.contract import COLLECTION_EXTRACTS as EXTRACTS
+from core.contract import COLLECTION_MODES as MODES
+from core.contract import DEFAULT_MAX_DEPTH, MAX_DEPTH
+from core.patterns import MAX_PATTERN_LENGTH, MAX_PATTERNS, SYNTAX, pattern_errors
+from core.scope import page_url_error
 
 #: Fields a batch, or a crawl, refuses (422).
 FOREIGN_TO_BATCH = ("url", "max_pages")
@@ -21,7 +21,7 @@ FOREIGN_TO_CRAWL = ("urls",)
 
 def page_url(value: str) -> None:
     """A batch entry must be a URL a page of it can be fetched from
-    (:func:`crawler.scope.page_url_error`): else a 422 naming its index, not a page that
+    (:func:`core.scope.page_url_error`): else a 422 naming its index, not a page that
     fails later."""
     error = page_url_error(value)
     if error:
@@ -30,7 +30,7 @@ def page_url(value: str) -> None:
 
 class Patterns(fields.List):
     """A crawl's ``include_paths`` or ``exclude_paths``: each pattern compiled here by the
-    engine that will match it (:func:`crawler.patterns.pattern_errors`, RE2), so a pattern
+    engine that will match it (:func:`core.patterns.pattern_errors`, RE2), so a pattern
     RE2 refuses is a 422 naming its index, never a crawl that fails later."""
 
     RULES = (f" Regexes in RE2 syntax ({SYNTAX}), matched in linear time: backreferences and "

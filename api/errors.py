@@ -18,7 +18,7 @@ from typing import Any
 from flask import Flask, g, jsonify, request
 from werkzeug.exceptions import HTTPException
 
-from crawler.contract import ErrorCode
+from core.contract import ErrorCode
 from storage.db import unavailable
 
 logger = logging.getLogger(__name__)

@@ -6,7 +6,7 @@ formats splice the stored JSON text of ``data`` into their output as it is: deco
 encoding a few KB per row again would cost most of the export's time. CSV has one row per page
 with a fixed set of columns per ``extract`` (:func:`csv_columns`), nested values as JSON text
 (as ``crawler.exporters`` writes a feed's), and every cell that a spreadsheet would read as a
-formula neutralised with :func:`crawler.formats.csv_cell`.
+formula neutralised with :func:`core.formats.csv_cell`.
 """
 
 from __future__ import annotations
@@ -17,10 +17,10 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, fields
 from typing import Any
 
-from crawler.formats import csv_cell
-from crawler.items.contacts import Contacts
-from crawler.items.page import Page
-from crawler.items.products import Products
+from core.formats import csv_cell
+from core.items.contacts import Contacts
+from core.items.page import Page
+from core.items.products import Products
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 from flask import current_app
 from redis import Redis
 
-from crawler.policy import SourcePolicy
+from core.policy import SourcePolicy
 from storage.db import Database
 
 if TYPE_CHECKING:

@@ -3,7 +3,7 @@
 gunicorn's access log writes what clients send (the request line, Referer, User-Agent) as it
 came: an ESC or a NEL in a header reached the operator's terminal raw. :class:`ApiLogger`
 (``--logger-class``, gunicorn's documented hook for it) formats every line of the error and
-access logs, and of the app's own loggers, with :class:`crawler.controls.LineSafeFormatter`.
+access logs, and of the app's own loggers, with :class:`core.controls.LineSafeFormatter`.
 """
 
 from __future__ import annotations
@@ -14,11 +14,11 @@ from typing import Any
 
 from gunicorn import glogging
 
-from crawler.controls import LineSafeFormatter, guard_handlers
+from core.controls import LineSafeFormatter, guard_handlers
 
 
 class ApiLogger(glogging.Logger):
-    """gunicorn's logger, every handler of it guarded (:func:`~crawler.controls.guard_handlers`).
+    """gunicorn's logger, every handler of it guarded (:func:`~core.controls.guard_handlers`).
 
     The app's loggers (``api.…``, ``storage.…``) get a handler too, on the root logger, in
     the error log's format: without one, Python wrote their warnings bare, neither dated nor

@@ -43,7 +43,7 @@ from gunicorn.workers.gthread import TConn, ThreadWorker
 from api.errors import new_request_id
 from api.headers import NOSNIFF
 from api.http_framing import CONTINUE, frame, without_expect
-from crawler.config import load_or_exit
+from core.config import load_or_exit
 
 #: Requests one client address may have arriving at once, per API process.
 READING_PER_CLIENT = 64

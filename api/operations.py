@@ -22,9 +22,9 @@ from api.errors import ApiError
 from api.extensions import db, redis, source_policy
 from api.limits import rate_limit_headers
 from api.schemas import UNSTORABLE
-from crawler.contract import PageStatus
-from crawler.controls import percent_encoded
-from crawler.policy import PolicyRefusal
+from core.contract import PageStatus
+from core.controls import percent_encoded
+from core.policy import PolicyRefusal
 from storage import ledger
 from storage.db import unavailable
 from storage.models import EntryKind, utcnow

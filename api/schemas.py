@@ -11,11 +11,11 @@ from marshmallow import Schema, ValidationError, fields, missing, validate
 from marshmallow_dataclass import class_schema
 from werkzeug.routing import UnicodeConverter
 
-from crawler.controls import CONTROL_RANGES, control_character_error
-from crawler.items.contacts import Contacts
-from crawler.items.page import Page
-from crawler.items.products import Products
-from crawler.items.video import Engagement, Video
+from core.controls import CONTROL_RANGES, control_character_error
+from core.items.contacts import Contacts
+from core.items.page import Page
+from core.items.products import Products
+from core.items.video import Engagement, Video
 
 #: Longest URL accepted (what common browsers and servers handle).
 MAX_URL_LENGTH = 2048
@@ -90,7 +90,7 @@ def absolute_url(value: str) -> None:
 
 def no_control_characters(rule: Callable[[str], None]) -> Callable[[str], None]:
     """``rule``, after the check every URL field makes first: a URL with a control character
-    (:func:`crawler.controls.control_character_error`) is a 422 naming the field, whatever
+    (:func:`core.controls.control_character_error`) is a 422 naming the field, whatever
     else it is, and never reaches a worker, a log or the history."""
     def check(value: str) -> None:
         refused = control_character_error(value)
@@ -194,7 +194,7 @@ class ScrapeRequestSchema(RequestSchema):
 
 
 def item_schema(item: type) -> type[Schema]:
-    """The response schema of an item class (``crawler.items``): the shape is written once,
+    """The response schema of an item class (``core.items``): the shape is written once,
     there, with each field's description; here every field is marked required (always
     present) like any :class:`Response`."""
     return class_schema(item, base_schema=Response)

@@ -29,7 +29,7 @@ from pathlib import Path
 
 from api.openapi import BASE_PATH
 from api.supervisor import Supervisor, spawn
-from crawler.config import ROOT, Config, load_or_exit
+from core.config import ROOT, Config, load_or_exit
 from worker.queues import INTERACTIVE
 
 logger = logging.getLogger(__name__)

@@ -45,7 +45,7 @@ from answers_normal import (
 from answers_stack import Answer, Stack, start_stack, tree_commit
 from stack import ROOT, stop
 
-from crawler.config import Config
+from core.config import Config
 
 BASE = "/api/service/v1"
 MAIN, BROKE, COLLECTIONS = "answers-main", "answers-broke", "answers-collections"

@@ -31,9 +31,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from core.items.contacts import Contacts  # noqa: E402
 from crawler.extract.contacts import extract_contacts  # noqa: E402
 from crawler.extract.fetched import FetchedPage  # noqa: E402
-from crawler.items.contacts import Contacts  # noqa: E402
 
 FIXTURES = ROOT / "tests" / "fixtures" / "contacts"
 BAR = 0.95

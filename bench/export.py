@@ -68,9 +68,9 @@ POSTGRES_ADMIN = "postgresql://postgres@127.0.0.1:5432/postgres"
 def page_data() -> dict:
     """``extract_page`` of the test site's article, its text made four times as long: a
     /scrape body of about 4 KB as JSON."""
+    from core.items.result import plain
     from crawler.extract.fetched import FetchedPage
     from crawler.extract.page import extract_page
-    from crawler.items.result import plain
 
     data = plain(extract_page(FetchedPage.from_html("https://news.example/tides",
                                                     PAGE.read_text())))

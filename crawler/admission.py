@@ -7,7 +7,7 @@ from the command line has one process and needs no Redis, so :class:`Admission` 
 same three rules to plain Python containers:
 
 - **admission**: a URL enters once, by its canonical form (the entry's ``key``, from
-  :func:`crawler.canonical.canonical_url`), and only while the page budget (``max_pages``)
+  :func:`core.canonical.canonical_url`), and only while the page budget (``max_pages``)
   lasts; a URL seen after that waits in line (the overflow), admitted but not fetched;
 - **claims**: after a fetch, a page claims its final URL and ``rel=canonical``; a page whose
   address an earlier page claimed is a duplicate, and its budget slot goes to the next URL in

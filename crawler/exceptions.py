@@ -12,7 +12,7 @@ from typing import Any
 
 from scrapy.exceptions import IgnoreRequest
 
-from crawler.contract import ErrorCode
+from core.contract import ErrorCode
 
 
 class CrawlError(Exception):

@@ -17,7 +17,7 @@ from itemadapter import is_item
 from scrapy.exporters import CsvItemExporter
 from scrapy.utils.serialize import ScrapyJSONEncoder
 
-from crawler.formats import csv_cell
+from core.formats import csv_cell
 
 logger = logging.getLogger(__name__)
 

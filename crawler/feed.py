@@ -35,7 +35,7 @@ from scrapy.settings import BaseSettings
 from scrapy.utils.defer import deferred_from_coro
 from twisted.python.failure import Failure
 
-from crawler.controls import escaped
+from core.controls import escaped
 from crawler.signals import JOB_CLOSED, JOB_KEY, crawl_abandoned
 from crawler.spiders.base import SinglePageSpider
 

@@ -15,11 +15,11 @@ from scrapy.utils.defer import maybe_deferred_to_future
 from scrapy.utils.httpobj import urlparse_cached
 from twisted.internet.defer import Deferred
 
-from crawler.canonical import same_site
+from core.canonical import same_site
+from core.policy import PolicyRefusal
+from core.scope import CRAWL_SITE
 from crawler.exceptions import OffSiteRedirect, RobotsDisallowed, SourcePolicyError
-from crawler.policy import PolicyRefusal
 from crawler.resolver import policy_from_settings
-from crawler.scope import CRAWL_SITE
 
 if TYPE_CHECKING:
     from scrapy import Request, Spider
@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from scrapy.http import Response
     from scrapy.robotstxt import RobotParser
 
-    from crawler.policy import SourcePolicy
+    from core.policy import SourcePolicy
 
 logger = logging.getLogger(__name__)
 
@@ -40,7 +40,7 @@ class SourcePolicyMiddleware:
 
     Sees every request, the first and each redirect or meta-refresh hop, and robots.txt. Names
     are checked again, address by address, in :mod:`crawler.resolver`. A crawl's page (one
-    with :data:`~crawler.scope.CRAWL_SITE`) may not hop off the crawl's site either.
+    with :data:`~core.scope.CRAWL_SITE`) may not hop off the crawl's site either.
     """
 
     def __init__(self, policy: SourcePolicy):

@@ -25,8 +25,8 @@ from twisted.internet.interfaces import (
 )
 from zope.interface import implementer
 
-from crawler.controls import escaped
-from crawler.policy import SourcePolicy, host_name, literal_address
+from core.controls import escaped
+from core.policy import SourcePolicy, host_name, literal_address
 
 if TYPE_CHECKING:
     from collections.abc import Sequence

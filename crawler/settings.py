@@ -1,6 +1,6 @@
 """Scrapy settings for every spider, from ``scrapy crawl`` and from the warm worker alike.
 
-Deployment knobs are *derived* from the one typed configuration (``crawler.config``), read once
+Deployment knobs are *derived* from the one typed configuration (``core.config``), read once
 when Scrapy loads this module; nothing is parsed here, so the worker, the API and ``scrapy
 crawl`` agree. A bad variable stops ``scrapy crawl`` with one line (``load_or_exit``).
 Everything else is fixed policy.
@@ -8,7 +8,7 @@ Everything else is fixed policy.
 
 from __future__ import annotations
 
-from crawler.config import load_or_exit
+from core.config import load_or_exit
 
 _config = load_or_exit()
 
@@ -29,7 +29,7 @@ ROBOTSTXT_CACHE_TTL = _config.robotstxt_ttl
 #: Comma-separated CIDRs of private networks the crawler may reach (empty: public only).
 CRAWLER_ALLOWED_NETWORKS = _config.allowed_networks
 #: Ports fetched on public addresses (any port inside an allowed network); empty means
-#: crawler.policy.DEFAULT_PORTS.
+#: core.policy.DEFAULT_PORTS.
 CRAWLER_ALLOWED_PORTS = _config.allowed_ports
 #: Comma-separated domains never fetched (subdomains included).
 CRAWLER_BLOCKED_DOMAINS = _config.blocked_domains

@@ -26,7 +26,7 @@ from typing import Any
 from sqlalchemy import func, insert, select, update
 from sqlalchemy.orm import Session
 
-from crawler.formats import format_utc
+from core.formats import format_utc
 from storage import webhooks
 from storage.db import Database
 from storage.ledger import InsufficientCredits

@@ -24,8 +24,8 @@ from rq import Worker
 from sqlalchemy import text
 
 from api import create_app
-from api.config import Config
 from api.serve import start_redis
+from core.config import Config
 from storage import accounts, ledger
 from storage.db import Database, migrate
 from tests.site import youtube

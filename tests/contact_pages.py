@@ -8,9 +8,9 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+from core.items.contacts import Contacts
 from crawler.extract.contacts import extract_contacts
 from crawler.extract.fetched import FetchedPage
-from crawler.items.contacts import Contacts
 
 #: Saved HTML as a page fetched from that URL, what extractors take.
 fetched = FetchedPage.from_html

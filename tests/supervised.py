@@ -16,7 +16,7 @@ from pathlib import Path
 from redis import Redis
 from rq import Queue
 
-from crawler.config import ROOT, Config
+from core.config import ROOT, Config
 
 
 def app(environ, start_response):

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from core.canonical import canonical_url
 from crawler.admission import Admission
-from crawler.canonical import canonical_url
 from crawler.frontier import Entry
 
 

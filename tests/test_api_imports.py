@@ -20,7 +20,7 @@ SCRIPT = """
 import json, sys
 import api
 from api import create_app
-from api.config import Config
+from core.config import Config
 
 app = create_app(Config(database_url=sys.argv[1], redis_url=sys.argv[2]))
 health = app.test_client().get("/healthz").get_json()

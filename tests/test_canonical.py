@@ -1,10 +1,10 @@
-"""URL canonicalisation and site identity (``crawler.canonical``): pure, no network."""
+"""URL canonicalisation and site identity (``core.canonical``): pure, no network."""
 
 from __future__ import annotations
 
 import pytest
 
-from crawler.canonical import (
+from core.canonical import (
     TRACKING_PARAMETERS,
     canonical_url,
     is_tracking_parameter,

@@ -9,7 +9,7 @@ import sys
 import uuid
 
 from api import create_app
-from crawler.config import variables
+from core.config import variables
 from tests.conftest import ROOT, make_config
 from tests.docs import doc_code
 

@@ -15,7 +15,7 @@ from sqlalchemy import func, select
 from standardwebhooks.webhooks import Webhook
 
 from api import create_app
-from crawler.canonical import canonical_url
+from core.canonical import canonical_url
 from storage.models import CollectionResult
 from tests.collection_stack import HOST_CAP, Stack, all_results, wait_final
 from tests.conftest import SITE_HOST, Customer, make_config, new_customer

@@ -14,7 +14,7 @@ from rq import Worker
 from rq.job import Job
 from rq.registry import StartedJobRegistry
 
-from crawler.config import Config
+from core.config import Config
 from crawler.frontier import Frontier
 from storage import accounts, collections, ledger
 from storage.db import Database

@@ -1,6 +1,6 @@
 """A crawl's ``include_paths``/``exclude_paths`` are users' regexes, run by the workers every
 crawl shares: a catastrophic pattern must cost its crawl nothing more than a plain one, and
-another account's requests nothing at all (crawler/patterns.py: RE2, linear time).
+another account's requests nothing at all (core/patterns.py: RE2, linear time).
 
 The attack as it was reported: ``(a+)+$`` over a page that links to ``/aaa…a!``, sent twice,
 held both workers (Python's ``re`` backtracking with the GIL held, past any budget or job

@@ -1,4 +1,4 @@
-"""The one configuration (``crawler.config``): every variable validated at start-up, in every
+"""The one configuration (``core.config``): every variable validated at start-up, in every
 entry point alike, and the table of docs/operators.md listing exactly the variables it reads."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from crawler.config import EXIT_STATUS, Config, ConfigError, variables
+from core.config import EXIT_STATUS, Config, ConfigError, variables
 from storage.db import make_engine
 from tests.conftest import ROOT
 from tests.docs import section

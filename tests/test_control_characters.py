@@ -13,8 +13,8 @@ from redis import Redis
 from rq.job import Job
 
 from api import create_app
-from crawler.controls import CONTROL_CHARACTERS, control_character_error, url_lines
-from crawler.scope import page_url_error
+from core.controls import CONTROL_CHARACTERS, control_character_error, url_lines
+from core.scope import page_url_error
 from crawler.spiders.base import as_http_url
 from crawler.spiders.batch import BatchSpider
 from crawler.spiders.page import PageSpider

@@ -10,7 +10,7 @@ import sys
 from datetime import UTC, datetime, timedelta
 
 from api.serve import write_private
-from crawler.config import variables
+from core.config import variables
 from storage import webhooks
 from tests.conftest import ROOT
 from tests.docs import doc_code

@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 
 from api.errors import DEFAULT_CODE, STATUS, ApiError
-from crawler.contract import ErrorCode
+from core.contract import ErrorCode
+from core.policy import PolicyRefusal
 from crawler.exceptions import CrawlError
-from crawler.policy import PolicyRefusal
 
 #: The error table of the first contract (HTTP status, error): a code added to the contract
 #: must be added to ErrorCode, to api.errors.STATUS and to docs/api.md's table (tests/test_docs.py).

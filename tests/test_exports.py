@@ -15,7 +15,7 @@ import pytest
 from hypothesis import strategies as st
 
 from api import exports
-from crawler.formats import csv_cell
+from core.formats import csv_cell
 from storage.collection_results import body as result_body
 from storage.exports import ExportRow
 from storage.models import CollectionResult

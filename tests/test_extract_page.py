@@ -14,11 +14,11 @@ from typing import Any
 import pytest
 from itemadapter import ItemAdapter
 
-from crawler.contract import PageStatus
+from core.contract import PageStatus
+from core.items import PageResult, plain
 from crawler.extract import page as page_module
 from crawler.extract.fetched import FetchedPage
 from crawler.extract.page import extract_page
-from crawler.items import PageResult, plain
 from tests.logcheck import our_errors
 
 #: Saved HTML as a page fetched from that URL, what extractors take.

@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 from itemadapter import ItemAdapter
 
+from core.items.products import Offer, Product, Products
 from crawler.extract import products as products_module
 from crawler.extract import structured
 from crawler.extract.fetched import FetchedPage
@@ -34,7 +35,6 @@ from crawler.extract.schema import (
     types,
 )
 from crawler.extract.structured import json_ld, lenient_json, parse_html
-from crawler.items.products import Offer, Product, Products
 from tests.logcheck import our_errors
 
 #: Saved HTML as a page fetched from that URL, what extractors take.

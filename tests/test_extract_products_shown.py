@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 from lxml.html import HtmlElement
 
+from core.items.products import Product
 from crawler.extract.currencies import currency_code, page_territories
 from crawler.extract.fetched import FetchedPage
 from crawler.extract.labels import buy_phrase, stock_phrase
@@ -28,7 +29,6 @@ from crawler.extract.shown import (
     shown_product,
 )
 from crawler.extract.structured import parse_html
-from crawler.items.products import Product
 
 FIXTURES = Path(__file__).parent / "fixtures" / "products"
 

@@ -16,17 +16,17 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
-from crawler.exceptions import CrawlError, FetchFailed, VideoUnavailable
-from crawler.extract.fetched import FetchedPage
-from crawler.extract.video import MAX_RELATED, apply_data_api, extract_video
-from crawler.extract.youtube_page import initial_data, like_count, player_response
-from crawler.items.video import Captions, Channel, Engagement, Video
-from crawler.video_platform import (
+from core.items.video import Captions, Channel, Engagement, Video
+from core.video_platform import (
     data_api_engagement,
     data_api_videos_url,
     parse_video_url,
     watch_url,
 )
+from crawler.exceptions import CrawlError, FetchFailed, VideoUnavailable
+from crawler.extract.fetched import FetchedPage
+from crawler.extract.video import MAX_RELATED, apply_data_api, extract_video
+from crawler.extract.youtube_page import initial_data, like_count, player_response
 
 #: Saved HTML as a page fetched from that URL, what extractors take.
 fetched = FetchedPage.from_html

@@ -15,7 +15,7 @@ import uuid
 import pytest
 
 from api.serve import free_port, gunicorn_command
-from crawler.config import ROOT, Config
+from core.config import ROOT, Config
 
 
 @pytest.fixture(scope="module")

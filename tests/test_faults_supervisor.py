@@ -9,7 +9,7 @@ import threading
 import time
 
 from api.supervisor import Supervisor
-from crawler.config import ROOT
+from core.config import ROOT
 
 #: A "worker" that notes its start in a file, lives ``argv[2]`` seconds, then fails.
 CHILD = "import sys, time; open(sys.argv[1], 'a').write('x'); time.sleep(float(sys.argv[2])); " \

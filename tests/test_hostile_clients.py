@@ -21,7 +21,7 @@ import requests
 
 from api import inflight
 from api.serve import free_port, gunicorn_command
-from crawler.config import Config, variables
+from core.config import Config, variables
 from storage import collections
 from storage.collections import PageOutcome
 from storage.models import CollectionStatus

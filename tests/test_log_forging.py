@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from redis import Redis
 
-from crawler.controls import CONTINUATION, LineSafeFormatter, escaped, guard_handlers
+from core.controls import CONTINUATION, LineSafeFormatter, escaped, guard_handlers
 from tests.conftest import WORKER_ENV, _redis_db, _start_workers, _stop
 from worker import jobs, logs, queues
 

@@ -1,4 +1,4 @@
-"""Counts and durations as pages and providers write them (``crawler.extract.numbers``): the
+"""Counts and durations as pages and providers write them (``core.numbers``): the
 values no count or duration can be are unknown (None), never an exception or a number past
 what a client's 64-bit integer holds."""
 
@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from crawler.extract.numbers import parse_count, parse_duration
+from core.numbers import parse_count, parse_duration
 
 
 @pytest.mark.parametrize(("value", "expected"), [

@@ -11,8 +11,8 @@ from __future__ import annotations
 import pytest
 from twisted.internet.testing import MemoryReactor
 
+from core.policy import PolicyRefusal, SourcePolicy
 from crawler import resolver as resolver_module
-from crawler.policy import PolicyRefusal, SourcePolicy
 from crawler.resolver import FilteringResolver
 from tests.fakes.resolver import ScriptedResolver
 
@@ -266,6 +266,6 @@ def test_the_spider_fetches_the_international_name_the_policy_judged(url, fetche
     """Scrapy alone would turn faß.de into fass.de (UTS 46 transitional), another domain."""
     from scrapy import Request
 
-    from crawler.policy import ascii_url
+    from core.policy import ascii_url
 
     assert Request(ascii_url(url)).url == fetched

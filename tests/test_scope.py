@@ -1,4 +1,4 @@
-"""The link-following rules of a crawl (``crawler.scope``): pure, no network."""
+"""The link-following rules of a crawl (``core.scope``): pure, no network."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ from dataclasses import FrozenInstanceError, asdict
 
 import pytest
 
-from crawler.patterns import MAX_MEMORY, MAX_PATTERN_LENGTH, SYNTAX, pattern_errors
-from crawler.scope import CrawlScope
+from core.patterns import MAX_MEMORY, MAX_PATTERN_LENGTH, SYNTAX, pattern_errors
+from core.scope import CrawlScope
 
 START = "https://www.example.com/docs/"
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from api import create_app
-from api.config import Config
+from core.config import Config
 from tests.conftest import make_config
 
 pytest_plugins = ["tests.fakes.fixtures"]

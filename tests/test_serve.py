@@ -37,7 +37,7 @@ from rq.registry import StartedJobRegistry
 
 from api.dispatch import NO_WORKER_MESSAGE
 from api.serve import free_port
-from crawler.config import Config, variables
+from core.config import Config, variables
 from tests.conftest import ALLOWED, ROOT
 from tests.waits import wait_until
 

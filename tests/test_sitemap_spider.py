@@ -20,7 +20,7 @@ from scrapy import Request
 from scrapy.http import XmlResponse
 from scrapy.utils.test import get_crawler
 
-from crawler.canonical import canonical_url
+from core.canonical import canonical_url
 from crawler.spiders.sitemap import SitemapUrlsSpider
 from tests.conftest import ROOT, SITE_HOST, WORKER_ENV
 from tests.site.server import Server, serve

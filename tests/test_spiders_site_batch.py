@@ -21,9 +21,9 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from crawler.canonical import canonical_url
+from core.canonical import canonical_url
+from core.items import PageResult
 from crawler.exporters import JsonCellCsvItemExporter
-from crawler.items import PageResult
 from crawler.spiders.batch import BatchSpider
 from crawler.spiders.contacts import ContactsSpider
 from crawler.spiders.page import PageSpider

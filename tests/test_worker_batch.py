@@ -13,8 +13,8 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from crawler.config import variables
-from crawler.policy import PolicyRefusal
+from core.config import variables
+from core.policy import PolicyRefusal
 from storage import collections
 from storage.collections import CollectionLimit
 from storage.ledger import InsufficientCredits

@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import logging
 
-from crawler.config import load_or_exit
+from core.config import load_or_exit
 from worker import logs
 from worker.queues import COLLECTIONS, INTERACTIVE, MAINTENANCE, queue, redis_connection
 from worker.worker import WarmWorker

@@ -13,7 +13,7 @@ A data engineer's job runs next to the platform, not through its HTTP API (docs/
 The collection is the API's in every way: the same plan limits, balance check and history
 (:mod:`worker.new_collections`), the same slice jobs on the ``collections`` queue, the same
 credits and results — only nobody is waiting on an HTTP request. The configuration is the
-deployment's (``DATABASE_URL``, ``REDIS_URL``…, :meth:`crawler.config.Config.from_env`).
+deployment's (``DATABASE_URL``, ``REDIS_URL``…, :meth:`core.config.Config.from_env`).
 """
 
 from __future__ import annotations
@@ -26,13 +26,13 @@ from typing import Any
 
 from redis import Redis
 
-from crawler.config import Config
-from crawler.contract import COLLECTION_EXTRACTS as EXTRACTS
-from crawler.contract import COLLECTION_MODES as MODES
-from crawler.contract import DEFAULT_MAX_DEPTH, MAX_DEPTH
-from crawler.patterns import MAX_PATTERNS, pattern_errors
-from crawler.policy import SourcePolicy
-from crawler.scope import page_url_error
+from core.config import Config
+from core.contract import COLLECTION_EXTRACTS as EXTRACTS
+from core.contract import COLLECTION_MODES as MODES
+from core.contract import DEFAULT_MAX_DEPTH, MAX_DEPTH
+from core.patterns import MAX_PATTERNS, pattern_errors
+from core.policy import SourcePolicy
+from core.scope import page_url_error
 from storage import collection_results, collections
 from storage.db import Database, shared
 from storage.models import LIVE_STATUSES, Collection
@@ -152,7 +152,7 @@ def _check(mode: str, extract: str, urls: Sequence[str] | None, url: str | None,
            exclude_paths: Sequence[str], use_sitemap: bool
            ) -> tuple[list[str] | None, str | None]:
     """What the API's schema refuses with a 422, as ``ValueError`` (nothing is created), by
-    the same rules (:func:`crawler.scope.page_url_error`, :func:`crawler.patterns.pattern_errors`);
+    the same rules (:func:`core.scope.page_url_error`, :func:`core.patterns.pattern_errors`);
     the URLs stripped, as the API stores them."""
     if mode not in MODES:
         raise ValueError(f"mode must be one of {', '.join(MODES)}, not {mode!r}")

@@ -31,15 +31,15 @@ from typing import Any
 from redis import Redis
 from rq import get_current_job
 
-from crawler.canonical import canonical_url
-from crawler.config import Config
-from crawler.contract import ErrorCode, PageStatus
-from crawler.controls import escaped
+from core.canonical import canonical_url
+from core.config import Config
+from core.contract import ErrorCode, PageStatus
+from core.controls import escaped
+from core.items import PageResult, plain
+from core.scope import CrawlScope
 from crawler.frontier import Entry, Frontier
 from crawler.host_gate import HostGate, host_of
-from crawler.items import PageResult, plain
 from crawler.runner import shared_crawler
-from crawler.scope import CrawlScope
 from crawler.spiders.collected import CollectedPage, collection_spider
 from storage import collections
 from storage.collections import PageOutcome

@@ -24,7 +24,7 @@ from rq.cron import CronJob, CronScheduler
 from rq.defaults import DEFAULT_CRON_JOB_HISTORY_LIMIT, DEFAULT_CRON_JOB_HISTORY_TTL
 from rq.job import Job
 
-from crawler.config import Config, load_or_exit
+from core.config import Config, load_or_exit
 from worker import logs, queues
 from worker.maintenance import (
     look_after_collections,

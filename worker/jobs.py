@@ -1,6 +1,6 @@
 """Job functions: what the API enqueues, and what batch jobs may enqueue themselves.
 
-Each takes plain values and returns a plain dict: the page result (``crawler.items.PageResult``
+Each takes plain values and returns a plain dict: the page result (``core.items.PageResult``
 as a dict, the shape of a collection result). A failed fetch is a *successful* job whose result
 says ``"status": "failed"`` with a stable error code — so callers never parse tracebacks; only
 a crashed or killed job ends up as an RQ failure.
@@ -17,9 +17,9 @@ from typing import Any
 from scrapy import Spider
 from scrapy.utils.misc import load_object
 
-from crawler.contract import PageStatus
+from core.contract import PageStatus
+from core.items import PageResult, plain
 from crawler.exceptions import CrawlError, FetchFailed
-from crawler.items import PageResult, plain
 from crawler.runner import shared_crawler
 
 

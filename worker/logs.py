@@ -1,5 +1,5 @@
 """The log of a worker process and of the cron scheduler, on stderr: records no job can forge
-a line of (:class:`crawler.controls.LineSafeFormatter`)."""
+a line of (:class:`core.controls.LineSafeFormatter`)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import logging
 
 from rq.logutils import colorizer
 
-from crawler.controls import guard_handlers
+from core.controls import guard_handlers
 
 FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 #: RQ's loggers, which have handlers of their own when RQ set them up first (``rq

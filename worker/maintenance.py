@@ -23,7 +23,7 @@ from rq import Worker, get_current_job
 from rq.exceptions import NoSuchJobError
 from rq.job import Job, JobStatus
 
-from crawler.config import Config
+from core.config import Config
 from crawler.frontier import Frontier
 from storage import collections, ledger, retention
 from storage.db import shared

@@ -21,9 +21,9 @@ from typing import Any
 from redis import Redis
 from redis.exceptions import RedisError
 
-from crawler.config import Config
-from crawler.contract import DEFAULT_MAX_DEPTH
-from crawler.policy import SourcePolicy
+from core.config import Config
+from core.contract import DEFAULT_MAX_DEPTH
+from core.policy import SourcePolicy
 from storage import accounts, collections
 from storage.db import Database
 from storage.models import Collection
@@ -59,7 +59,7 @@ def create(db: Database, policy: SourcePolicy, *, account_id: str, mode: str,
 
     Checked in this order: a batch's size (:class:`TooManyUrls`); a crawl's ``max_pages``
     (default: the plan's ``max_crawl_pages``; :class:`TooManyPages`) and its start URL
-    against ``policy`` (:class:`~crawler.policy.PolicyRefusal`); then, in the transaction
+    against ``policy`` (:class:`~core.policy.PolicyRefusal`); then, in the transaction
     that writes the row, the plan's running collections
     (:class:`~storage.collections.CollectionLimit`) and a balance of at least 1
     (:class:`~storage.ledger.InsufficientCredits`). The values themselves are taken as

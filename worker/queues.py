@@ -16,7 +16,7 @@ from rq import Queue
 from rq.job import Job
 from rq.serializers import JSONSerializer
 
-from crawler.config import Config
+from core.config import Config
 from crawler.frontier import Frontier
 
 #: Single-page operations; an API request is waiting on each of these.

@@ -13,12 +13,12 @@ from typing import Any
 from redis import Redis
 from rq import Worker
 
-from crawler.canonical import canonical_url
-from crawler.config import Config
-from crawler.controls import escaped
+from core.canonical import canonical_url
+from core.config import Config
+from core.controls import escaped
+from core.scope import CrawlScope
 from crawler.frontier import Entry, Frontier
 from crawler.runner import shared_crawler
-from crawler.scope import CrawlScope
 from worker import queues
 
 logger = logging.getLogger(__name__)

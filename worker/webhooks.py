@@ -13,7 +13,7 @@ Both only send what they :func:`storage.webhooks.claim`, so an attempt is never 
 Why ``http.client`` on a socket we connect ourselves, rather than an HTTP client library: the
 webhook URL is the account's, and must not reach what the crawler may not (a private address,
 directly or through DNS that changes between a check and the connect). Here the name is
-resolved once, every address is judged by the same :class:`~crawler.policy.SourcePolicy` as
+resolved once, every address is judged by the same :class:`~core.policy.SourcePolicy` as
 any fetch, and the connection is made to the address that was judged; ``http.client`` never
 follows redirects, and the response body is not read.
 """
@@ -38,9 +38,9 @@ from redis.exceptions import RedisError
 from standardwebhooks.webhooks import Webhook
 from w3lib.url import safe_url_string
 
-from crawler.config import Config
-from crawler.controls import escaped
-from crawler.policy import PolicyRefusal, SourcePolicy, host_name, literal_address
+from core.config import Config
+from core.controls import escaped
+from core.policy import PolicyRefusal, SourcePolicy, host_name, literal_address
 from storage import webhooks
 from storage.db import shared
 from worker import queues

@@ -51,7 +51,7 @@ from rq.queue import Queue
 from rq.suspension import is_suspended
 from rq.worker import WorkerStatus
 
-from crawler.config import load_or_exit
+from core.config import load_or_exit
 from crawler.extract.language import load_language_model
 from crawler.runner import shared_crawler
 from worker import liveness, logs

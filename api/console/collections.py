@@ -18,8 +18,8 @@ from api.operations import refuse
 from api.resources import collections as api_collections
 from api.resources import exports as api_exports
 from api.schemas import UNSTORABLE
-from crawler.contract import COLLECTION_EXTRACTS, DEFAULT_MAX_DEPTH, MAX_DEPTH
-from crawler.controls import url_lines
+from core.contract import COLLECTION_EXTRACTS, DEFAULT_MAX_DEPTH, MAX_DEPTH
+from core.controls import url_lines
 from storage import collections
 from storage import idempotency as records
 from storage.models import LIVE_STATUSES

@@ -16,7 +16,7 @@ from api.schemas import (
     ActivityQuerySchema,
     WebhookSecretSchema,
 )
-from crawler.formats import format_utc
+from core.formats import format_utc
 from storage import accounts, activity, webhooks
 
 blp = authenticated(Blueprint("account", __name__, url_prefix=BASE_PATH,

@@ -31,8 +31,8 @@ from api.errors import ApiError
 from api.extensions import db, redis, source_policy
 from api.openapi import AUTHENTICATED, BASE_PATH, documented
 from api.operations import history_written, refuse
+from core.policy import PolicyRefusal
 from crawler.frontier import Frontier
-from crawler.policy import PolicyRefusal
 from storage import collection_results, collections, webhooks
 from storage.ledger import InsufficientCredits
 from storage.models import LIVE_STATUSES, Collection

@@ -20,7 +20,7 @@ from api.schemas import (
     UrlRequestSchema,
     VideoResponseSchema,
 )
-from crawler.video_platform import parse_video_url
+from core.video_platform import parse_video_url
 
 blp = authenticated(Blueprint("extraction", __name__, url_prefix=BASE_PATH,
                               description="Single-page operations: one URL, one credit."))

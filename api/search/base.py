@@ -19,7 +19,6 @@ from typing import Any, ClassVar
 
 import urllib3
 
-from api.config import Config
 from api.search.normalise import (
     clean_text,
     dedupe_key,
@@ -28,8 +27,9 @@ from api.search.normalise import (
     published_at,
     web_url,
 )
-from crawler.extract.numbers import parse_duration
-from crawler.video_platform import API_KEY_HEADER
+from core.config import Config
+from core.numbers import parse_duration
+from core.video_platform import API_KEY_HEADER
 
 logger = logging.getLogger(__name__)
 

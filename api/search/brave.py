@@ -10,7 +10,6 @@ with either an ``error`` object or an ``errors`` list, every ``video.*`` field o
 
 from __future__ import annotations
 
-from api.config import Config
 from api.search.base import (
     KINDS,
     TRADITIONAL_CHINESE,
@@ -21,7 +20,8 @@ from api.search.base import (
     json_error_reason,
     results_of,
 )
-from crawler.formats import dig
+from core.config import Config
+from core.formats import dig
 
 ENDPOINTS = {"web": "/web/search", "news": "/news/search", "videos": "/videos/search"}
 #: Brave's largest ``count`` per endpoint.

@@ -11,7 +11,6 @@ its results hold each page once, so over-fetching would buy nothing.
 
 from __future__ import annotations
 
-from api.config import Config
 from api.search.base import (
     TRADITIONAL_CHINESE,
     Page,
@@ -20,6 +19,7 @@ from api.search.base import (
     google_key_header,
     results_of,
 )
+from core.config import Config
 
 #: Google's codes where they are not ISO 639-1 (``lr=lang_iw``, ``hl=zh-TW``…).
 LANGUAGES = {"he": "iw", "zh": "zh-CN"}

@@ -15,8 +15,8 @@ from urllib.parse import urlsplit
 
 from w3lib.html import remove_tags, replace_entities
 
-from crawler.formats import format_utc
-from crawler.video_platform import parse_video_url
+from core.formats import format_utc
+from core.video_platform import parse_video_url
 
 _SPACE = re.compile(r"\s+")
 _DATE_ONLY = re.compile(r"\d{4}-\d{2}-\d{2}")

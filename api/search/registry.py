@@ -13,12 +13,12 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from api.config import Config, ConfigError
 from api.search.base import KINDS, SearchProvider, SearchQuery
 from api.search.brave import BraveProvider
 from api.search.google import GoogleProvider
 from api.search.searxng import SearxngProvider
 from api.search.youtube import YouTubeProvider
+from core.config import Config, ConfigError
 
 logger = logging.getLogger(__name__)
 

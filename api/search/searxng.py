@@ -9,8 +9,8 @@ not the publisher), so a news result's ``source`` is the host of its URL.
 
 from __future__ import annotations
 
-from api.config import Config
 from api.search.base import KINDS, Page, SearchProvider, SearchQuery, results_of
+from core.config import Config
 
 #: SearXNG's category for each kind of search.
 CATEGORIES = {"web": "general", "news": "news", "videos": "videos"}

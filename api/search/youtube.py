@@ -13,7 +13,6 @@ import logging
 from dataclasses import asdict
 from typing import Any
 
-from api.config import Config
 from api.search.base import (
     TRADITIONAL_CHINESE,
     Page,
@@ -23,9 +22,10 @@ from api.search.base import (
     google_key_header,
     results_of,
 )
-from crawler.extract.numbers import parse_duration
-from crawler.formats import dig
-from crawler.video_platform import (
+from core.config import Config
+from core.formats import dig
+from core.numbers import parse_duration
+from core.video_platform import (
     DATA_API_MAX_IDS,
     data_api_engagement,
     parse_video_url,

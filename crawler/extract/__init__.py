@@ -6,7 +6,7 @@ One contract for every extractor (``extract_page``, ``extract_contacts``, ``extr
 - **Input:** a :class:`~crawler.extract.fetched.FetchedPage` (plus the operation's options as
   keyword arguments). Its parses are cached on it, so extractors run on the same page share one
   tree, one JSON-LD read, one microdata read.
-- **Output:** the operation's item (:mod:`crawler.items`: ``Page``, ``Contacts``, ``Products``,
+- **Output:** the operation's item (:mod:`core.items`: ``Page``, ``Contacts``, ``Products``,
   ``Video``), every field present, ``None``/``[]`` when the page does not say. The item classes
   are the one declaration of the answer's shape; the API's schemas are generated from them.
 - **Raising:** an extractor raises a :class:`~crawler.exceptions.CrawlError` subclass, and only

@@ -31,6 +31,7 @@ from urllib.parse import unquote, urlsplit
 from lxml.html import HtmlElement
 from w3lib.html import strip_html5_whitespace
 
+from core.items.contacts import Contacts, Email, Organization, SocialLink
 from crawler.extract.domains import registrable_domain
 from crawler.extract.emails import (
     cloudflare_email,
@@ -60,7 +61,6 @@ from crawler.extract.structured import (
     json_ld_nodes,
 )
 from crawler.extract.visible_text import in_text, visible_text
-from crawler.items.contacts import Contacts, Email, Organization, SocialLink
 
 logger = logging.getLogger(__name__)
 

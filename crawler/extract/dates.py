@@ -24,7 +24,7 @@ from datetime import UTC, datetime
 
 from dateutil import parser as dateparser
 
-from crawler.formats import format_utc
+from core.formats import format_utc
 
 #: Two defaults that differ in every field: what dateutil takes from them was not written.
 _DEFAULTS = (datetime(2001, 1, 1, 0, 0, 0), datetime(2002, 2, 2, 1, 1, 1))

@@ -22,7 +22,7 @@ import trafilatura
 from lxml import etree
 from lxml.html import HtmlElement
 
-from crawler.controls import escaped
+from core.controls import escaped
 from crawler.extract.structured import (
     base_url,
     header,

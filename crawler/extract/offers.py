@@ -23,10 +23,10 @@ from typing import Any
 
 from price_parser import Price
 
+from core.formats import iso_utc
+from core.items.products import Offer
 from crawler.extract.currencies import currency_code
 from crawler.extract.schema import MAX_DEPTH, Reader, local_name, number_text, prop
-from crawler.formats import iso_utc
-from crawler.items.products import Offer
 
 MAX_OFFERS = 20
 

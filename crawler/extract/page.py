@@ -16,6 +16,7 @@ from typing import Any
 
 from lxml.html import HtmlElement
 
+from core.items.page import Link, Metadata, Page
 from crawler.extract.authors import json_ld_names, page_author
 from crawler.extract.dates import page_date
 from crawler.extract.fetched import FetchedPage
@@ -29,7 +30,6 @@ from crawler.extract.structured import (
     json_ld_nodes,
 )
 from crawler.extract.text import main_text
-from crawler.items.page import Link, Metadata, Page
 
 logger = logging.getLogger(__name__)
 

@@ -42,9 +42,9 @@ from urllib.parse import unquote
 import phonenumbers
 from phonenumbers import Leniency, PhoneNumber, PhoneNumberFormat, PhoneNumberType
 
+from core.items.contacts import Phone
 from crawler.extract.domains import split_host
 from crawler.extract.phone_labels import Label, is_other_number, label_of
-from crawler.items.contacts import Phone
 
 logger = logging.getLogger(__name__)
 

@@ -21,10 +21,11 @@ from typing import Any
 
 from lxml.html import HtmlElement
 
+from core.items.products import Product, Products, Rating
+from core.numbers import parse_count
 from crawler.extract.currencies import page_territories
 from crawler.extract.fetched import FetchedPage
 from crawler.extract.labels import labelled_sku
-from crawler.extract.numbers import parse_count
 from crawler.extract.offers import offers
 from crawler.extract.schema import (
     MAX_DEPTH,
@@ -38,7 +39,6 @@ from crawler.extract.schema import (
 )
 from crawler.extract.shown import shown_offer, shown_product
 from crawler.extract.structured import clean, rdfa
-from crawler.items.products import Product, Products, Rating
 
 logger = logging.getLogger(__name__)
 

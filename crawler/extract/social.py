@@ -29,9 +29,9 @@ import re
 from collections.abc import Iterator
 from urllib.parse import parse_qsl, urlencode, urlsplit
 
+from core.items.contacts import SocialLink
 from crawler.extract.domains import registrable_domain, split_host
 from crawler.extract.social_platforms import BY_DOMAIN, Platform
-from crawler.items.contacts import SocialLink
 
 logger = logging.getLogger(__name__)
 

@@ -38,7 +38,7 @@ from typing import Any
 import trafilatura
 from lxml.html import HtmlElement
 
-from crawler.controls import escaped
+from core.controls import escaped
 from crawler.extract.visible_text import without_hidden
 
 logger = logging.getLogger(__name__)

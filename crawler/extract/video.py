@@ -2,7 +2,7 @@
 
 Pure functions (no network, no Scrapy). The video spider fetches the watch page and, when a
 Data API key is configured, one ``videos.list`` answer: :func:`extract_video` turns the page
-into the API's record, a :class:`~crawler.items.video.Video` built from its nested items where
+into the API's record, a :class:`~core.items.video.Video` built from its nested items where
 each is found, and :func:`apply_data_api` lays the Data API's exact figures over it.
 Only public, embeddable videos are served; anything else raises :class:`VideoUnavailable`.
 Unknown values are None, never 0 or "": a hidden like count is not zero likes.
@@ -16,20 +16,9 @@ from dataclasses import replace
 from typing import Any
 from urllib.parse import quote, urlsplit
 
-from crawler.controls import escaped
-from crawler.exceptions import FetchFailed, VideoUnavailable
-from crawler.extract.fetched import FetchedPage
-from crawler.extract.numbers import parse_count, parse_duration
-from crawler.extract.structured import clean, join
-from crawler.extract.youtube_page import (
-    initial_data,
-    like_count,
-    player_response,
-    related_videos,
-    text,
-)
-from crawler.formats import dig, iso_utc
-from crawler.items.video import (
+from core.controls import escaped
+from core.formats import dig, iso_utc
+from core.items.video import (
     Captions,
     CaptionTrack,
     Channel,
@@ -38,12 +27,23 @@ from crawler.items.video import (
     Thumbnail,
     Video,
 )
-from crawler.video_platform import (
+from core.numbers import parse_count, parse_duration
+from core.video_platform import (
     CANONICAL_BASE,
     data_api_engagement,
     parse_video_url,
     path_video_id,
     watch_url,
+)
+from crawler.exceptions import FetchFailed, VideoUnavailable
+from crawler.extract.fetched import FetchedPage
+from crawler.extract.structured import clean, join
+from crawler.extract.youtube_page import (
+    initial_data,
+    like_count,
+    player_response,
+    related_videos,
+    text,
 )
 
 logger = logging.getLogger(__name__)

@@ -17,11 +17,11 @@ import re
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from crawler.extract.numbers import parse_count, parse_duration
+from core.formats import dig
+from core.items.video import RelatedVideo
+from core.numbers import parse_count, parse_duration
+from core.video_platform import VIDEO_ID, watch_url
 from crawler.extract.structured import clean
-from crawler.formats import dig
-from crawler.items.video import RelatedVideo
-from crawler.video_platform import VIDEO_ID, watch_url
 
 logger = logging.getLogger(__name__)
 

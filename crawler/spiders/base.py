@@ -9,8 +9,10 @@ from urllib.parse import urlsplit, urlunsplit
 from scrapy import Request, Spider
 from scrapy.http import HtmlResponse
 
-from crawler.contract import PageStatus
-from crawler.controls import control_character_error, escaped
+from core.contract import PageStatus
+from core.controls import control_character_error, escaped
+from core.items import PageResult
+from core.policy import ALLOWED_SCHEMES, ascii_url
 from crawler.exceptions import (
     CrawlError,
     ExtractionFailed,
@@ -20,8 +22,6 @@ from crawler.exceptions import (
 )
 from crawler.extract.fetched import FetchedPage
 from crawler.failures import classify
-from crawler.items import PageResult
-from crawler.policy import ALLOWED_SCHEMES, ascii_url
 
 if TYPE_CHECKING:
     from scrapy.http import Response
@@ -37,7 +37,7 @@ def as_bool(value: Any) -> bool:
 
 def as_http_url(spider: str, url: str | None, what: str = "the page") -> str:
     """``-a url=…`` as an http(s) URL with a host and no control character, its host in ASCII
-    (see :func:`~crawler.policy.ascii_url`); a clear ``ValueError`` naming ``spider``
+    (see :func:`~core.policy.ascii_url`); a clear ``ValueError`` naming ``spider``
     otherwise (the URL in it as ``repr`` shows it: escaped), raised when the spider is made
     rather than as a failed fetch later."""
     if not url or not url.strip():
@@ -94,7 +94,7 @@ class SinglePageSpider(Spider):
 
     def refused_url(self) -> InvalidUrl | None:
         """The failure of a URL the API would refuse as invalid: one with a control character
-        (:func:`~crawler.controls.control_character_error`), which is never requested."""
+        (:func:`~core.controls.control_character_error`), which is never requested."""
         refused = control_character_error(self.url)
         return InvalidUrl(refused, url=self.url) if refused else None
 

@@ -20,9 +20,9 @@ from typing import Any
 
 from scrapy import Request
 
+from core.canonical import canonical_url
+from core.controls import control_character_error, url_lines
 from crawler.admission import Admission
-from crawler.canonical import canonical_url
-from crawler.controls import control_character_error, url_lines
 from crawler.frontier import Entry
 from crawler.spiders.base import as_http_url
 from crawler.spiders.collected import CollectedPage
@@ -46,7 +46,7 @@ def listed_urls(urls: Any) -> list[tuple[str, str]]:
 
 
 def file_urls(path: str | None) -> list[tuple[str, str]]:
-    """(where, URL) for each line of ``path`` with a URL (:func:`~crawler.controls.url_lines`:
+    """(where, URL) for each line of ``path`` with a URL (:func:`~core.controls.url_lines`:
     blank lines and lines starting with ``#`` are skipped)."""
     if not path:
         return []

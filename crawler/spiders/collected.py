@@ -20,10 +20,10 @@ from typing import TYPE_CHECKING, Any
 
 from scrapy import Request
 
+from core.items import PageResult
+from core.scope import CRAWL_SITE
 from crawler.extract.links import PageLinks, page_links
-from crawler.items import PageResult
 from crawler.middlewares import cached_crawl_delay
-from crawler.scope import CRAWL_SITE
 from crawler.spiders.base import SinglePageSpider, as_bool
 from crawler.spiders.contacts import ContactsSpider
 from crawler.spiders.page import PageSpider

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+from core.items.contacts import Contacts
 from crawler.extract.contacts import extract_contacts
 from crawler.extract.fetched import FetchedPage
-from crawler.items.contacts import Contacts
 from crawler.spiders.base import SinglePageSpider
 
 

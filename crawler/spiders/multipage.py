@@ -6,7 +6,7 @@ A worker runs each page of a collection as a single-page job of
 long-lived crawler). These spiders run many pages in one crawl of their own, and hand each
 page's response to the same per-page spider object: the same request, the same extractor, the
 same failures and error codes (robots.txt, source policy, non-HTML…), the same
-:class:`~crawler.items.PageResult` — so a feed export writes what the API stores.
+:class:`~core.items.PageResult` — so a feed export writes what the API stores.
 """
 
 from __future__ import annotations
@@ -17,9 +17,9 @@ from typing import TYPE_CHECKING, Any
 
 from scrapy import Request, Spider
 
+from core.items import PageResult
+from core.policy import ascii_url
 from crawler.frontier import Entry
-from crawler.items import PageResult
-from crawler.policy import ascii_url
 from crawler.spiders.collected import EXTRACTORS, CollectedPage, collection_spider
 
 if TYPE_CHECKING:

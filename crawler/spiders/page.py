@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from core.items.page import Page
 from crawler.extract.fetched import FetchedPage
 from crawler.extract.page import extract_page
-from crawler.items.page import Page
 from crawler.spiders.base import SinglePageSpider, as_bool
 
 

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+from core.items.products import Products
 from crawler.extract.fetched import FetchedPage
 from crawler.extract.products import extract_products
-from crawler.items.products import Products
 from crawler.spiders.base import SinglePageSpider
 
 

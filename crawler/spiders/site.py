@@ -7,7 +7,7 @@ crawl``) runs it, without the API::
 
 The rules are the collection's, from the same functions (docs/api.md, Collections): the crawl
 stays on the start URL's site and within ``max_depth`` link hops (sitemap URLs are depth 1),
-``include_paths``/``exclude_paths`` match the path + query (:class:`~crawler.scope.CrawlScope`);
+``include_paths``/``exclude_paths`` match the path + query (:class:`~core.scope.CrawlScope`);
 a URL is admitted once by its canonical form and only while ``max_pages`` lasts; a page whose
 final URL or ``rel=canonical`` an earlier page claimed is a duplicate, not output, and gives
 its slot to the next URL waiting (:class:`~crawler.admission.Admission`); robots.txt and the
@@ -30,13 +30,13 @@ from typing import TYPE_CHECKING, Any
 from scrapy import Request, signals
 from scrapy.exceptions import DontCloseSpider
 
+from core.canonical import canonical_url
+from core.contract import DEFAULT_MAX_DEPTH, PageStatus
+from core.controls import escaped
+from core.patterns import pattern_errors
+from core.scope import CrawlScope
 from crawler.admission import Admission
-from crawler.canonical import canonical_url
-from crawler.contract import DEFAULT_MAX_DEPTH, PageStatus
-from crawler.controls import escaped
 from crawler.frontier import Entry
-from crawler.patterns import pattern_errors
-from crawler.scope import CrawlScope
 from crawler.spiders.base import as_bool, as_http_url, as_whole_number
 from crawler.spiders.collected import CollectedPage
 from crawler.spiders.multipage import MultiPageSpider, Output
@@ -51,7 +51,7 @@ def as_patterns(spider: str, name: str, value: Any) -> tuple[str, ...]:
     """``-a include_paths=…`` as patterns: one regex, or a JSON list of them
     (``'["^/docs/", "^/blog/"]'``); from Python, any list of them. Not comma-separated: regexes
     have commas (``a{1,3}``). A bad pattern is a ``ValueError`` naming it
-    (:func:`~crawler.patterns.pattern_errors`, the API's check: RE2's syntax)."""
+    (:func:`~core.patterns.pattern_errors`, the API's check: RE2's syntax)."""
     if value is None or value == "":
         patterns: list[Any] = []
     elif isinstance(value, str):

@@ -25,9 +25,9 @@ from scrapy.exceptions import CloseSpider
 from scrapy.spiders import SitemapSpider
 from scrapy.utils.sitemap import Sitemap, sitemap_urls_from_robots
 
-from crawler.canonical import canonical_url, same_site
-from crawler.controls import escaped
-from crawler.policy import ascii_url
+from core.canonical import canonical_url, same_site
+from core.controls import escaped
+from core.policy import ascii_url
 from crawler.spiders.base import as_http_url
 
 if TYPE_CHECKING:
@@ -52,8 +52,8 @@ class SitemapReading(SitemapSpider):
     :meth:`sitemap_page`, for spiders that want a site's page URLs from its sitemaps.
 
     Call :meth:`read_sitemaps_of` from ``__init__`` and yield :meth:`sitemap_start` from
-    ``start()``. Only URLs of that site (:func:`~crawler.canonical.same_site`), each once (by
-    its :func:`~crawler.canonical.canonical_url`; the URL keeps the ``<loc>`` as written), at
+    ``start()``. Only URLs of that site (:func:`~core.canonical.same_site`), each once (by
+    its :func:`~core.canonical.canonical_url`; the URL keeps the ``<loc>`` as written), at
     most ``max_urls``. Sitemaps themselves may live anywhere (robots.txt may point to another
     host); the source policy and robots.txt apply to each fetch. A sitemap that is missing,
     unreachable or not a sitemap gives nothing: a site without sitemaps has no URLs, never an

@@ -14,19 +14,19 @@ from typing import TYPE_CHECKING, Any
 
 from scrapy import Request
 
-from crawler.contract import PageStatus
-from crawler.exceptions import CrawlError, ExtractionFailed, UnsupportedVideo
-from crawler.extract.fetched import FetchedPage
-from crawler.extract.video import apply_data_api, extract_video
-from crawler.items import PageResult
-from crawler.items.video import Video
-from crawler.spiders.base import SinglePageSpider
-from crawler.video_platform import (
+from core.contract import PageStatus
+from core.items import PageResult
+from core.items.video import Video
+from core.video_platform import (
     API_KEY_HEADER,
     data_api_videos_url,
     parse_video_url,
     watch_url,
 )
+from crawler.exceptions import CrawlError, ExtractionFailed, UnsupportedVideo
+from crawler.extract.fetched import FetchedPage
+from crawler.extract.video import apply_data_api, extract_video
+from crawler.spiders.base import SinglePageSpider
 
 if TYPE_CHECKING:
     from scrapy.http import Response

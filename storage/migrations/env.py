@@ -5,8 +5,8 @@ from __future__ import annotations
 from alembic import context
 from sqlalchemy import engine_from_config, pool
 
-from crawler.config import load_or_exit
-from crawler.config_types import database_url
+from core.config import load_or_exit
+from core.config_types import database_url
 from storage.models import Base
 
 config = context.config

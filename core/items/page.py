@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from crawler.items.fields import described
+from core.items.fields import described
 
 
 @dataclass(kw_only=True)

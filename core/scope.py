@@ -2,13 +2,13 @@
 
 The rules of ``POST /collections`` in ``mode: crawl`` (docs/api.md, Collections): a crawl
 stays on its start URL's site (``www.`` and the bare host are one site,
-:func:`crawler.canonical.site_key`);
+:func:`core.canonical.site_key`);
 depth counts link hops from the start URL (not path segments: a common misreading users
 complain about); ``include_paths``/``exclude_paths`` are regexes in RE2's syntax searched in the
-path + query (:mod:`crawler.patterns`: linear time, whatever the pattern).
+path + query (:mod:`core.patterns`: linear time, whatever the pattern).
 
 Pure and Scrapy-free: the API validates patterns with
-:func:`~crawler.patterns.pattern_errors` (a 422 naming each bad one) before the frontier ever
+:func:`~core.patterns.pattern_errors` (a 422 naming each bad one) before the frontier ever
 builds a :class:`CrawlScope`.
 """
 
@@ -21,10 +21,10 @@ from urllib.parse import urlsplit
 
 from w3lib.url import safe_url_string
 
-from crawler.canonical import canonical_url, same_site
-from crawler.controls import control_character_error
-from crawler.patterns import Pattern, compile_patterns, search_any
-from crawler.policy import ALLOWED_SCHEMES
+from core.canonical import canonical_url, same_site
+from core.controls import control_character_error
+from core.patterns import Pattern, compile_patterns, search_any
+from core.policy import ALLOWED_SCHEMES
 
 logger = logging.getLogger(__name__)
 
@@ -37,7 +37,7 @@ def page_url_error(value: str) -> str | None:
     """Why ``value`` could never be a page of a collection (a batch entry, a crawl's start),
     in words; None when it could. It must be an http(s) URL with a host, no credentials
     (never fetched with, logged or stored) and no control character (anywhere, surrounding
-    spaces included: :func:`~crawler.controls.control_character_error`), that Scrapy can
+    spaces included: :func:`~core.controls.control_character_error`), that Scrapy can
     request: ``safe_url_string`` reads its brackets and its port as ``scrapy.Request`` does,
     where a malformed one would fail the page later. The API (422) and batch code
     (``ValueError``) both ask this."""
@@ -66,9 +66,9 @@ class CrawlScope:
     ``start_url``: where the crawl starts (its site is the crawl's site); ``max_depth``: most
     link hops from the start URL a followed page may be (sitemap URLs count as 1);
     ``include_paths``: when given, a followed URL's path + query must match one of them
-    (an RE2 search, :mod:`crawler.patterns`); ``exclude_paths``: it must match none. Patterns
+    (an RE2 search, :mod:`core.patterns`); ``exclude_paths``: it must match none. Patterns
     are compiled once, here: a bad one raises ``ValueError`` (validate with
-    :func:`~crawler.patterns.pattern_errors` first).
+    :func:`~core.patterns.pattern_errors` first).
     """
 
     start_url: str
@@ -100,7 +100,7 @@ class CrawlScope:
         """Whether a link to ``url`` found ``depth`` hops from the start URL is admitted.
 
         Admitted: an http(s) URL of the start URL's site, at most ``max_depth`` hops away,
-        whose path + query (``/docs/a?x=1``, of its :func:`~crawler.canonical.canonical_url`:
+        whose path + query (``/docs/a?x=1``, of its :func:`~core.canonical.canonical_url`:
         sorted query, tracking parameters gone) is matched by an include pattern when there are
         any, and by no exclude pattern.
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields, is_dataclass
 from typing import Any
 
-from crawler.contract import PageStatus
-from crawler.formats import utc_now
+from core.contract import PageStatus
+from core.formats import utc_now
 
 
 @dataclass
@@ -19,7 +19,7 @@ class PageResult:
 
     ``url`` is the URL as requested; ``final_url`` the one after redirects (``None`` when no
     response came); ``error`` is ``{"error": code, "message": …, "details": {…}}`` on failure;
-    ``data`` holds the operation's item (for ``page``, the :class:`~crawler.items.page.Page`
+    ``data`` holds the operation's item (for ``page``, the :class:`~core.items.page.Page`
     that :func:`~crawler.extract.page.extract_page` returns); :func:`plain` (or
     ``ItemAdapter(result).asdict()``, the same)
     (what jobs return and feed exports write) turns it into plain JSON values.

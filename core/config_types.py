@@ -1,8 +1,8 @@
-"""The value types of :mod:`crawler.config`: how one environment variable's text becomes a
+"""The value types of :mod:`core.config`: how one environment variable's text becomes a
 value, what the error line says when it cannot, and how the bad value is echoed there (never a
 credential: error lines land on stderr, in logs and CI output).
 
-Standard library only, like :mod:`crawler.config` (every process imports it first).
+Standard library only, like :mod:`core.config` (every process imports it first).
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from crawler.items.fields import described
+from core.items.fields import described
 
 
 @dataclass(kw_only=True)

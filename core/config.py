@@ -10,7 +10,7 @@ Why here, and why one flat object:
 - The API, the workers, ``make run``, ``scrapy crawl`` and the migrations all read it, and
   ``crawler`` is the package at the bottom that every process already imports (the API takes
   the source policy, the error codes and the time format from it). This module imports only
-  the standard library, so ``import crawler.config`` costs nothing and pulls in neither Flask
+  the standard library, so ``import core.config`` costs nothing and pulls in neither Flask
   nor Scrapy (``crawler/__init__`` is empty): the crawler's settings (``crawler/settings.py``)
   are *derived* from it, and the API reads it without loading Scrapy.
 - Several variables are shared (the source policy lists are the API's pre-check and the
@@ -33,7 +33,7 @@ from dataclasses import MISSING, dataclass, field, fields
 from pathlib import Path
 from typing import Any, NoReturn
 
-from crawler.config_types import (
+from core.config_types import (
     DATABASE,
     DOMAINS,
     HTTP_URL,

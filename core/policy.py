@@ -24,10 +24,10 @@ from urllib.parse import urlsplit, urlunsplit
 
 import idna  # IDNA 2008, as Twisted encodes names (faß.de is xn--fa-hia.de, not fass.de)
 
-from crawler.contract import ErrorCode
+from core.contract import ErrorCode
 
 if TYPE_CHECKING:
-    from crawler.config import Config
+    from core.config import Config
 
 
 class PolicyRefusal(Exception):

@@ -7,7 +7,7 @@ job's death penalty can interrupt (a few such links froze every crawler worker).
 :data:`MAX_MEMORY`; it refuses what only backtracking can do (backreferences, lookarounds,
 possessive and atomic repeats). :func:`compile_pattern` is the one place a user's pattern is
 compiled: validation (:func:`pattern_errors`, the API's 422) and matching
-(:class:`crawler.scope.CrawlScope`) use the same engine, so what was accepted runs.
+(:class:`core.scope.CrawlScope`) use the same engine, so what was accepted runs.
 """
 
 from __future__ import annotations

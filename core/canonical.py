@@ -17,7 +17,7 @@ from urllib.parse import SplitResult, unquote, urlsplit, urlunsplit
 
 from w3lib.url import canonicalize_url
 
-from crawler.policy import ALLOWED_SCHEMES, ascii_url
+from core.policy import ALLOWED_SCHEMES, ascii_url
 
 logger = logging.getLogger(__name__)
 
@@ -46,7 +46,7 @@ def canonical_url(url: str) -> str:
     w3lib's ``canonicalize_url`` (query arguments sorted, percent-encoding normalised, fragment
     removed, scheme and host lower-cased, empty path made ``/``), then: an international host
     in its IDNA 2008 punycode form (w3lib alone would turn ``faß.de`` into ``fass.de``, another
-    domain, see :func:`crawler.policy.ascii_url`), the scheme's default port dropped, and
+    domain, see :func:`core.policy.ascii_url`), the scheme's default port dropped, and
     tracking parameters (:data:`TRACKING_PARAMETERS`, ``utm_*``) dropped.
 
     Only http(s) URLs with a host are canonicalised; anything else (relative, ``mailto:``,

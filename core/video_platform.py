@@ -1,8 +1,8 @@
 """What both the crawler and the API know about the video platform (YouTube): its link forms,
 the watch URL, and the Data API's key header, limits and statistics.
 
-Dependency-light on purpose (standard library and :mod:`crawler.formats`,
-:mod:`crawler.extract.numbers`, :mod:`crawler.items.video` only): the API validates video
+Dependency-light on purpose (standard library and :mod:`core.formats`,
+:mod:`core.numbers`, :mod:`core.items.video` only): the API validates video
 links and its search adapters read Data API answers with these, and the API process must stay
 free of Scrapy and the extraction libraries. :mod:`crawler.extract.video` builds the video
 record on top of them.
@@ -14,9 +14,9 @@ import re
 from typing import Any
 from urllib.parse import SplitResult, parse_qs, quote, urlencode, urlsplit
 
-from crawler.extract.numbers import parse_count
-from crawler.formats import dig
-from crawler.items.video import Engagement
+from core.formats import dig
+from core.items.video import Engagement
+from core.numbers import parse_count
 
 #: Where the API's canonical watch and channel URLs point, whatever base the page came from.
 CANONICAL_BASE = "https://www.youtube.com"

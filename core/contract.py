@@ -45,7 +45,7 @@ class ErrorCode(StrEnum):
 
 
 class PageStatus(StrEnum):
-    """``status`` of a page result (``crawler.items.PageResult``)."""
+    """``status`` of a page result (``core.items.PageResult``)."""
 
     SUCCEEDED = "succeeded"
     FAILED = "failed"

@@ -9,6 +9,6 @@ Dependency-free (standard library only): the API imports these to build its sche
 loading Scrapy.
 """
 
-from crawler.items.result import PageResult, plain
+from core.items.result import PageResult, plain
 
 __all__ = ["PageResult", "plain"]
