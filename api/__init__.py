@@ -13,10 +13,11 @@ from api import errors, idempotency, openapi, swagger_ui
 from api.headers import NOSNIFF
 from api.limits import AccountRateLimiter, rate_limit_headers
 from api.openapi import BASE_PATH
-from api.operations import OPERATIONS, history_claimed, request_charge
+from api.operations import history_claimed, request_charge
 from api.schemas import ErrorSchema, StorableText
 from api.search import Search
 from core.config import Config, ConfigError, exit_with, load_or_exit
+from core.operations import BY_PATH
 from core.policy import SourcePolicy
 from storage import ledger
 from storage.db import Database
@@ -63,7 +64,7 @@ def _record_rejected_operation(response) -> None:
     to grow the database with each refusal.
     """
     rule = request.url_rule.rule.removeprefix(BASE_PATH) if request.url_rule else None
-    operation = OPERATIONS.get(rule or "")
+    operation = BY_PATH.get(rule or "")
     if (request.method != "POST" or operation is None or "principal" not in g
             or history_claimed() or idempotency.replayed()
             or response.status_code < 400 or response.status_code == 429):

@@ -8,9 +8,9 @@ from marshmallow import ValidationError, fields, validate, validates_schema
 
 from api.exports import FORMATS as EXPORT_FORMATS
 from api.schemas import JsonBoolean, RequestSchema, Response, Url, WholeNumber
-from core.contract import COLLECTION_EXTRACTS as EXTRACTS
 from core.contract import COLLECTION_MODES as MODES
 from core.contract import DEFAULT_MAX_DEPTH, MAX_DEPTH
+from core.operations import COLLECTION_EXTRACTS as EXTRACTS
 from core.patterns import MAX_PATTERN_LENGTH, MAX_PATTERNS, SYNTAX, pattern_errors
 from core.scope import page_url_error
 

@@ -14,13 +14,11 @@ from __future__ import annotations
 import json
 import zlib
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from typing import Any
 
 from core.formats import csv_cell
-from core.items.contacts import Contacts
-from core.items.page import Page
-from core.items.products import Products
+from core.operations import COLLECTION_EXTRACTS, EXTRACTIONS
 
 
 @dataclass(frozen=True)
@@ -40,11 +38,9 @@ FORMATS: dict[str, Format] = {
 #: The keys of every result, in the order the API writes them.
 RESULT_KEYS = ("url", "final_url", "status", "status_code", "fetched_at", "error", "data")
 #: The top-level keys of ``data`` for each ``extract``: the fields of its operation's item
-#: (what /scrape, /contacts and /products answer with beside the page fields).
+#: (what its page operation answers with beside the page fields).
 DATA_KEYS: dict[str, tuple[str, ...]] = {
-    extract: tuple(spec.name for spec in fields(item))
-    for extract, item in (("page", Page), ("contacts", Contacts), ("products", Products))
-}
+    extract: EXTRACTIONS[extract].data_keys for extract in COLLECTION_EXTRACTS}
 #: The columns a CSV gives for each result key: ``error`` is two (its code and message).
 _KEY_COLUMNS = {"error": ("error", "error_message")}
 #: zlib level of a gzipped export: 1 still makes page results about 4x smaller, at several

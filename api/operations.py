@@ -33,21 +33,6 @@ logger = logging.getLogger(__name__)
 
 #: Fields of the page result every single-page response starts with.
 COMMON_FIELDS = ("url", "final_url", "status_code", "fetched_at")
-#: The operation each operation route is, by its path under the API's base path: history rows
-#: carry these names and clients read them, so they are written out here rather than taken
-#: from Python function names that a refactoring could rename.
-OPERATIONS = {
-    "/scrape": "scrape",
-    "/contacts": "contacts",
-    "/products": "products",
-    "/video-platform": "video_platform",
-    "/search": "search",
-    "/search/news": "search_news",
-    "/search/videos": "search_videos",
-    "/collections": "collection",
-    "/collections/<collection_id>/cancel": "collection_cancel",
-    "/account/webhook-secret": "webhook_secret",
-}
 #: Pauses (seconds) between the attempts of a settling write (capture or release) that failed
 #: on a database error: a locked SQLite file or a PostgreSQL failover often passes in a second.
 #: After the last one the reservation is left to the sweeper (``storage.ledger.release_expired``).

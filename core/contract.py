@@ -53,8 +53,6 @@ class PageStatus(StrEnum):
 
 #: What a collection is: a batch of URLs, or a crawl of one site.
 COLLECTION_MODES = ("batch", "crawl")
-#: What each page of a collection gives: as ``/scrape``, ``/contacts``, ``/products``.
-COLLECTION_EXTRACTS = ("page", "contacts", "products")
 #: Link hops a crawl follows when not told (API, batch code, ``scrapy crawl site``), and the
 #: most it may be told.
 DEFAULT_MAX_DEPTH = 3

@@ -27,6 +27,7 @@ from sqlalchemy import func, insert, select, update
 from sqlalchemy.orm import Session
 
 from core.formats import format_utc
+from core.operations import COLLECTION, COLLECTION_CANCEL
 from storage import webhooks
 from storage.db import Database
 from storage.ledger import InsufficientCredits
@@ -46,9 +47,9 @@ from storage.models import (
 )
 
 #: ``operation`` of a collection's line of history (and of its ledger entries).
-OPERATION = "collection"
+OPERATION = COLLECTION.name
 #: ``operation`` of the history line of a cancel request.
-CANCEL_OPERATION = "collection_cancel"
+CANCEL_OPERATION = COLLECTION_CANCEL.name
 
 
 class CollectionLimit(Exception):

@@ -13,21 +13,13 @@ from datetime import UTC, date, datetime, time, timedelta
 
 from sqlalchemy import ColumnElement, Date, case, cast, func, select
 
+from core.operations import USAGE
 from storage.db import Database
 from storage.ledger import GRANT_OPERATION
 from storage.models import Activity, Outcome
 
-#: The chart's series: each history operation is shown as one of these (docs/api.md, Operations).
-GROUPS = {
-    "scrape": "scrape",
-    "contacts": "contacts",
-    "products": "products",
-    "video_platform": "video",
-    "search": "search",
-    "search_news": "search",
-    "search_videos": "search",
-    "collection": "collections",
-}
+#: The chart's series: each history operation is shown as one of these.
+GROUPS = USAGE
 SERIES = tuple(dict.fromkeys(GROUPS.values()))
 #: History lines that are not requests for data: an operator's grant.
 NOT_USAGE = (GRANT_OPERATION,)

@@ -21,6 +21,7 @@ from typing import Any
 from sqlalchemy import ColumnElement, select, update
 from sqlalchemy.orm import Session
 
+from core.operations import WEBHOOK_SECRET
 from storage.db import Database
 from storage.models import (
     Account,
@@ -44,7 +45,7 @@ CLAIM = timedelta(seconds=60)
 #: How long the secret before a rotation keeps signing.
 ROTATION_OVERLAP = timedelta(hours=24)
 #: ``operation`` of the history line of a rotation.
-SECRET_OPERATION = "webhook_secret"
+SECRET_OPERATION = WEBHOOK_SECRET.name
 #: The event of each final status.
 EVENTS = {"completed": "collection.completed", "cancelled": "collection.cancelled",
           "failed": "collection.failed"}

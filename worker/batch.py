@@ -27,9 +27,9 @@ from typing import Any
 from redis import Redis
 
 from core.config import Config
-from core.contract import COLLECTION_EXTRACTS as EXTRACTS
 from core.contract import COLLECTION_MODES as MODES
 from core.contract import DEFAULT_MAX_DEPTH, MAX_DEPTH
+from core.operations import COLLECTION_EXTRACTS as EXTRACTS
 from core.patterns import MAX_PATTERNS, pattern_errors
 from core.policy import SourcePolicy
 from core.scope import page_url_error

@@ -18,8 +18,9 @@ from api.operations import refuse
 from api.resources import collections as api_collections
 from api.resources import exports as api_exports
 from api.schemas import UNSTORABLE
-from core.contract import COLLECTION_EXTRACTS, DEFAULT_MAX_DEPTH, MAX_DEPTH
+from core.contract import DEFAULT_MAX_DEPTH, MAX_DEPTH
 from core.controls import url_lines
+from core.operations import COLLECTION_EXTRACTS
 from storage import collections
 from storage import idempotency as records
 from storage.models import LIVE_STATUSES

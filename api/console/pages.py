@@ -21,8 +21,8 @@ from api.console import blp, forms, sessions
 from api.cursors import MAX_ROW_ID
 from api.errors import ApiError
 from api.extensions import db, limiter
-from api.operations import OPERATIONS
 from api.schemas import UNSTORABLE
+from core.operations import OPERATIONS
 from storage import accounts, activity, ledger, usage, webhooks
 from storage.models import Outcome
 
@@ -36,7 +36,7 @@ ACTIVITY_PAGE = 50
 #: The activity page's filters, kept in its "older" link.
 FILTERS = ("operation", "status", "from", "to", "request_id")
 #: Every operation a line of history can name, for the filter (the API's, and grants).
-HISTORY_OPERATIONS = (*dict.fromkeys(OPERATIONS.values()), ledger.GRANT_OPERATION)
+HISTORY_OPERATIONS = (*(operation.name for operation in OPERATIONS), ledger.GRANT_OPERATION)
 
 
 @blp.before_request

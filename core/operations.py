@@ -1,0 +1,163 @@
+"""The platform's operations, each declared once: the table everything else is derived from.
+
+An operation is what a client asks for and the history lists: its name (the history's
+``operation``), its route under the API's base path, its price and its series in the console's
+usage chart. A *page* operation also has an :class:`Extraction`: what it makes of one fetched
+page (its item, its options, whether collections can run it). From :data:`OPERATIONS` come the
+API's routes, request and response schemas and OpenAPI entries (``api.resources.extraction``),
+the job a worker runs (``worker.jobs``), the spiders ``scrapy crawl`` knows
+(``crawler.spiders``), the extractors a collection may run, the export columns
+(``api.exports``), the history's names (``api.operations``) and the usage series
+(``storage.usage``). The extraction function itself is bound to its name in the crawler
+(``crawler.extract.registry.extracts``), which this framework-free table never imports.
+
+Adding a page operation: docs/design.md, "Adding an operation".
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+from typing import Any
+
+from core.items.contacts import Contacts
+from core.items.page import Page
+from core.items.products import Products
+from core.items.video import Video
+
+
+@dataclass(frozen=True)
+class Option:
+    """A page operation's option besides its URL, a JSON boolean: a request field, a keyword
+    argument of its job and its extraction function, a spider's ``-a`` (and a collection's,
+    when the operation is collectable)."""
+
+    name: str
+    default: bool
+    description: str
+
+
+@dataclass(frozen=True)
+class Extraction:
+    """What a page operation makes of one fetched page.
+
+    ``name`` is the spider ``scrapy crawl`` knows, a collection's ``extract`` when
+    ``collectable``, and the key its extraction function is registered under. ``item`` is its
+    answer's ``data`` (:mod:`core.items`); ``title`` names its OpenAPI schemas
+    (``<title>Response``). ``own_spider``: its spider makes requests of its own beyond the page
+    (the video's Data API call), so it is not the generic one.
+    """
+
+    name: str
+    item: type
+    title: str
+    options: tuple[Option, ...] = ()
+    collectable: bool = False
+    own_spider: bool = False
+
+    @property
+    def data_keys(self) -> tuple[str, ...]:
+        """The top-level keys of its ``data``: its item's fields, in order."""
+        return tuple(field.name for field in fields(self.item))
+
+    def option_values(self, given: dict[str, Any]) -> dict[str, bool]:
+        """Its options as given (defaults for the missing ones), nothing else."""
+        return {option.name: given.get(option.name, option.default) for option in self.options}
+
+
+@dataclass(frozen=True)
+class Operation:
+    """One operation. ``summary`` and ``description`` are its OpenAPI entry's (Markdown);
+    ``operation_id`` its OpenAPI ``operationId``. ``common_fields``: its answer starts with the
+    page result's ``url``, ``final_url``, ``status_code``, ``fetched_at``. ``usage`` is its
+    series in the console's chart (None: not a request for data)."""
+
+    name: str
+    path: str
+    cost: int
+    usage: str | None = None
+    extraction: Extraction | None = None
+    operation_id: str = ""
+    summary: str = ""
+    description: str = ""
+    common_fields: bool = True
+
+
+SCRAPE = Operation(
+    name="scrape", path="/scrape", cost=1, usage="scrape", operation_id="scrape",
+    extraction=Extraction(
+        name="page", item=Page, title="Scrape", collectable=True, options=(
+            Option("include_links", True, "The page's links (else `links` is `[]`)."),
+            Option("include_metadata", True, "The page's metadata (else `metadata` is "
+                                             "`null`)."))),
+    summary="Extract one page.",
+    description="Fetches exactly one HTML page (each redirect hop checked against source "
+                "policy and\nrobots.txt) and returns its title, readable text, links and "
+                "metadata. 1 credit on success;\nfailures cost nothing.")
+CONTACTS = Operation(
+    name="contacts", path="/contacts", cost=1, usage="contacts", operation_id="findContacts",
+    extraction=Extraction(name="contacts", item=Contacts, title="Contacts", collectable=True),
+    summary="Find the contacts on one page.",
+    description="Emails (also Cloudflare-protected and written-out ones), phones (E.164, "
+                "validated), social\nprofiles, the organisation, and same-site pages worth "
+                "reading next (listed, not fetched).\nAt most 50 per category. 1 credit, also "
+                "when nothing is found.")
+PRODUCTS = Operation(
+    name="products", path="/products", cost=1, usage="products",
+    operation_id="extractProducts",
+    extraction=Extraction(name="products", item=Products, title="Products", collectable=True),
+    summary="Read the products on one page.",
+    description="Product JSON-LD (also in `@graph`, `ItemList`, `ProductGroup.hasVariant`); "
+                "when there\nis none, microdata, RDFa, then OpenGraph product tags. At most "
+                "20 products, 20 offers each;\nevery field present, null when missing. "
+                "1 credit.")
+VIDEO_PLATFORM = Operation(
+    name="video_platform", path="/video-platform", cost=1, usage="video",
+    operation_id="getVideo", common_fields=False,
+    extraction=Extraction(name="video", item=Video, title="Video", own_spider=True),
+    summary="Metadata of one public, embeddable video.",
+    description="Accepts watch, youtu.be, shorts, embed, live, mobile, music and nocookie "
+                "links; anything\nelse is refused with `unsupported_video` before any fetch. "
+                "The video file is never\ndownloaded. 1 credit.")
+
+SEARCH = Operation(name="search", path="/search", cost=5, usage="search")
+SEARCH_NEWS = Operation(name="search_news", path="/search/news", cost=5, usage="search")
+SEARCH_VIDEOS = Operation(name="search_videos", path="/search/videos", cost=5, usage="search")
+#: A collection's creation; its pages are charged 1 credit each, on lines of their own.
+COLLECTION = Operation(name="collection", path="/collections", cost=0, usage="collections")
+COLLECTION_CANCEL = Operation(name="collection_cancel",
+                              path="/collections/<collection_id>/cancel", cost=0)
+WEBHOOK_SECRET = Operation(name="webhook_secret", path="/account/webhook-secret", cost=0)
+
+#: Every operation of the history, in the order the API documents them.
+OPERATIONS: tuple[Operation, ...] = (
+    SCRAPE, CONTACTS, PRODUCTS, VIDEO_PLATFORM, SEARCH, SEARCH_NEWS, SEARCH_VIDEOS,
+    COLLECTION, COLLECTION_CANCEL, WEBHOOK_SECRET,
+)
+#: The operations that fetch one page, and their extractions by name.
+PAGE_OPERATIONS = tuple(operation for operation in OPERATIONS if operation.extraction)
+EXTRACTIONS: dict[str, Extraction] = {
+    operation.extraction.name: operation.extraction for operation in PAGE_OPERATIONS
+    if operation.extraction is not None}
+#: What each page of a collection may give (``extract``), in the order the API documents.
+COLLECTION_EXTRACTS = tuple(name for name, extraction in EXTRACTIONS.items()
+                            if extraction.collectable)
+#: The history's operation of each route, by its path under the API's base path.
+BY_PATH = {operation.path: operation.name for operation in OPERATIONS}
+#: The console chart's series of each history operation.
+USAGE = {operation.name: operation.usage for operation in OPERATIONS if operation.usage}
+
+
+def operation(name: str) -> Operation:
+    """The operation called ``name`` (KeyError if none is)."""
+    for candidate in OPERATIONS:
+        if candidate.name == name:
+            return candidate
+    raise KeyError(name)
+
+
+def page_operation(extraction: str) -> Operation:
+    """The page operation whose extraction is called ``extraction`` (KeyError if none is)."""
+    for candidate in PAGE_OPERATIONS:
+        if candidate.extraction is not None and candidate.extraction.name == extraction:
+            return candidate
+    raise KeyError(extraction)
