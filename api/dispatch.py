@@ -193,7 +193,8 @@ def run_interactive(
     running it) or 504 (too slow). While the deployment is starting (:mod:`api.workers`) the
     job waits for the first worker, within ``wait``.
 
-    ``func`` may be a dotted name (``"worker.jobs.scrape"``), which RQ imports in the worker.
+    ``func`` may be a dotted name (``worker.queues.OPERATION_JOB``), which RQ imports in the
+    worker.
     ``meanwhile()`` is called once the job is enqueued, before the wait: work of the request's
     that need not delay the job (it must not raise). The request's ``slot`` of its account,
     if given, is given back by the job's early reply (and marked so), in the reply's round trip.

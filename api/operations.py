@@ -24,10 +24,12 @@ from api.limits import rate_limit_headers
 from api.schemas import UNSTORABLE
 from core.contract import PageStatus
 from core.controls import percent_encoded
+from core.operations import Operation
 from core.policy import PolicyRefusal
 from storage import ledger
 from storage.db import unavailable
 from storage.models import EntryKind, utcnow
+from worker import queues
 
 logger = logging.getLogger(__name__)
 
@@ -167,18 +169,16 @@ def refuse(operation: str, error: ApiError, *, url: str | None = None, cost: int
     return error
 
 
-def run_page_operation(
-    operation: str, job: str, url: str, *, cost: int = 1,
-    common_fields: bool = True, **options: Any,
-) -> tuple[dict[str, Any], int, dict[str, str]]:
-    """Run ``job(url, **options)`` on a warm worker, billed; (body, status, headers) or ApiError.
+def run_page_operation(page: Operation, url: str, **options: Any,
+                       ) -> tuple[dict[str, Any], int, dict[str, str]]:
+    """Run page operation ``page`` (core.operations) on ``url`` on a warm worker, billed its
+    price; (body, status, headers) or ApiError.
 
-    ``job`` is the job function's dotted name (``"worker.jobs.scrape"``): the API process
-    never imports the crawler, only the worker does.
-
-    The body holds the page result's common fields (unless ``common_fields`` is false, for
-    operations whose contract leaves them out) followed by the job's ``data``.
+    The job is :data:`worker.queues.OPERATION_JOB`, by name: the API process never imports the
+    crawler, only the worker does. The body holds the page result's common fields (unless the
+    operation's contract leaves them out) followed by the job's ``data``.
     """
+    operation, cost = page.name, page.cost
     try:
         source_policy().check_url(url)
     except PolicyRefusal as exc:
@@ -194,12 +194,13 @@ def run_page_operation(
                            principal.max_concurrent_requests, lease=request_lifetime(),
                            unreachable=bool(g.get("redis_unreachable"))) as slot:
             # the answer's RateLimit-* headers are read from Redis while the job runs
-            result = run_interactive(redis(), job, url, job_id=g.request_id,
+            result = run_interactive(redis(), queues.OPERATION_JOB, operation, url,
+                                     job_id=g.request_id,
                                      wait=current_app.config["WEBDATA"].job_wait_seconds,
                                      meanwhile=rate_limit_headers, slot=slot, **options)
         if result["status"] != PageStatus.SUCCEEDED:
             raise ApiError.from_result(result["error"] or {})
-        fields = {name: result[name] for name in COMMON_FIELDS} if common_fields else {}
+        fields = {name: result[name] for name in COMMON_FIELDS} if page.common_fields else {}
         return {**fields, **(result["data"] or {})}
 
     return run_billed(operation, cost, work, url=url)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -12,10 +13,8 @@ from marshmallow_dataclass import class_schema
 from werkzeug.routing import UnicodeConverter
 
 from core.controls import CONTROL_RANGES, control_character_error
-from core.items.contacts import Contacts
-from core.items.page import Page
-from core.items.products import Products
-from core.items.video import Engagement, Video
+from core.items.video import Engagement
+from core.operations import Extraction, Operation
 
 #: Longest URL accepted (what common browsers and servers handle).
 MAX_URL_LENGTH = 2048
@@ -187,12 +186,6 @@ class ErrorSchema(Schema):
         "description": "For errors that come from a target: its URL and status."})
 
 
-class ScrapeRequestSchema(RequestSchema):
-    url = Url()
-    include_links = JsonBoolean(load_default=True)
-    include_metadata = JsonBoolean(load_default=True)
-
-
 def item_schema(item: type) -> type[Schema]:
     """The response schema of an item class (``core.items``): the shape is written once,
     there, with each field's description; here every field is marked required (always
@@ -216,22 +209,15 @@ class PageResponseSchema(BilledResponseSchema):
     fetched_at = fields.String(metadata={"description": "ISO 8601 UTC."})
 
 
-# Each answer: its envelope's fields first, then the item's (marshmallow orders the fields of
-# the last base first).
-class ScrapeResponseSchema(item_schema(Page), PageResponseSchema):
-    pass
-
-
-class ContactsResponseSchema(item_schema(Contacts), PageResponseSchema):
-    pass
-
-
-class ProductsResponseSchema(item_schema(Products), PageResponseSchema):
-    pass
-
-
-class VideoResponseSchema(item_schema(Video), BilledResponseSchema):
-    pass
+@functools.cache
+def page_response_schema(page: Operation) -> type[Schema]:
+    """The answer of page operation ``page``: its envelope's fields first (a billed answer's,
+    and the page result's when ``common_fields``), then its item's (marshmallow orders the
+    fields of the last base first); ``<title>ResponseSchema``, for the OpenAPI document."""
+    assert page.extraction is not None
+    envelope = PageResponseSchema if page.common_fields else BilledResponseSchema
+    return type(f"{page.extraction.title}ResponseSchema",
+                (item_schema(page.extraction.item), envelope), {"__module__": __name__})
 
 
 EngagementSchema = item_schema(Engagement)
@@ -241,6 +227,18 @@ class UrlRequestSchema(RequestSchema):
     """Body of the one-URL operations without options (contacts, products, video)."""
 
     url = Url()
+
+
+@functools.cache
+def page_request_schema(extraction: Extraction) -> type[Schema]:
+    """The body of a page operation: its URL, and its options as JSON booleans (with their
+    defaults); the shared :class:`UrlRequestSchema` for one without options."""
+    if not extraction.options:
+        return UrlRequestSchema
+    fields_ = {"url": Url(), **{option.name: JsonBoolean(load_default=option.default)
+                               for option in extraction.options}}
+    return type(f"{extraction.title}RequestSchema", (RequestSchema,),
+                {**fields_, "__module__": __name__})
 
 
 class PlanSchema(Response):

@@ -16,6 +16,7 @@ Adding a page operation: docs/design.md, "Adding an operation".
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, fields
 from typing import Any
 
@@ -23,17 +24,26 @@ from core.items.contacts import Contacts
 from core.items.page import Page
 from core.items.products import Products
 from core.items.video import Video
+from core.video_platform import parse_video_url
 
 
 @dataclass(frozen=True)
 class Option:
     """A page operation's option besides its URL, a JSON boolean: a request field, a keyword
-    argument of its job and its extraction function, a spider's ``-a`` (and a collection's,
-    when the operation is collectable)."""
+    argument of its job and of its extraction function, a spider's ``-a``."""
 
     name: str
     default: bool
-    description: str
+
+
+@dataclass(frozen=True)
+class UrlRule:
+    """What a page operation asks of its URL before anything is fetched or charged: a URL
+    ``accepts`` refuses is answered 422 ``error`` with ``message`` (free, in the history)."""
+
+    accepts: Callable[[str], bool]
+    error: str
+    message: str
 
 
 @dataclass(frozen=True)
@@ -53,11 +63,12 @@ class Extraction:
     options: tuple[Option, ...] = ()
     collectable: bool = False
     own_spider: bool = False
+    url_rule: UrlRule | None = None
 
     @property
     def data_keys(self) -> tuple[str, ...]:
         """The top-level keys of its ``data``: its item's fields, in order."""
-        return tuple(field.name for field in fields(self.item))
+        return tuple(spec.name for spec in fields(self.item))
 
     def option_values(self, given: dict[str, Any]) -> dict[str, bool]:
         """Its options as given (defaults for the missing ones), nothing else."""
@@ -66,10 +77,11 @@ class Extraction:
 
 @dataclass(frozen=True)
 class Operation:
-    """One operation. ``summary`` and ``description`` are its OpenAPI entry's (Markdown);
-    ``operation_id`` its OpenAPI ``operationId``. ``common_fields``: its answer starts with the
-    page result's ``url``, ``final_url``, ``status_code``, ``fetched_at``. ``usage`` is its
-    series in the console's chart (None: not a request for data)."""
+    """One operation. ``summary`` and ``description`` are its OpenAPI entry's (Markdown),
+    ``operation_id`` its ``operationId``, ``errors`` what its error statuses say there beyond
+    the common words ((status, text) pairs). ``common_fields``: its answer starts with the page
+    result's ``url``, ``final_url``, ``status_code``, ``fetched_at``. ``usage`` is its series in
+    the console's chart (None: not a request for data)."""
 
     name: str
     path: str
@@ -79,6 +91,7 @@ class Operation:
     operation_id: str = ""
     summary: str = ""
     description: str = ""
+    errors: tuple[tuple[int, str], ...] = ()
     common_fields: bool = True
 
 
@@ -86,9 +99,7 @@ SCRAPE = Operation(
     name="scrape", path="/scrape", cost=1, usage="scrape", operation_id="scrape",
     extraction=Extraction(
         name="page", item=Page, title="Scrape", collectable=True, options=(
-            Option("include_links", True, "The page's links (else `links` is `[]`)."),
-            Option("include_metadata", True, "The page's metadata (else `metadata` is "
-                                             "`null`)."))),
+            Option("include_links", True), Option("include_metadata", True))),
     summary="Extract one page.",
     description="Fetches exactly one HTML page (each redirect hop checked against source "
                 "policy and\nrobots.txt) and returns its title, readable text, links and "
@@ -113,7 +124,15 @@ PRODUCTS = Operation(
 VIDEO_PLATFORM = Operation(
     name="video_platform", path="/video-platform", cost=1, usage="video",
     operation_id="getVideo", common_fields=False,
-    extraction=Extraction(name="video", item=Video, title="Video", own_spider=True),
+    extraction=Extraction(name="video", item=Video, title="Video", own_spider=True,
+                          url_rule=UrlRule(
+                              accepts=lambda url: parse_video_url(url) is not None,
+                              error="unsupported_video",
+                              message="Not a link to a video of the supported platform "
+                                      "(YouTube).")),
+    errors=((422, "validation_error (a field), unsupported_video (not a link to a video of the "
+                  "supported platform) or video_unavailable (private, deleted, age-gated or not "
+                  "embeddable)."),),
     summary="Metadata of one public, embeddable video.",
     description="Accepts watch, youtu.be, shorts, embed, live, mobile, music and nocookie "
                 "links; anything\nelse is refused with `unsupported_video` before any fetch. "

@@ -15,6 +15,8 @@ _config = load_or_exit()
 BOT_NAME = "webdata"
 SPIDER_MODULES = ["crawler.spiders"]
 NEWSPIDER_MODULE = "crawler.spiders"
+#: The modules' spiders, and one generic spider per page operation (core.operations).
+SPIDER_LOADER_CLASS = "crawler.spiders.operations.OperationSpiderLoader"
 
 #: Where site owners can read who we are and how to reach us.
 CONTACT_URL = _config.contact_url

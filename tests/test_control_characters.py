@@ -17,7 +17,7 @@ from core.controls import CONTROL_CHARACTERS, control_character_error, url_lines
 from core.scope import page_url_error
 from crawler.spiders.base import as_http_url
 from crawler.spiders.batch import BatchSpider
-from crawler.spiders.page import PageSpider
+from crawler.spiders.operations import spider_class
 from crawler.spiders.site import SiteSpider
 from crawler.spiders.video import VideoSpider
 from tests.books import assert_books_balance
@@ -25,6 +25,8 @@ from tests.conftest import make_config, new_customer
 from tests.test_api_errors import assert_error
 from tests.test_console import form_token, signed_in
 from worker import batch, jobs, queues
+
+PageSpider = spider_class("page")
 
 #: What a hostile client sends, by name: the report's characters.
 CONTROLS = {"crlf": "\r\n", "esc": "\x1b", "nel": "\x85", "ls": "\u2028", "vt": "\x0b",

@@ -9,10 +9,12 @@ import sys
 
 from crawler.feed import takes
 from crawler.spiders.base import SinglePageSpider
-from crawler.spiders.page import PageSpider
+from crawler.spiders.operations import spider_class
 from crawler.spiders.video import VideoSpider
 from tests.conftest import ROOT, WORKER_ENV
 from tests.fakes.spiders import BuggyPageSpider
+
+PageSpider = spider_class("page")
 
 #: Run in a process of its own (one reactor per process): jobs of several kinds at once, one
 #: over its budget, then what the warm crawler holds afterwards.

@@ -100,7 +100,7 @@ def test_no_job_can_forge_a_line_of_the_workers_log(verbose_worker, site, site_s
     refused = queue.enqueue(jobs.scrape, f"{site}/article\r\n{FORGED}\x1b[2J")
     redirected = queue.enqueue(jobs.scrape, f"{site}/redirect-hostile")
     crashed = queue.enqueue(jobs.run_single_page,
-                            f"crawler.spiders.page.NoSuch\r\n{FORGED}\x1b[2J\x85",
+                            f"crawler.spiders.operations.NoSuch\r\n{FORGED}\x1b[2J\x85",
                             f"{site}/article")
     assert refused.latest_result(timeout=30).return_value["error"]["error"] == \
         "validation_error"

@@ -25,13 +25,15 @@ from core.canonical import canonical_url
 from core.items import PageResult
 from crawler.exporters import JsonCellCsvItemExporter
 from crawler.spiders.batch import BatchSpider
-from crawler.spiders.contacts import ContactsSpider
-from crawler.spiders.page import PageSpider
-from crawler.spiders.products import ProductsSpider
+from crawler.spiders.operations import spider_class
 from crawler.spiders.site import SiteSpider
 from tests.conftest import ALLOWED, ROOT
 from tests.site import crawlsite
 from tests.site.sitemaps import SITE_PAGES
+
+PageSpider = spider_class("page")
+ContactsSpider = spider_class("contacts")
+ProductsSpider = spider_class("products")
 
 #: A page stored under its redirect or its rel=canonical is the same page.
 SAME = {"/site/moved": "/site/a", "/site/canon": "/site/c"}

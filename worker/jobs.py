@@ -1,17 +1,22 @@
-"""Job functions: what the API enqueues, and what batch jobs may enqueue themselves.
+"""Job functions: what the API enqueues, and what batch code may enqueue itself.
 
 Each takes plain values and returns a plain dict: the page result (``core.items.PageResult``
 as a dict, the shape of a collection result). A failed fetch is a *successful* job whose result
 says ``"status": "failed"`` with a stable error code — so callers never parse tracebacks; only
 a crashed or killed job ends up as an RQ failure.
 
-    from worker.jobs import scrape
+    from worker import jobs
     from worker.queues import queue, redis_connection, INTERACTIVE
-    job = queue(INTERACTIVE, redis_connection()).enqueue(scrape, "https://example.com/")
+    job = queue(INTERACTIVE, redis_connection()).enqueue(
+        jobs.scrape, "https://example.com/", include_links=False)
+
+Each page operation of ``core.operations`` has its job function here, named after it
+(``scrape``, ``contacts``, ``products``, ``video_platform``), all :func:`run_operation`.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from scrapy import Spider
@@ -19,18 +24,21 @@ from scrapy.utils.misc import load_object
 
 from core.contract import PageStatus
 from core.items import PageResult, plain
+from core.operations import PAGE_OPERATIONS, Operation, operation
 from crawler.exceptions import CrawlError, FetchFailed
 from crawler.runner import shared_crawler
+from crawler.spiders.operations import spider_class
 
 
-def run_single_page(spider: str, url: str, **options: Any) -> dict[str, Any]:
+def run_single_page(spider: str | type[Spider], url: str, **options: Any) -> dict[str, Any]:
     """Run a single-page spider in the warm crawler; always returns one page result.
 
-    ``spider`` is a spider's name (``"page"``) or the dotted path of a Spider class, for batch
-    code with spiders of its own (arguments travel as JSON, so a class itself cannot).
+    ``spider`` is a spider class, a spider's name (``"page"``) or the dotted path of a Spider
+    class, for batch code with spiders of its own (arguments travel as JSON, so a class itself
+    cannot).
     """
     target: str | type[Spider] = spider
-    if "." in spider:
+    if isinstance(spider, str) and "." in spider:
         target = load_object(spider)
         if not (isinstance(target, type) and issubclass(target, Spider)):
             raise TypeError(f"{spider} is not a Spider class")
@@ -45,23 +53,32 @@ def run_single_page(spider: str, url: str, **options: Any) -> dict[str, Any]:
     return plain(items[0])
 
 
-def scrape(url: str, include_links: bool = True, include_metadata: bool = True) -> dict[str, Any]:
-    """``POST /scrape``: title, readable text, links and metadata of one page."""
-    return run_single_page(
-        "page", url, include_links=include_links, include_metadata=include_metadata
-    )
+def run_operation(name: str, url: str, **options: Any) -> dict[str, Any]:
+    """The job of page operation ``name`` (core.operations: ``"scrape"``, ``"contacts"``…) on
+    ``url``, with its options (the others are refused: TypeError)."""
+    extraction = operation(name).extraction
+    if extraction is None:
+        raise ValueError(f"{name} is not a page operation")
+    unknown = set(options) - {option.name for option in extraction.options}
+    if unknown:
+        raise TypeError(f"{name} takes no option {', '.join(sorted(unknown))}")
+    return run_single_page(spider_class(extraction.name), url,
+                           **extraction.option_values(options))
 
 
-def contacts(url: str) -> dict[str, Any]:
-    """``POST /contacts``: emails, phones, social profiles and organisation of one page."""
-    return run_single_page("contacts", url)
+def _operation_job(page: Operation) -> Callable[..., dict[str, Any]]:
+    """``run_operation`` for one page operation, named after it: what batch code enqueues."""
+
+    def job(url: str, **options: Any) -> dict[str, Any]:
+        return run_operation(page.name, url, **options)
+
+    job.__name__ = job.__qualname__ = page.name
+    job.__module__ = __name__
+    job.__doc__ = f"``POST {page.path}``: {page.summary} (:func:`run_operation`)."
+    return job
 
 
-def products(url: str) -> dict[str, Any]:
-    """``POST /products``: products and offers from the page's structured data."""
-    return run_single_page("products", url)
-
-
-def video(url: str) -> dict[str, Any]:
-    """``POST /video-platform``: metadata of one public, embeddable video (any link form)."""
-    return run_single_page("video", url)
+#: One job function per page operation, named after it (``scrape``, ``contacts``, ``products``,
+#: ``video_platform``): RQ finds each by that name in this module.
+for _page in PAGE_OPERATIONS:
+    globals()[_page.name] = _operation_job(_page)

@@ -68,8 +68,10 @@ def queue(name: str, connection: Redis) -> Queue:
     return Queue(name, connection=connection, serializer=SERIALIZER)
 
 
-#: The job function of a collection's slices (:mod:`worker.collections`), by name: the API
-#: enqueues it without importing the crawler.
+#: The job functions the API enqueues, by name: it never imports the crawler they run. A page
+#: operation's job (its name, then the URL and the operation's options:
+#: :func:`worker.jobs.run_operation`); a collection's slice (:mod:`worker.collections`).
+OPERATION_JOB = "worker.jobs.run_operation"
 SLICE_JOB = "worker.collections.run_slice"
 
 

@@ -1,10 +1,16 @@
-"""The single-page operations: ``/scrape``, ``/contacts``, ``/products``, ``/video-platform``.
+"""The page operations (``/scrape``, ``/contacts``, ``/products``, ``/video-platform``): one route
+each, made from its declaration in :data:`core.operations.PAGE_OPERATIONS`.
 
-Each is one billed job on a warm worker (``api.operations.run_page_operation``): 1 credit on
-success, nothing on any failure.
+Each is one billed job on a warm worker (``api.operations.run_page_operation``): its price on
+success, nothing on any failure. Its body is its URL and its options
+(:func:`api.schemas.page_request_schema`); its answer, its item
+(:func:`api.schemas.page_response_schema`); its OpenAPI entry, its summary and description.
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
 
 from flask_smorest import Blueprint
 
@@ -12,78 +18,38 @@ from api.auth import authenticated
 from api.errors import ApiError
 from api.openapi import BASE_PATH, PAGE, documented
 from api.operations import refuse, run_page_operation
-from api.schemas import (
-    ContactsResponseSchema,
-    ProductsResponseSchema,
-    ScrapeRequestSchema,
-    ScrapeResponseSchema,
-    UrlRequestSchema,
-    VideoResponseSchema,
-)
-from core.video_platform import parse_video_url
+from api.schemas import page_request_schema, page_response_schema
+from core.operations import PAGE_OPERATIONS, Operation
 
 blp = authenticated(Blueprint("extraction", __name__, url_prefix=BASE_PATH,
                               description="Single-page operations: one URL, one credit."))
 
 
-@blp.route("/scrape", methods=["POST"])
-@documented(blp, "scrape", ScrapeResponseSchema, PAGE, billed=True)
-@blp.arguments(ScrapeRequestSchema)
-def scrape(args: dict):
-    """Extract one page.
+def _view(page: Operation) -> Callable[[dict[str, Any]], Any]:
+    """The view of ``page``: its URL rule first (free refusal), then the billed job."""
+    extraction = page.extraction
+    assert extraction is not None
 
-    Fetches exactly one HTML page (each redirect hop checked against source policy and
-    robots.txt) and returns its title, readable text, links and metadata. 1 credit on success;
-    failures cost nothing.
-    """
-    return run_page_operation(
-        "scrape", "worker.jobs.scrape", args["url"],
-        include_links=args["include_links"], include_metadata=args["include_metadata"],
-    )
+    def view(args: dict[str, Any]) -> Any:
+        url = args["url"]
+        rule = extraction.url_rule
+        if rule is not None and not rule.accepts(url):
+            raise refuse(page.name, ApiError(
+                rule.error, rule.message, details={"url": url, "target_status": None}), url=url)
+        return run_page_operation(page, url, **extraction.option_values(args))
 
-
-@blp.route("/contacts", methods=["POST"])
-@documented(blp, "findContacts", ContactsResponseSchema, PAGE, billed=True)
-@blp.arguments(UrlRequestSchema)
-def contacts(args: dict):
-    """Find the contacts on one page.
-
-    Emails (also Cloudflare-protected and written-out ones), phones (E.164, validated), social
-    profiles, the organisation, and same-site pages worth reading next (listed, not fetched).
-    At most 50 per category. 1 credit, also when nothing is found.
-    """
-    return run_page_operation("contacts", "worker.jobs.contacts", args["url"])
+    view.__name__ = view.__qualname__ = page.name  # the endpoint's name
+    view.__doc__ = f"{page.summary}\n\n{page.description}\n"
+    return view
 
 
-@blp.route("/products", methods=["POST"])
-@documented(blp, "extractProducts", ProductsResponseSchema, PAGE, billed=True)
-@blp.arguments(UrlRequestSchema)
-def products(args: dict):
-    """Read the products on one page.
-
-    Product JSON-LD (also in `@graph`, `ItemList`, `ProductGroup.hasVariant`); when there
-    is none, microdata, RDFa, then OpenGraph product tags. At most 20 products, 20 offers each;
-    every field present, null when missing. 1 credit.
-    """
-    return run_page_operation("products", "worker.jobs.products", args["url"])
+def _route(page: Operation) -> None:
+    assert page.extraction is not None
+    view = blp.arguments(page_request_schema(page.extraction))(_view(page))
+    view = documented(blp, page.operation_id, page_response_schema(page), PAGE, billed=True,
+                      descriptions=dict(page.errors))(view)
+    blp.route(page.path, methods=["POST"])(view)
 
 
-@blp.route("/video-platform", methods=["POST"])
-@documented(blp, "getVideo", VideoResponseSchema, PAGE, billed=True, descriptions={
-    422: "validation_error (a field), unsupported_video (not a link to a video of the "
-         "supported platform) or video_unavailable (private, deleted, age-gated or not "
-         "embeddable)."})
-@blp.arguments(UrlRequestSchema)
-def video_platform(args: dict):
-    """Metadata of one public, embeddable video.
-
-    Accepts watch, youtu.be, shorts, embed, live, mobile, music and nocookie links; anything
-    else is refused with `unsupported_video` before any fetch. The video file is never
-    downloaded. 1 credit.
-    """
-    url = args["url"]
-    if parse_video_url(url) is None:
-        raise refuse("video_platform", ApiError(
-            "unsupported_video", "Not a link to a video of the supported platform (YouTube).",
-            details={"url": url, "target_status": None}), url=url)
-    return run_page_operation("video_platform", "worker.jobs.video", url, common_fields=False)
+for _page in PAGE_OPERATIONS:
+    _route(_page)

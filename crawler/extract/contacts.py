@@ -52,6 +52,7 @@ from crawler.extract.phones import (
     phones_in_text,
     with_fax_types,
 )
+from crawler.extract.registry import extracts
 from crawler.extract.schema import from_microdata, id_index, local_name, resolve, walk
 from crawler.extract.social import dedupe_key, mastodon_in_text, social_profile
 from crawler.extract.structured import (
@@ -105,6 +106,7 @@ class _Anchor(NamedTuple):
     rel_me: bool  # rel="me": the page claims the target as its own identity
 
 
+@extracts("contacts")
 def extract_contacts(page: FetchedPage) -> Contacts:
     """Contacts found on one page.
 

@@ -22,6 +22,7 @@ from crawler.extract.dates import page_date
 from crawler.extract.fetched import FetchedPage
 from crawler.extract.language import page_language
 from crawler.extract.links import anchors, canonical_href, link_url, rel_values
+from crawler.extract.registry import extracts
 from crawler.extract.schema import id_index
 from crawler.extract.structured import (
     clean,
@@ -41,6 +42,7 @@ _PUBLISHED = ("article:published_time", "datePublished",
 _MODIFIED = ("article:modified_time", "dateModified", ("og:updated_time", "datemodified"))
 
 
+@extracts("page")
 def extract_page(page: FetchedPage, *, include_links: bool = True,
                  include_metadata: bool = True) -> Page:
     """Extract everything a client asks about one page; every key is present.

@@ -27,6 +27,7 @@ from crawler.extract.currencies import page_territories
 from crawler.extract.fetched import FetchedPage
 from crawler.extract.labels import labelled_sku
 from crawler.extract.offers import offers
+from crawler.extract.registry import extracts
 from crawler.extract.schema import (
     MAX_DEPTH,
     Reader,
@@ -99,6 +100,7 @@ _RATING_NUMBER = re.compile(r"\d+(?:[.,]\d+)?")
 SOURCES = ("json_ld", "microdata", "rdfa", "opengraph")
 
 
+@extracts("products")
 def extract_products(page: FetchedPage) -> Products:
     """The products of one page; ``products`` is [] when the page has none.
 

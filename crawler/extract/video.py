@@ -37,6 +37,7 @@ from core.video_platform import (
 )
 from crawler.exceptions import FetchFailed, VideoUnavailable
 from crawler.extract.fetched import FetchedPage
+from crawler.extract.registry import extracts
 from crawler.extract.structured import clean, join
 from crawler.extract.youtube_page import (
     initial_data,
@@ -53,6 +54,7 @@ MAX_RELATED = 20
 _CAPTION_FLAG = {"true": "available", "false": "none"}
 
 
+@extracts("video")
 def extract_video(page: FetchedPage, *, video_id: str | None = None) -> Video:
     """The API record of the video on a fetched watch page.
 

@@ -21,22 +21,18 @@ from typing import TYPE_CHECKING, Any
 from scrapy import Request
 
 from core.items import PageResult
+from core.operations import COLLECTION_EXTRACTS
 from core.scope import CRAWL_SITE
 from crawler.extract.links import PageLinks, page_links
 from crawler.middlewares import cached_crawl_delay
 from crawler.spiders.base import SinglePageSpider, as_bool
-from crawler.spiders.contacts import ContactsSpider
-from crawler.spiders.page import PageSpider
-from crawler.spiders.products import ProductsSpider
+from crawler.spiders.operations import spider_class
 
 if TYPE_CHECKING:
     from scrapy.http import Response
 
     from crawler.extract.fetched import FetchedPage
 
-#: The spider of each ``extract`` value a collection accepts.
-EXTRACTORS: dict[str, type[SinglePageSpider]] = {
-    "page": PageSpider, "contacts": ContactsSpider, "products": ProductsSpider}
 
 
 @dataclass
@@ -98,6 +94,9 @@ class _Collecting(SinglePageSpider):
 
 @functools.cache
 def collection_spider(extract: str) -> type[SinglePageSpider]:
-    """The spider that runs extractor ``extract`` for a collection (KeyError if unknown)."""
-    base = EXTRACTORS[extract]
+    """The spider that runs extractor ``extract`` for a collection (KeyError if it is not one a
+    collection may run: :data:`core.operations.COLLECTION_EXTRACTS`)."""
+    if extract not in COLLECTION_EXTRACTS:
+        raise KeyError(extract)
+    base = spider_class(extract)
     return type(f"Collected{base.__name__}", (_Collecting, base), {"__module__": __name__})

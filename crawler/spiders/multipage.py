@@ -18,9 +18,10 @@ from typing import TYPE_CHECKING, Any
 from scrapy import Request, Spider
 
 from core.items import PageResult
+from core.operations import COLLECTION_EXTRACTS
 from core.policy import ascii_url
 from crawler.frontier import Entry
-from crawler.spiders.collected import EXTRACTORS, CollectedPage, collection_spider
+from crawler.spiders.collected import CollectedPage, collection_spider
 
 if TYPE_CHECKING:
     from scrapy.http import Response
@@ -43,9 +44,9 @@ class MultiPageSpider(Spider):
 
     def __init__(self, *args: Any, extract: str = "page", **kwargs: Any):
         super().__init__(*args, **kwargs)
-        if extract not in EXTRACTORS:
-            raise ValueError(f"{self.name}: extract must be one of {', '.join(EXTRACTORS)}, "
-                             f"not {extract!r}")
+        if extract not in COLLECTION_EXTRACTS:
+            raise ValueError(f"{self.name}: extract must be one of "
+                             f"{', '.join(COLLECTION_EXTRACTS)}, not {extract!r}")
         self.extract = extract
         self._page_spider = collection_spider(extract)
 

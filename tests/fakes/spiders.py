@@ -10,7 +10,9 @@ from typing import Any
 
 from scrapy.http import HtmlResponse
 
-from crawler.spiders.page import PageSpider
+from crawler.spiders.operations import spider_class
+
+PageSpider = spider_class("page")
 
 
 class BuggyPageSpider(PageSpider):
