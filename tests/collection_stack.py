@@ -120,3 +120,4 @@ def served(app: Any) -> Iterator[str]:
     finally:
         server.shutdown()
         thread.join(timeout=10)
+        server.server_close()

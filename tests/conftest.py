@@ -71,6 +71,7 @@ def site_server(hit_counter) -> Iterator:
     server = serve(SITE_HOST, 0, loopback_target=f"http://127.0.0.1:{hit_counter.port}/")
     yield server
     server.shutdown()
+    server.server_close()
 
 
 @pytest.fixture(scope="session")

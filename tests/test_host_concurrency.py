@@ -44,6 +44,7 @@ def hosts() -> Iterator[tuple[Server, Server]]:
     yield servers
     for server in servers:
         server.shutdown()
+        server.server_close()
 
 
 def base(server: Server) -> str:
