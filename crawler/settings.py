@@ -88,7 +88,6 @@ YOUTUBE_API_URL = _config.youtube_api_url
 YOUTUBE_API_KEY = _config.youtube_api_key
 
 TWISTED_REACTOR = "twisted.internet.asyncioreactor.AsyncioSelectorReactor"
-REQUEST_FINGERPRINTER_IMPLEMENTATION = "2.7"
 FEED_EXPORT_ENCODING = "utf-8"
 #: CSV rows with nested fields (a result's ``data``, ``error``) as JSON text (crawler.exporters).
 FEED_EXPORTERS = {"csv": "crawler.exporters.JsonCellCsvItemExporter"}
