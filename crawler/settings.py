@@ -18,9 +18,8 @@ NEWSPIDER_MODULE = "crawler.spiders"
 #: The modules' spiders, and one generic spider per page operation (core.operations).
 SPIDER_LOADER_CLASS = "crawler.spiders.operations.OperationSpiderLoader"
 
-#: Where site owners can read who we are and how to reach us.
-CONTACT_URL = _config.contact_url
-USER_AGENT = _config.user_agent or f"WebdataBot/0.1 (+{CONTACT_URL})"
+#: Where site owners can read who we are and how to reach us: in the User-Agent.
+USER_AGENT = _config.user_agent or f"WebdataBot/0.1 (+{_config.contact_url})"
 
 ROBOTSTXT_OBEY = True
 #: Protego, and "disallow all" for a robots.txt the server fails to give (RFC 9309).
@@ -90,7 +89,6 @@ YOUTUBE_API_URL = _config.youtube_api_url
 YOUTUBE_API_KEY = _config.youtube_api_key
 
 TWISTED_REACTOR = "twisted.internet.asyncioreactor.AsyncioSelectorReactor"
-REQUEST_FINGERPRINTER_IMPLEMENTATION = "2.7"
 FEED_EXPORT_ENCODING = "utf-8"
 #: CSV rows with nested fields (a result's ``data``, ``error``) as JSON text (crawler.exporters).
 FEED_EXPORTERS = {"csv": "crawler.exporters.JsonCellCsvItemExporter"}

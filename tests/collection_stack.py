@@ -66,10 +66,11 @@ def _spawn(redis_url: str, count: int, env: dict[str, str], log: Path
     full_env = {**os.environ, **env, "REDIS_URL": redis_url}
     connection = Redis.from_url(redis_url)
     running = len(Worker.all(connection=connection))
-    procs = [subprocess.Popen([sys.executable, "-m", "worker", "maintenance", "interactive",
-                               "collections"],
-                              cwd=ROOT, env=full_env, stdout=log.open("ab"),
-                              stderr=subprocess.STDOUT) for _ in range(count)]
+    with log.open("ab") as out:  # the children write to their own copies of it
+        procs = [subprocess.Popen([sys.executable, "-m", "worker", "maintenance", "interactive",
+                                   "collections"],
+                                  cwd=ROOT, env=full_env, stdout=out,
+                                  stderr=subprocess.STDOUT) for _ in range(count)]
     wait_until(lambda: len(Worker.all(connection=connection)) >= running + count,
                f"{count} worker(s) to start (see {log})", timeout=60)
     return procs
@@ -119,3 +120,4 @@ def served(app: Any) -> Iterator[str]:
     finally:
         server.shutdown()
         thread.join(timeout=10)
+        server.server_close()

@@ -71,6 +71,7 @@ def site_server(hit_counter) -> Iterator:
     server = serve(SITE_HOST, 0, loopback_target=f"http://127.0.0.1:{hit_counter.port}/")
     yield server
     server.shutdown()
+    server.server_close()
 
 
 @pytest.fixture(scope="session")
@@ -83,11 +84,12 @@ def _start_workers(redis: str, count: int, env: dict[str, str], log: Path,
                    module: str = "worker", queues: tuple[str, ...] = ("interactive",)) -> list:
     """``count`` processes of ``python -m <module> QUEUE…``, once registered in Redis."""
     full_env = {**os.environ, **env, "REDIS_URL": redis}
-    procs = [
-        subprocess.Popen([sys.executable, "-m", module, *queues], cwd=ROOT, env=full_env,
-                         stdout=log.open("ab"), stderr=subprocess.STDOUT)
-        for _ in range(count)
-    ]
+    with log.open("ab") as out:  # the children write to their own copies of it
+        procs = [
+            subprocess.Popen([sys.executable, "-m", module, *queues], cwd=ROOT, env=full_env,
+                             stdout=out, stderr=subprocess.STDOUT)
+            for _ in range(count)
+        ]
     connection = Redis.from_url(redis)
     deadline = time.monotonic() + 60
     while len(Worker.all(connection=connection)) < count:
@@ -105,6 +107,7 @@ def _stop(procs) -> None:
             proc.wait(timeout=15)
         except subprocess.TimeoutExpired:
             proc.kill()
+            proc.wait()
 
 
 def _redis_db(redis_url: str, offset: int) -> str:

@@ -77,6 +77,7 @@ def main() -> None:
     finally:
         stack.close()
         site_server.shutdown()
+        site_server.server_close()
     print(f"Saved {OUT / 'overview.png'} and {OUT / 'collections.png'}.")
 
 

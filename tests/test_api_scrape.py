@@ -137,3 +137,4 @@ def test_a_robots_txt_the_server_fails_to_give_keeps_us_off_the_site(customer, s
         assert customer.balance() == 100
     finally:
         server.shutdown()
+        server.server_close()

@@ -243,6 +243,7 @@ def test_crawl_delay_holds_across_worker_processes(stack):
         assert min(gaps) >= 0.95, (gaps, server.arrivals)
     finally:
         server.shutdown()
+        server.server_close()
 
 
 def test_the_collection_stops_when_the_balance_runs_out(stack, site):

@@ -204,6 +204,20 @@ def test_scrapy_settings_are_derived_from_the_configuration(tmp_path):
     assert get("LOG_LEVEL") == Config.crawler_log_level
 
 
+def test_every_setting_is_scrapys_or_read_by_our_code():
+    """A setting Scrapy no longer has does nothing, silently (REQUEST_FINGERPRINTER_IMPLEMENTATION
+    was removed by Scrapy 2.14): each name in crawler/settings.py is one of Scrapy's defaults
+    or one our crawler code reads."""
+    from scrapy.settings import default_settings
+
+    source = (ROOT / "crawler" / "settings.py").read_text()
+    ours = "\n".join(path.read_text() for path in (ROOT / "crawler").rglob("*.py")
+                     if path.name != "settings.py")
+    dead = [name for name in re.findall(r"^([A-Z][A-Z0-9_]*) =", source, re.MULTILINE)
+            if not hasattr(default_settings, name) and name not in ours]
+    assert not dead
+
+
 def documented_configuration_rows() -> dict[str, list[str]]:
     """The Configuration table of docs/operators.md: variable → its cells (type, default,
     meaning)."""

@@ -34,7 +34,7 @@ def test_a_free_account_over_its_rate_through_the_console_is_refused_there_and_a
     refused = who.get("/account")  # the API's window is the same one
     assert refused.status_code == 429 and refused.get_json()["error"] == "rate_limited"
     # Static files are not counted, nor refused; another account is not held back.
-    assert browser.get("/console/static/console.css").status_code == 200
+    assert browser.get("/console/static/console.css", buffered=True).status_code == 200
     assert others_browser.get("/console/").status_code == 200
     assert other.get("/account").status_code == 200
     # Signing out always works; signing in again is a request of the account: refused.

@@ -42,8 +42,8 @@ def locked_sqlite(tmp_path):
 
     yield path, lock
     for proc in started:
-        proc.kill()
-        proc.wait()
+        with proc:  # closes its pipes, waits for it
+            proc.kill()
 
 
 def _unavailable(response) -> dict:
@@ -69,8 +69,7 @@ def test_a_locked_sqlite_database_is_503_and_healthz_says_so(locked_sqlite, redi
     assert health.get_json()["database"] == "down" and health.get_json()["redis"] == "ok"
     assert customer.get("/account").status_code == 200  # reads still work under the lock
 
-    locker.stdin.close()
-    locker.wait(timeout=10)
+    locker.communicate(timeout=10)  # its stdin closed: it unlocks and ends
     assert client.get("/healthz").status_code == 200
     assert customer.post("/scrape", {"url": f"{site}/article"}).status_code == 200
     assert customer.balance() == 9

@@ -26,8 +26,9 @@ def api_port(sqlite_url, redis_url, workers, tmp_path_factory):
     home = tmp_path_factory.mktemp("home")  # where gunicorn's default control socket would go
     env = {**os.environ, "DATABASE_URL": sqlite_url, "REDIS_URL": redis_url, "HOME": str(home)}
     env.pop("XDG_RUNTIME_DIR", None)
-    proc = subprocess.Popen(gunicorn_command(config), cwd=ROOT, env=env,
-                            stdout=log.open("wb"), stderr=subprocess.STDOUT)
+    with log.open("wb") as out:  # gunicorn writes to its own copy of it
+        proc = subprocess.Popen(gunicorn_command(config), cwd=ROOT, env=env,
+                                stdout=out, stderr=subprocess.STDOUT)
     deadline = time.monotonic() + 60
     while True:
         try:

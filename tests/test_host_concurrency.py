@@ -44,6 +44,7 @@ def hosts() -> Iterator[tuple[Server, Server]]:
     yield servers
     for server in servers:
         server.shutdown()
+        server.server_close()
 
 
 def base(server: Server) -> str:
@@ -72,9 +73,9 @@ class Crawls:
         return [json.loads(line) for line in out.splitlines()]
 
     def kill(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.kill()
-            self.proc.wait()
+        with self.proc:  # closes its pipes, waits for it
+            if self.proc.poll() is None:
+                self.proc.kill()
 
 
 @pytest.fixture

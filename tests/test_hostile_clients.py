@@ -46,8 +46,9 @@ def server(sqlite_url, redis_url, workers, tmp_path_factory) -> Iterator[str]:
                CLIENT_HEADER_TIMEOUT=str(HEADER_TIMEOUT), CLIENT_BODY_TIMEOUT=str(BODY_TIMEOUT),
                CLIENT_WRITE_TIMEOUT=str(WRITE_TIMEOUT))
     command = gunicorn_command(Config(port=port, api_processes=1, api_threads=THREADS))
-    proc = subprocess.Popen(command, cwd=ROOT, env=env, stdout=log.open("wb"),
-                            stderr=subprocess.STDOUT)
+    with log.open("wb") as out:  # gunicorn writes to its own copy of it
+        proc = subprocess.Popen(command, cwd=ROOT, env=env, stdout=out,
+                                stderr=subprocess.STDOUT)
     base = f"http://127.0.0.1:{port}"
     try:
         wait_until(lambda: _answers(base), "gunicorn", 60, proc=proc)

@@ -280,10 +280,11 @@ def test_docs_page_and_its_assets_are_served_by_us(docs_app):
         "swagger-ui.css", "swagger-ui-bundle.js", "init.js"}
     for asset in assets:
         assert asset.startswith(f"{BASE}/docs/"), asset
-        response = client.get(asset)
+        response = client.get(asset, buffered=True)
         assert response.status_code == 200, asset
         assert len(response.data) > 200, asset
-    assert "SwaggerUIBundle(" in client.get(f"{BASE}/docs/init.js").get_data(as_text=True)
+    assert "SwaggerUIBundle(" in client.get(f"{BASE}/docs/init.js",
+                                            buffered=True).get_data(as_text=True)
     spec_url = re.search(r'data-spec-url="([^"]+)"', html).group(1)
     assert client.get(spec_url).get_json()["openapi"] == "3.1.0"
     assert client.get(f"{BASE}/docs/assets/../../openapi.json").status_code == 404

@@ -88,6 +88,7 @@ def test_odd_answers_are_provider_errors_or_skipped(sqlite_url, redis_url, body,
             assert all(r["duration_seconds"] is None and r["title"] is None for r in results)
     finally:
         provider.shutdown()
+        provider.server_close()
 
 
 def test_a_dripping_answer_is_cut_at_the_timeout(sqlite_url, redis_url):
@@ -102,6 +103,7 @@ def test_a_dripping_answer_is_cut_at_the_timeout(sqlite_url, redis_url):
         assert customer.balance() == 10
     finally:
         provider.shutdown()
+        provider.server_close()
 
 
 class BuggySearxng(SearxngProvider):
@@ -128,3 +130,4 @@ def test_a_bug_in_an_adapter_is_a_500_not_a_provider_error(sqlite_url, redis_url
                    for record in caplog.records if record.name == "api.errors")
     finally:
         provider.shutdown()
+        provider.server_close()

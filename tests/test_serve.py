@@ -91,10 +91,11 @@ class Run:
         self.light = light
         command = ([sys.executable, "-m", "tests.supervised", str(self.port), str(var_dir)]
                    if light else [sys.executable, "-m", "api.serve"])
-        self.proc = subprocess.Popen(
-            command, cwd=ROOT, env={**serve_env(var_dir, self.port), **(env or {})},
-            stdout=log.open("wb"), stderr=subprocess.STDOUT, start_new_session=True,
-        )
+        with log.open("wb") as out:  # the tree writes to its own copy of it
+            self.proc = subprocess.Popen(
+                command, cwd=ROOT, env={**serve_env(var_dir, self.port), **(env or {})},
+                stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
+            )
 
     def output(self) -> str:
         return self.log.read_text(errors="replace")
