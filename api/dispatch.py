@@ -33,7 +33,7 @@ from typing import Any, NamedTuple
 
 from flask import current_app, g
 from redis.exceptions import RedisError
-from rq import Queue, Worker
+from rq import Queue
 from rq.command import send_stop_job_command
 from rq.exceptions import InvalidJobOperation, NoSuchJobError
 from rq.job import Job, JobStatus
@@ -42,7 +42,7 @@ from rq.results import Result
 from api import workers
 from api.errors import ApiError
 from api.inflight import Held
-from worker import liveness, queues, replies
+from worker import liveness, queues, replies, rq_state
 
 logger = logging.getLogger(__name__)
 
@@ -67,15 +67,15 @@ def _wait_result(job: Job, seconds: float) -> Result | Reply | None:
     """The job's early reply (:mod:`worker.replies`) or latest RQ result, whichever comes
     first, blocking at most ``seconds`` (RQ's ``Result.fetch_latest`` counts its timeout in
     whole seconds; this one in milliseconds)."""
-    reply_key = replies.key(job.id)
-    response = job.connection.xread({Result.get_key(job.id): "0-0", reply_key: "0-0"},
+    reply_key, result_key = replies.key(job.id), rq_state.result_stream_key(job.id)
+    response = job.connection.xread({result_key: "0-0", reply_key: "0-0"},
                                     block=max(1, int(seconds * 1000)))
     if not response:
         return None
     streams = {name.decode(): entries for name, entries in response}
     if reply_key in streams:
         return Reply(replies.value(streams[reply_key][-1][1]))
-    result_id, payload = streams[Result.get_key(job.id)][-1]
+    result_id, payload = streams[result_key][-1]
     return Result.restore(job.id, result_id.decode(), payload, connection=job.connection,
                           serializer=job.serializer)
 
@@ -123,8 +123,7 @@ class Lookout:
         RQ marked it), or None while it may."""
         confirming, self._confirm_workers = self._confirm_workers, False
         connection = self.job.connection
-        raw_status, raw_name = connection.hmget(self.job.key, "status", "worker_name")
-        status = (raw_status or b"").decode()
+        status, name = rq_state.job_state(connection, self.job.key)
         self.queued = status == JobStatus.QUEUED
         if status in ENDED:
             return f"job {status}"
@@ -147,13 +146,11 @@ class Lookout:
             return None
         if self.starting:  # a worker took it
             self._found_workers()
-        name = (raw_name or b"").decode()
         if status != JobStatus.STARTED or not name:
             return None
-        key = Worker.redis_worker_namespace_prefix + name
+        key = rq_state.worker_key(name)
         if self._worker is None or self._worker[0] != name:
-            raw_pid, space = connection.hmget(key, "pid", liveness.FIELD)
-            self._worker = (name, int(raw_pid) if raw_pid else None, liveness.of_this_space(space))
+            self._worker = (name, *rq_state.worker_identity(connection, key))
         _, pid, ours = self._worker
         if not connection.exists(key):
             return f"worker {name} is gone"

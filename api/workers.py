@@ -9,7 +9,7 @@ worker has been seen, a queue left with none is an outage, answered at once (503
 
 A worker counts while it is registered on the queue (RQ's set of the queue's workers), its
 hash has not expired, and, for a worker of this process space, its pid lives
-(:mod:`worker.liveness`): a ``kill -9`` leaves its registration behind for minutes.
+(:mod:`worker.rq_state`): a ``kill -9`` leaves its registration behind for minutes.
 """
 
 from __future__ import annotations
@@ -20,11 +20,8 @@ from typing import Any, NamedTuple
 
 from flask import current_app
 from redis import Redis
-from rq.cron_scheduler_registry import get_registry_key as cron_registry_key
-from rq.defaults import DEFAULT_CRON_SCHEDULER_TTL
-from rq.worker_registration import WORKERS_BY_QUEUE_KEY
 
-from worker import liveness
+from worker import rq_state
 from worker.queues import COLLECTIONS, INTERACTIVE, MAINTENANCE
 
 #: The queues ``/healthz`` counts workers on; ``interactive`` is the one a deployment needs.
@@ -61,32 +58,11 @@ def ever_seen(queue_name: str) -> bool:
     return queue_name in memory()
 
 
-def _alive(redis: Redis, keys: set[str]) -> set[str]:
-    """The worker keys among ``keys`` whose worker is not known dead, in one round trip."""
-    ordered = sorted(keys)
-    with redis.pipeline(transaction=False) as pipeline:
-        for key in ordered:
-            pipeline.hmget(key, "pid", liveness.FIELD)
-        found = pipeline.execute()
-    alive = set()
-    for key, (pid, space) in zip(ordered, found, strict=True):
-        if pid is None:  # its hash expired: RQ has not cleaned the registration yet
-            continue
-        if not (liveness.of_this_space(space) and liveness.process_gone(int(pid))):
-            alive.add(key)
-    return alive
-
-
 def count(redis: Redis, names: Iterable[str]) -> dict[str, Count]:
     """Workers of each queue of ``names``, in two round trips."""
-    names = list(names)
-    with redis.pipeline(transaction=False) as pipeline:
-        for name in names:
-            pipeline.smembers(WORKERS_BY_QUEUE_KEY % name)
-        registered = {name: {key.decode() for key in keys}
-                      for name, keys in zip(names, pipeline.execute(), strict=True)}
-    alive = _alive(redis, set().union(*registered.values()))
-    return {name: Count(len(keys), len(keys & alive)) for name, keys in registered.items()}
+    registered = rq_state.queue_workers(redis, names)
+    living = rq_state.alive(redis, set().union(*registered.values()))
+    return {name: Count(len(keys), len(keys & living)) for name, keys in registered.items()}
 
 
 def listening(redis: Redis, queue_name: str) -> bool:
@@ -105,5 +81,4 @@ def census(redis: Redis) -> dict[str, Any]:
     for name, alive in workers.items():
         if alive:
             saw(name)
-    cron = redis.zcount(cron_registry_key(), time.time() - DEFAULT_CRON_SCHEDULER_TTL, "+inf")
-    return {"workers": workers, "cron": cron}
+    return {"workers": workers, "cron": rq_state.live_cron_schedulers(redis)}

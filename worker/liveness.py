@@ -4,8 +4,9 @@ The API answers a request at once when the worker running its job died (``kill -
 RQ itself notices only when the job's lease expires, long after the client gave up. A process
 can only look at processes of its own PID namespace on the same boot, and a host name does not
 say that (containers with host networking share it, not their PIDs). So every warm worker
-writes its *process space* (boot id and PID namespace) into its RQ worker hash, and a pid is
-only judged where the spaces match; anywhere else the API waits for RQ's own verdict.
+writes its *process space* (boot id and PID namespace) into its RQ worker hash
+(:func:`worker.rq_state.record_space`), and a pid is only judged where the spaces match;
+anywhere else the API waits for RQ's own verdict.
 """
 
 from __future__ import annotations
@@ -13,10 +14,6 @@ from __future__ import annotations
 import functools
 import os
 from pathlib import Path
-from typing import Any
-
-#: Field of the RQ worker hash holding the worker's process space.
-FIELD = "process_space"
 
 
 @functools.cache
@@ -28,13 +25,6 @@ def process_space() -> str | None:
     except OSError:
         return None
     return f"{boot}:{namespace}"
-
-
-def record(connection: Any, worker_key: str) -> None:
-    """Write this process's space into its worker hash (a warm worker, at birth)."""
-    space = process_space()
-    if space is not None:
-        connection.hset(worker_key, FIELD, space)
 
 
 def process_gone(pid: int) -> bool:
@@ -53,15 +43,7 @@ def process_gone(pid: int) -> bool:
 
 
 def of_this_space(space: bytes | None) -> bool:
-    """Whether a worker hash's process space (its ``FIELD``) is this process's: only then can
-    its pid be looked at from here."""
+    """Whether a worker hash's process space is this process's: only then can its pid be
+    looked at from here."""
     here = process_space()
     return here is not None and space is not None and space.decode() == here
-
-
-def is_dead(connection: Any, worker_key: str, pid: int | None) -> bool:
-    """Whether the worker of ``worker_key`` (process ``pid``) is known dead: only a worker of
-    this process space can be looked at."""
-    if not pid or process_space() is None:
-        return False
-    return of_this_space(connection.hget(worker_key, FIELD)) and process_gone(pid)

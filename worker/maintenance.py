@@ -28,7 +28,7 @@ from crawler.frontier import Frontier
 from storage import collections, ledger, retention
 from storage.db import shared
 from storage.models import CollectionStatus
-from worker import liveness, queues
+from worker import queues, rq_state
 from worker.webhooks import announce
 
 logger = logging.getLogger(__name__)
@@ -95,10 +95,7 @@ def _slice_alive(redis: Redis, job_id: str) -> bool:
         return True
     if status != JobStatus.STARTED or not job.worker_name:
         return False
-    key = Worker.redis_worker_namespace_prefix + job.worker_name
-    pid = redis.hget(key, "pid")
-    return bool(redis.exists(key)) and not liveness.is_dead(redis, key,
-                                                            int(pid) if pid else None)
+    return not rq_state.is_dead(redis, rq_state.worker_key(job.worker_name))
 
 
 def purge_expired_collections(config: Config | None = None) -> int:

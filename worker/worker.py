@@ -25,8 +25,14 @@ with any RQ worker. What changes per job:
 - a warm shutdown (SIGTERM) stops dequeuing and waits for the jobs in flight; a cold one (a
   second signal) exits at once, leaving them to the API's abandoned-job detection.
 
-Supported: RQ >= 3.0, < 4 (multiple executions per worker arrived in 3.0). Scale with several
-processes (``WORKERS``) and machines sharing ``REDIS_URL``:
+Supported: RQ >= 3.0, < 4 (multiple executions per worker arrived in 3.0). It overrides RQ
+``Worker`` methods, most of them undocumented: ``work``, ``register_birth``, ``heartbeat``,
+``check_for_suspension``, ``dequeue_job_and_maintain_ttl``, ``execute_job``,
+``prepare_execution``, ``prepare_job_execution``, ``handle_execution_ended``,
+``handle_payload``, ``handle_job_failure``, ``request_force_stop``, ``teardown``, ``_shutdown``
+and the ``_stopped_job_id`` mark; what it reads or writes of RQ's Redis layout itself is in
+:mod:`worker.rq_state`. The stack tests (``tests/test_worker*.py``) run each path. Scale with
+several processes (``WORKERS``) and machines sharing ``REDIS_URL``:
 
     rq worker-pool -w worker.worker.WarmWorker -S rq.serializers.JSONSerializer -n 4 interactive
 """
@@ -54,7 +60,7 @@ from rq.worker import WorkerStatus
 from core.config import load_or_exit
 from crawler.extract.language import load_language_model
 from crawler.runner import shared_crawler
-from worker import liveness, logs
+from worker import logs, rq_state
 from worker.queues import COLLECTIONS, SERIALIZER
 from worker.replies import ReplyingJob
 from worker.timeouts import ThreadDeathPenalty
@@ -111,7 +117,7 @@ class WarmWorker(SimpleWorker):
 
     def register_birth(self) -> None:
         super().register_birth()
-        liveness.record(self.connection, self.key)  # lets the API see at once if we die
+        rq_state.record_space(self.connection, self.key)  # the API sees at once if we die
 
     def work(self, *args: Any, **kwargs: Any) -> bool:
         logs.configure(kwargs.get("logging_level") or "INFO")  # `rq worker-pool` too
@@ -232,11 +238,8 @@ class WarmWorker(SimpleWorker):
                     self._give_back(job, queue)
                     return None
                 if len(queues) == 1 and len(self.queues) > 1:
-                    # RQ moves a job popped from one queue to that queue's intermediate list
-                    # and removes it there only for a worker of one queue; with the background
-                    # queues closed this one popped from one of several: remove it here, or
-                    # RQ's cleanup would later fail the finished job as "stuck".
-                    self.connection.lrem(queue.intermediate_queue_key, 1, job.id)
+                    # with the background queues closed this one popped from one of several
+                    rq_state.forget_popped(self.connection, queue, job.id)
                 self.reorder_queues(reference_queue=queue)  # --dequeue-strategy, as RQ does
                 job.redis_server_version = self.get_redis_server_version()
                 logger.info("Worker %s: %s: %s", self.name, queue.name, job.id)
@@ -254,10 +257,7 @@ class WarmWorker(SimpleWorker):
 
     def _give_back(self, job: Job, queue: Queue) -> None:
         """Put a job taken after a stop request back at the front of its queue, untouched."""
-        with self.connection.pipeline() as pipeline:
-            pipeline.lrem(queue.intermediate_queue_key, 1, job.id)
-            queue.push_job_id(job.id, pipeline=pipeline, at_front=True)
-            pipeline.execute()
+        rq_state.give_back(self.connection, queue, job.id)
         logger.info("Worker %s: stopping; job %s left for another worker", self.name, job.id)
 
     def _queued_background(self) -> bool:
@@ -279,8 +279,8 @@ class WarmWorker(SimpleWorker):
             job.prepare_for_execution(self.name, pipeline=pipeline)
             pipeline.persist(job.key)
             if len(self.queues) == 1:  # as RQ's perform_job decides
-                pipeline.lrem(self.queue_class(job.origin, connection=self.connection)
-                              .intermediate_queue_key, 1, job.id)
+                rq_state.forget_popped(
+                    pipeline, self.queue_class(job.origin, connection=self.connection), job.id)
             pipeline.execute()
         return execution
 
