@@ -44,6 +44,21 @@ WORKER_ENV = {
 DATA_API_KEY = youtube.API_KEY
 
 
+#: Fixtures that start real parts (a Redis, worker processes, the test website, a database):
+#: a test that uses one, itself or through another fixture, or is marked ``stack``, is a stack
+#: test; every other test is a unit test (``pytest -m unit``: pure extraction, policy,
+#: configuration, the table of operations, in well under a minute).
+STACK_FIXTURES = frozenset({"redis_url", "site_server", "sqlite_url", "postgres_url",
+                            "own_redis", "stack"})
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        stack = item.get_closest_marker("stack") or STACK_FIXTURES & set(
+            getattr(item, "fixturenames", ()))
+        item.add_marker(pytest.mark.stack if stack else pytest.mark.unit)
+
+
 @pytest.fixture(scope="session")
 def redis_url(tmp_path_factory) -> Iterator[str]:
     if os.environ.get("REDIS_URL"):

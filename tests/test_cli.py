@@ -8,10 +8,14 @@ import subprocess
 import sys
 import uuid
 
+import pytest
+
 from api import create_app
 from core.config import variables
 from tests.conftest import ROOT, make_config
 from tests.docs import doc_code
+
+pytestmark = pytest.mark.stack  # starts processes (tests/conftest.py)
 
 
 def test_accounts_and_keys_commands(sqlite_url):

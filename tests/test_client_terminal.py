@@ -14,6 +14,8 @@ from tests.conftest import ROOT
 from tests.fakes.collections_api import ID, FakeCollectionsApi
 from tests.terminal import CTRL_C, Terminal
 
+pytestmark = pytest.mark.stack  # starts processes (tests/conftest.py)
+
 PROMPT = re.escape(f"Cancel collection {ID}? [y/N] ")
 
 

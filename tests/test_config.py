@@ -147,6 +147,7 @@ ENTRY_POINTS = {
 }
 
 
+@pytest.mark.stack  # a process of each entry point
 @pytest.mark.parametrize("entry", ENTRY_POINTS)
 @pytest.mark.parametrize(("name", "value", "message"), [
     ("CRAWLER_MAX_BYTES", "", "is empty: expected a whole number of bytes"),
@@ -163,6 +164,7 @@ def test_every_entry_point_stops_with_the_one_line(tmp_path, entry, name, value,
     assert not list(tmp_path.iterdir())  # make run stopped before starting anything
 
 
+@pytest.mark.stack  # a process of each entry point
 @pytest.mark.parametrize(("name", "value", "message"), [
     ("SEARCH_PROVIDER", "brave", "SEARCH_PROVIDER=brave: that provider is not configured"),
     ("NEWS_SEARCH_PROVIDER", "google", "has no news search"),
@@ -180,6 +182,7 @@ def test_a_search_provider_that_cannot_answer_stops_the_api(tmp_path, name, valu
     assert message in lines[0]
 
 
+@pytest.mark.stack  # a process of each entry point
 def test_gunicorn_serving_the_api_stops_too(tmp_path):
     """Not a restart loop of workers that each fail the same way: gunicorn gives up."""
     from api.serve import free_port, gunicorn_command
@@ -192,6 +195,7 @@ def test_gunicorn_serving_the_api_stops_too(tmp_path):
     assert "Traceback" not in done.stderr
 
 
+@pytest.mark.stack  # a process of each entry point
 def test_scrapy_settings_are_derived_from_the_configuration(tmp_path):
     env = clean_env(tmp_path, CRAWLER_MAX_BYTES="4096", CRAWLER_ALLOWED_NETWORKS="10.0.0.0/8")
     def get(setting: str) -> str:

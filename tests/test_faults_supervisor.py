@@ -8,8 +8,12 @@ import sys
 import threading
 import time
 
+import pytest
+
 from api.supervisor import Supervisor
 from core.config import ROOT
+
+pytestmark = pytest.mark.stack  # starts processes (tests/conftest.py)
 
 #: A "worker" that notes its start in a file, lives ``argv[2]`` seconds, then fails.
 CHILD = "import sys, time; open(sys.argv[1], 'a').write('x'); time.sleep(float(sys.argv[2])); " \

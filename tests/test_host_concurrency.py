@@ -26,6 +26,8 @@ from tests.conftest import ROOT, WORKER_ENV
 from tests.site.server import Server, serve
 from tests.waits import wait_until
 
+pytestmark = pytest.mark.stack  # starts processes (tests/conftest.py)
+
 CAP = 3
 HOST_A, HOST_B = "127.0.0.2", "127.0.0.3"
 ENV = {

@@ -41,6 +41,8 @@ from core.config import Config, variables
 from tests.conftest import ALLOWED, ROOT
 from tests.waits import wait_until
 
+pytestmark = pytest.mark.stack  # starts processes (tests/conftest.py)
+
 #: Full ``make run`` cycles, and cycles of the light tree (the issue asks for ten in a row).
 FULL_RUNS = 2
 LIGHT_RUNS = 10

@@ -26,6 +26,8 @@ from tests.conftest import ROOT, SITE_HOST, WORKER_ENV
 from tests.site.server import Server, serve
 from tests.site.sitemaps import OTHER_SITES, SITE_PAGES
 
+pytestmark = pytest.mark.stack  # starts processes (tests/conftest.py)
+
 SCRIPT = r"""
 import json, sys
 from crawler.runner import shared_crawler

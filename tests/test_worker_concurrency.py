@@ -28,6 +28,8 @@ from worker.replies import ReplyingJob
 from worker.timeouts import ThreadDeathPenalty
 from worker.worker import WarmWorker
 
+pytestmark = pytest.mark.stack  # starts processes (tests/conftest.py)
+
 #: Redis databases of this module's own workers (each test flushes and owns one).
 DB_OFFSETS = {"inflight": 11, "timeout": 12, "kill": 13, "shutdown": 14, "reserve": 15,
               "idle-stop": 3, "stop-job": 4, "give-up": 6}
