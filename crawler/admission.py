@@ -2,7 +2,7 @@
 
 ``scrapy crawl site`` and ``scrapy crawl batch`` must store what ``POST /collections`` stores
 for the same request. The workers keep a collection's frontier in Redis
-(:class:`crawler.frontier.Frontier`, atomic Lua steps shared by every process); a spider run
+(:class:`collecting.frontier.Frontier`, atomic Lua steps shared by every process); a spider run
 from the command line has one process and needs no Redis, so :class:`Admission` applies the
 same three rules to plain Python containers:
 
@@ -25,7 +25,7 @@ import logging
 from collections import deque
 from collections.abc import Iterable
 
-from crawler.frontier import Entry
+from collecting.frontier import Entry
 
 logger = logging.getLogger(__name__)
 

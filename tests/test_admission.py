@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+from collecting.frontier import Entry
 from core.canonical import canonical_url
 from crawler.admission import Admission
-from crawler.frontier import Entry
 
 
 def entry(url: str, depth: int = 1) -> Entry:

@@ -10,7 +10,7 @@ import uuid
 import pytest
 from redis import Redis
 
-from crawler.frontier import Entry, Frontier
+from collecting.frontier import Entry, Frontier
 from tests.conftest import _redis_db
 
 #: A Redis database of this module's own (see the offsets in the other modules).

@@ -20,10 +20,10 @@ from typing import Any
 
 from scrapy import Request
 
+from collecting.frontier import Entry
 from core.canonical import canonical_url
 from core.controls import control_character_error, url_lines
 from crawler.admission import Admission
-from crawler.frontier import Entry
 from crawler.spiders.base import as_http_url
 from crawler.spiders.collected import CollectedPage
 from crawler.spiders.multipage import MultiPageSpider, Output

@@ -17,10 +17,10 @@ from typing import TYPE_CHECKING, Any
 
 from scrapy import Request, Spider
 
+from collecting.frontier import Entry
 from core.items import PageResult
 from core.operations import COLLECTION_EXTRACTS
 from core.policy import ascii_url
-from crawler.frontier import Entry
 from crawler.spiders.collected import CollectedPage, collection_spider
 
 if TYPE_CHECKING:
@@ -34,7 +34,7 @@ Output = PageResult | Request
 
 
 class MultiPageSpider(Spider):
-    """Fetches entries (:class:`~crawler.frontier.Entry`: a URL, its canonical key, its depth)
+    """Fetches entries (:class:`~collecting.frontier.Entry`: a URL, its canonical key, its depth)
     with :meth:`page_request`; each page's :class:`CollectedPage` goes to :meth:`collected`,
     which subclasses implement (what to yield, what to fetch next).
 

@@ -30,13 +30,13 @@ from typing import TYPE_CHECKING, Any
 from scrapy import Request, signals
 from scrapy.exceptions import DontCloseSpider
 
+from collecting.frontier import Entry
 from core.canonical import canonical_url
 from core.contract import DEFAULT_MAX_DEPTH, PageStatus
 from core.controls import escaped
 from core.patterns import pattern_errors
 from core.scope import CrawlScope
 from crawler.admission import Admission
-from crawler.frontier import Entry
 from crawler.spiders.base import as_bool, as_http_url, as_whole_number
 from crawler.spiders.collected import CollectedPage
 from crawler.spiders.multipage import MultiPageSpider, Output

@@ -1,7 +1,7 @@
 """Collections run as time-sliced RQ jobs on the ``collections`` queue.
 
 A slice job (:func:`run_slice`) takes pages from the collection's shared frontier in Redis
-(:mod:`crawler.frontier`), keeps up to ``COLLECTION_CONCURRENCY`` of them in flight in the
+(:mod:`collecting.frontier`), keeps up to ``COLLECTION_CONCURRENCY`` of them in flight in the
 worker's one long-lived crawler (the same fetch and extraction as ``/scrape``…), stores their
 results and charges them in batches, and after ``COLLECTION_SLICE_SECONDS`` hands over to a
 successor it enqueues itself. ``COLLECTION_SLICES`` slices run at once, on any worker of any
@@ -12,7 +12,8 @@ Every page goes: leased → fetched → (its links admitted) → stored and char
 transaction → acknowledged. A worker killed anywhere in between leaves a lease that expires
 and another slice fetches the page again; the store skips a page stored already, so nothing is
 stored or charged twice. The slice that finds the frontier seeded and idle finishes the
-collection; the database lets exactly one such transition happen.
+collection (:func:`collecting.control.finish`); the database lets exactly one such transition
+happen.
 """
 
 from __future__ import annotations
@@ -31,22 +32,22 @@ from typing import Any
 from redis import Redis
 from rq import get_current_job
 
+from collecting import control, seeding
+from collecting.frontier import Entry, Frontier
+from collecting.host_gate import HostGate, host_of
 from core.canonical import canonical_url
 from core.config import Config
 from core.contract import ErrorCode, PageStatus
 from core.controls import escaped
 from core.items import PageResult, plain
 from core.scope import CrawlScope
-from crawler.frontier import Entry, Frontier
-from crawler.host_gate import HostGate, host_of
 from crawler.runner import shared_crawler
 from crawler.spiders.collected import CollectedPage, collection_spider
 from storage import collections
 from storage.collections import PageOutcome
 from storage.db import Database, shared
 from storage.models import LIVE_STATUSES, CollectionStatus
-from worker import queues, seeding
-from worker.webhooks import announce
+from worker import queues
 
 logger = logging.getLogger(__name__)
 
@@ -194,7 +195,7 @@ class Slice:
 
     def _lease(self, leasing: bool) -> None:
         """Lease pages up to the slice's concurrency (while ``leasing``), then start the
-        waiting ones whose host gives a permit (:mod:`crawler.host_gate`).
+        waiting ones whose host gives a permit (:mod:`collecting.host_gate`).
 
         A slice takes at most its share of a host's permits, and leases little more than it
         can start: one slice holding every permit (and the pages behind them) leaves the
@@ -368,15 +369,13 @@ class Slice:
         elif state.seeded and state.idle:
             self._finish(CollectionStatus.COMPLETED)
         else:
-            queues.enqueue_slice(self.redis, self.collection_id, self.config)
+            control.enqueue_slice(self.redis, self.collection_id, self.config)
 
     def _finish(self, status: CollectionStatus, stop_reason: str | None = None) -> None:
-        if collections.finish(self.db, self.collection_id, status, retention=self.retention,
-                              stop_reason=stop_reason):
+        if control.finish(self.db, self.redis, self.collection_id, status,
+                          retention=self.retention, stop_reason=stop_reason,
+                          announce_webhook=self.webhook):
             logger.info("Collection %s %s", self.collection_id, status)
-            if self.webhook:
-                announce(self.redis, self.collection_id)
-        self.frontier.linger()
 
 
 def _failure(url: str, code: ErrorCode, message: str) -> CollectedPage:

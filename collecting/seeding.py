@@ -2,7 +2,7 @@
 
 A batch admits its URLs; a crawl its start URL and, when asked, the page URLs its site's
 sitemaps list (as depth 1, within the crawl's scope). Then the frontier is marked seeded and
-the collection gets as many slices as there are workers to run them (``worker.collections``).
+the collection gets as many slices as there are workers to run them (:mod:`collecting.slice`).
 """
 
 from __future__ import annotations
@@ -13,11 +13,12 @@ from typing import Any
 from redis import Redis
 from rq import Worker
 
+from collecting.control import enqueue_slice
+from collecting.frontier import Entry, Frontier
 from core.canonical import canonical_url
 from core.config import Config
 from core.controls import escaped
 from core.scope import CrawlScope
-from crawler.frontier import Entry, Frontier
 from crawler.runner import shared_crawler
 from worker import queues
 
@@ -42,7 +43,7 @@ def seed(frontier: Frontier, redis: Redis, config: Config, collection_id: str,
     frontier.set_width(max(1, min(config.collection_slices, workers)))
     if frontier.mark("seeded"):
         for _ in range(frontier.width() - 1):
-            queues.enqueue_slice(redis, collection_id, config)
+            enqueue_slice(redis, collection_id, config)
 
 
 def sitemap_entries(start: str, scope: CrawlScope, max_pages: int, timeout: float
