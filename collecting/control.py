@@ -30,6 +30,7 @@ logger = logging.getLogger(__name__)
 
 #: A collection's slice job, enqueued by name (the API never imports the crawler it runs).
 SLICE_JOB = "collecting.slice.run_slice"
+#: Jobs queued by an older release carry ``worker.collections.run_slice``, still importable.
 #: Seconds a cancel waits for the slices to drop the pages they have in flight.
 CANCEL_WAIT = 3.0
 #: ``stop_reason`` of a collection failed for making no progress (see :func:`look_after`).
