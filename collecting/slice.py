@@ -33,9 +33,8 @@ from redis import Redis
 from rq import get_current_job
 
 from collecting import control, seeding
-from collecting.frontier import Entry, Frontier
+from collecting.frontier import Entry, Frontier, links_followed, page_addresses
 from collecting.host_gate import HostGate, host_of
-from core.canonical import canonical_url
 from core.config import Config
 from core.contract import ErrorCode, PageStatus
 from core.controls import escaped
@@ -294,7 +293,7 @@ class Slice:
         result = plain(page.result)
         if self.scope is not None and result["status"] == PageStatus.SUCCEEDED:
             # A crawl meets one page under many addresses; a batch fetches what it lists.
-            addresses = [canonical_url(a) for a in (result["final_url"], page.canonical) if a]
+            addresses = page_addresses(result["final_url"], page.canonical)
             if self.frontier.claim(entry, addresses) is not None:
                 self.stats["duplicates"] += 1
                 return entry, None, []
@@ -306,9 +305,7 @@ class Slice:
             robots_blocked=bool(error and error.get("error") == ErrorCode.ROBOTS_DISALLOWED))
         links = []
         if self.scope is not None and page.links:
-            depth = entry.depth + 1
-            links = [Entry(link, canonical_url(link), depth) for link in page.links
-                     if self.scope.follows(link, depth)]
+            links = links_followed(self.scope, page.links, entry.depth + 1)
         return entry, outcome, links
 
     def _flush(self) -> None:

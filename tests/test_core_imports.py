@@ -16,8 +16,9 @@ FRAMEWORKS = ("scrapy", "twisted", "flask", "werkzeug", "marshmallow", "flask_sm
 
 #: The modules of ``collecting`` that any process may import, the API among them
 #: (``collecting/__init__.py``); the others run on the warm crawler.
-COLLECTING_CRAWLER_FREE = ("collecting.frontier", "collecting.host_gate", "collecting.start",
-                           "collecting.control", "collecting.python_api")
+COLLECTING_CRAWLER_FREE = ("collecting.frontier", "collecting.private_redis",
+                           "collecting.host_gate", "collecting.start", "collecting.control",
+                           "collecting.python_api")
 COLLECTING_ON_THE_CRAWLER = ("collecting.slice", "collecting.seeding")
 
 SCRIPT = """
