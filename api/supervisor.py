@@ -20,18 +20,15 @@ A second Ctrl-C hurries the stop: what is still running is killed at once.
 from __future__ import annotations
 
 import contextlib
-import ctypes
-import ctypes.util
 import os
 import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Sequence
 from pathlib import Path
 
-#: prctl(2) option: the signal a process gets when its parent dies.
-PR_SET_PDEATHSIG = 1
+from core.processes import spawn
+
 #: Seconds between two looks at the children.
 POLL = 0.1
 #: Restarting a dead worker: the first restart waits RESTART_DELAY, each next one twice as long,
@@ -41,28 +38,6 @@ POLL = 0.1
 RESTART_DELAY = 1.0
 RESTART_DELAY_MAX = 30.0
 STABLE_AFTER = 30.0
-
-_libc = ctypes.CDLL(ctypes.util.find_library("c"), use_errno=True) if sys.platform == "linux" \
-    else None
-
-
-def _die_with(parent: int) -> Callable[[], None]:
-    """A ``preexec_fn``: SIGTERM this child when ``parent`` dies (loaded before the fork, so
-    the child only makes one system call between fork and exec)."""
-
-    def preexec() -> None:
-        if _libc is not None:
-            _libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
-        if os.getppid() != parent:  # the parent died before prctl: nobody would tell us
-            os._exit(1)
-
-    return preexec
-
-
-def spawn(command: Sequence[str], **kwargs) -> subprocess.Popen:
-    """A child in a session of its own that dies with this process."""
-    return subprocess.Popen(list(command), start_new_session=True,
-                            preexec_fn=_die_with(os.getpid()), **kwargs)
 
 
 def _signal(proc: subprocess.Popen, signum: int, *, group: bool = False) -> None:

@@ -237,7 +237,7 @@ class Config:
     collection_host_concurrency: int = var("COLLECTION_HOST_CONCURRENCY", integer(
         "a whole number of requests, at least 1", 1), 8)
     """Pages of collections in flight to one host:port at once, across every worker process
-    and machine together (kept in Redis, :mod:`crawler.host_gate`); robots.txt
+    and machine together (kept in Redis, :mod:`collecting.host_gate`); robots.txt
     ``Crawl-delay`` is obeyed on top of it."""
     collection_slice_seconds: float = var("COLLECTION_SLICE_SECONDS", seconds(), 10.0)
     """Seconds a slice job leases new pages before it hands over to the next slice: a long

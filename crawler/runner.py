@@ -121,7 +121,7 @@ class WarmCrawler:
         the future of its items, and the call that gives up on it (cancels its downloads).
 
         For callers that keep many pages in flight from one thread (a collection's slice,
-        :mod:`worker.collections`); the caller owns the time budget.
+        :mod:`collecting.slice`); the caller owns the time budget.
         """
         from twisted.internet import reactor
 

@@ -191,7 +191,7 @@ def finish(db: Database, collection_id: str, status: CollectionStatus, *,
            retention: timedelta, stop_reason: str | None = None) -> bool:
     """Move a live collection to the final ``status``; whether this call did (exactly one
     caller ever does). A completed collection's ``total`` becomes its ``done``: the pages
-    recognised as duplicates only after fetching leave it (see :mod:`worker.collections`)."""
+    recognised as duplicates only after fetching leave it (see :mod:`collecting.slice`)."""
     values = _final(status, retention, stop_reason)
     if status == CollectionStatus.COMPLETED:
         values["total"] = Collection.succeeded + Collection.failed

@@ -15,6 +15,7 @@ from sqlalchemy import func, select
 from standardwebhooks.webhooks import Webhook
 
 from api import create_app
+from collecting import control
 from core.canonical import canonical_url
 from storage.models import CollectionResult
 from tests.collection_stack import HOST_CAP, Stack, all_results, wait_final
@@ -65,6 +66,16 @@ def test_a_batch_is_fetched_once_per_page_and_billed_per_success(stack, site, hi
     assert sum(a["credits"] for a in who.activity()) == -who.balance()
     failed = all_results(who, created["id"], status="failed")
     assert {r["status"] for r in failed} == {"failed"} and len(failed) == 2
+
+
+def test_a_slice_queued_by_the_previous_release_still_runs(stack, site, monkeypatch):
+    """A slice job waiting in Redis across an upgrade carries the name it was enqueued under
+    before the collections moved to ``collecting``: the workers still run it."""
+    monkeypatch.setattr(control, "SLICE_JOB", "worker.collections.run_slice")
+    who = customer(stack)
+    created = start(who, {"mode": "batch", "urls": [f"{site}/article"]})
+    final = wait_final(who, created["id"])
+    assert final["status"] == "completed" and final["progress"]["succeeded"] == 1
 
 
 @pytest.mark.parametrize("depth", [1, 4])

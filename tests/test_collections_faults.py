@@ -14,8 +14,9 @@ from rq import Worker
 from rq.job import Job
 from rq.registry import StartedJobRegistry
 
+from collecting import control
+from collecting.frontier import Frontier
 from core.config import Config
-from crawler.frontier import Frontier
 from storage import accounts, collections, ledger
 from storage.db import Database
 from tests.collection_stack import Stack, all_results, wait_final
@@ -119,7 +120,7 @@ def test_a_collection_no_worker_takes_fails_after_the_stall_time(sqlite_url, red
     row = collections.create(db, account_id=who, mode="batch", extract="page",
                              spec={"urls": ["http://a.test/"]}, max_running=5)
     redis = Redis.from_url(redis_db)
-    queues.enqueue_slice(redis, row.id, config)
+    control.enqueue_slice(redis, row.id, config)
     slices = Frontier(redis, row.id).slices()
     look_after_collections(config, redis)  # (it looks after every live collection)
     assert Frontier(redis, row.id).slices() == slices  # its slice waits: not resumed twice

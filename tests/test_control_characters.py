@@ -13,6 +13,7 @@ from redis import Redis
 from rq.job import Job
 
 from api import create_app
+from collecting import python_api
 from core.controls import CONTROL_CHARACTERS, control_character_error, url_lines
 from core.scope import page_url_error
 from crawler.spiders.base import as_http_url
@@ -24,7 +25,7 @@ from tests.books import assert_books_balance
 from tests.conftest import make_config, new_customer
 from tests.test_api_errors import assert_error
 from tests.test_console import form_token, signed_in
-from worker import batch, jobs, queues
+from worker import jobs, queues
 
 PageSpider = spider_class("page")
 
@@ -154,10 +155,11 @@ def test_batch_code_refuses_them_by_the_same_rule():
     made (``ValueError``, as the API's 422)."""
     for control in CONTROLS.values():
         with pytest.raises(ValueError, match=r"urls: \[1\] Must not contain control"):
-            batch.start_collection("acct_x", urls=["https://example.com/",
-                                                   f"https://example.com/a{control}"])
+            python_api.start_collection("acct_x", urls=["https://example.com/",
+                                                        f"https://example.com/a{control}"])
         with pytest.raises(ValueError, match="Must not contain control characters"):
-            batch.start_collection("acct_x", mode="crawl", url=f"https://example.com/{control}")
+            python_api.start_collection("acct_x", mode="crawl",
+                                        url=f"https://example.com/{control}")
     assert page_url_error("https://example.com/a%0D%0A?q=é中文") is None
     assert "U+000D at position 21" in page_url_error("https://example.com/a\r\n")
     assert control_character_error(" https://example.com/ ") is None

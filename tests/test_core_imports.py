@@ -1,5 +1,6 @@
 """The package boundaries, checked in a fresh interpreter (this one has every library loaded):
-``core`` imports no framework, and ``storage`` builds on ``core``, never on the crawler."""
+``core`` imports no framework, ``storage`` builds on ``core``, never on the crawler, and the
+modules of ``collecting`` that the API imports load no crawler either."""
 
 from __future__ import annotations
 
@@ -13,22 +14,29 @@ ROOT = Path(__file__).resolve().parent.parent
 FRAMEWORKS = ("scrapy", "twisted", "flask", "werkzeug", "marshmallow", "flask_smorest",
               "sqlalchemy", "alembic", "redis", "rq", "gunicorn", "trafilatura", "extruct")
 
+#: The modules of ``collecting`` that any process may import, the API among them
+#: (``collecting/__init__.py``); the others run on the warm crawler.
+COLLECTING_CRAWLER_FREE = ("collecting.frontier", "collecting.private_redis",
+                           "collecting.host_gate", "collecting.start", "collecting.control",
+                           "collecting.python_api")
+COLLECTING_ON_THE_CRAWLER = ("collecting.slice", "collecting.seeding")
+
 SCRIPT = """
 import importlib, json, pkgutil, sys
 package = importlib.import_module(sys.argv[1])
 names = [info.name for info in pkgutil.walk_packages(package.__path__, package.__name__ + ".")
          if ".migrations" not in info.name]
-for name in names:
+for name in (sys.argv[2].split(",") if len(sys.argv) > 2 else names):
     importlib.import_module(name)
 print(json.dumps({"modules": names, "loaded": sorted({m.split(".")[0] for m in sys.modules})}))
 """
 
 
-def imported(package: str) -> tuple[list[str], set[str]]:
-    """Every module of ``package`` imported in a fresh interpreter: (the modules, the
-    top-level packages loaded)."""
-    run = subprocess.run([sys.executable, "-c", SCRIPT, package], cwd=ROOT, check=True,
-                         capture_output=True, text=True, timeout=60)
+def imported(package: str, only: tuple[str, ...] = ()) -> tuple[list[str], set[str]]:
+    """Every module of ``package`` (or ``only`` those) imported in a fresh interpreter: (the
+    package's modules, the top-level packages loaded)."""
+    args = [sys.executable, "-c", SCRIPT, package] + ([",".join(only)] if only else [])
+    run = subprocess.run(args, cwd=ROOT, check=True, capture_output=True, text=True, timeout=60)
     answer = json.loads(run.stdout.strip().splitlines()[-1])
     return answer["modules"], set(answer["loaded"])
 
@@ -46,3 +54,12 @@ def test_storage_builds_on_the_core_not_on_the_crawler():
     assert "core" in loaded
     assert not loaded & {"crawler", "scrapy", "twisted", "api", "worker", "flask"}, sorted(
         loaded & {"crawler", "scrapy", "twisted", "api", "worker", "flask"})
+
+
+def test_the_collections_api_side_loads_no_crawler():
+    """Starting and cancelling a collection (the API's part), the frontier and batch code's
+    ``run_collection`` load neither Scrapy nor Twisted: only the slice and its seeding do."""
+    modules, loaded = imported("collecting", COLLECTING_CRAWLER_FREE)
+    assert sorted(modules) == sorted(COLLECTING_CRAWLER_FREE + COLLECTING_ON_THE_CRAWLER)
+    assert not loaded & {"crawler", "scrapy", "twisted", "api", "flask"}, sorted(
+        loaded & {"crawler", "scrapy", "twisted", "api", "flask"})

@@ -1,5 +1,5 @@
 """The documentation's examples, run as written (the client's and run_collection's are run by
-tests/test_client_e2e.py and tests/test_worker_batch.py)."""
+tests/test_client_e2e.py and tests/test_collections_python_api.py)."""
 
 from __future__ import annotations
 

@@ -1,8 +1,14 @@
-"""The shared frontier on a real Redis: admission is exact under races, a lease that expires
-goes back, a duplicate gives its budget slot to the next URL in line."""
+"""The collections' frontier on a real Redis: admission is exact under races, a lease that
+expires goes back, a duplicate gives its budget slot to the next URL in line.
+
+It is the one implementation of these rules: the workers' slices lease from it, and ``scrapy
+crawl site|batch`` takes from it (:meth:`Frontier.take`), on a Redis of their own
+(:class:`PrivateRedis`, tested last); ``tests/test_spiders_site_batch.py`` checks that such a
+crawl stores what the API stores."""
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 import uuid
@@ -10,7 +16,9 @@ import uuid
 import pytest
 from redis import Redis
 
-from crawler.frontier import Entry, Frontier
+from collecting.frontier import Entry, Frontier, links_followed, page_addresses
+from collecting.private_redis import PrivateRedis
+from core.scope import CrawlScope
 from tests.conftest import _redis_db
 
 #: A Redis database of this module's own (see the offsets in the other modules).
@@ -100,3 +108,82 @@ def test_flags_are_set_once(frontier):
     assert frontier.mark("seeded") is True
     assert frontier.mark("seeded") is False
     assert frontier.state().seeded and not frontier.state().cancelled
+
+
+# --- taken for good, as scrapy crawl site|batch takes them --------------------------------
+
+
+def entry(url: str, depth: int = 1) -> Entry:
+    return Entry.of(url, depth)
+
+
+def test_a_page_is_admitted_once_whatever_its_spelling(frontier):
+    assert frontier.admit([entry("https://a.example/x?b=2&a=1"),
+                           entry("https://A.example:443/x?a=1&b=2&utm_source=m#top")]) == 1
+    assert frontier.admit([entry("https://a.example/x?a=1&b=2")]) == 0
+    assert [e.url for e in frontier.take()] == ["https://a.example/x?b=2&a=1"]
+    assert frontier.take() == []
+    state = frontier.state()
+    assert (state.queued, state.leased, state.admitted) == (0, 0, 1)  # taken: no lease left
+
+
+def test_taking_respects_the_budget(frontier):
+    start, a, b = (entry(f"https://s.example/{p}") for p in ("", "a", "b"))
+    assert frontier.admit([start, a, b], budget=2) == 2
+    assert frontier.take() == [start, a]
+    assert frontier.claim(start, []) is None and frontier.claim(a, []) is None
+    assert frontier.take() == [] and frontier.state().admitted == 2  # b waits: budget spent
+
+
+def test_a_duplicate_gives_its_slot_to_the_next_in_line_to_take(frontier):
+    start, moved, a, b = (entry(f"https://s.example/{p}") for p in ("", "m", "a", "b"))
+    assert frontier.admit([start, moved, b], budget=2) == 2
+    frontier.take()
+    assert frontier.claim(start, [a.key]) is None  # start redirected to a: start owns a
+    assert frontier.claim(moved, [a.key]) == start.key  # moved → a as well: a duplicate
+    assert frontier.take() == [b] and frontier.state().duplicates == 1
+    assert frontier.state().admitted == 2
+
+
+def test_a_duplicate_with_nobody_waiting_frees_its_slot(frontier):
+    start, moved, later = (entry(f"https://s.example/{p}") for p in ("", "m", "l"))
+    frontier.admit([start, moved], budget=2)
+    frontier.take()
+    frontier.claim(start, [])
+    assert frontier.claim(moved, [start.key]) == start.key
+    assert frontier.state().admitted == 1
+    assert frontier.admit([later], budget=2) == 1 and frontier.take() == [later]
+
+
+def test_a_page_may_claim_its_own_addresses_again(frontier):
+    page = entry("https://s.example/a")
+    frontier.admit([page])
+    assert frontier.claim(page, [page.key, "https://s.example/a-canonical"]) is None
+    assert frontier.claim(page, ["https://s.example/a-canonical"]) is None
+
+
+def test_what_a_page_claims_and_which_links_enter():
+    assert page_addresses("https://s.example/a?b=1&a=2#x", None) == ["https://s.example/a?a=2&b=1"]
+    assert page_addresses(None, "https://S.example/c") == ["https://s.example/c"]
+    scope = CrawlScope(start_url="https://s.example/", max_depth=2,
+                       exclude_paths=("^/private",))
+    links = ["https://s.example/a?utm_source=m", "https://other.example/",
+             "https://s.example/private/x", "https://www.s.example/b"]
+    assert links_followed(scope, links, 2) == [
+        Entry("https://s.example/a?utm_source=m", "https://s.example/a", 2),
+        Entry("https://www.s.example/b", "https://www.s.example/b", 2)]
+    assert links_followed(scope, links, 3) == []  # past max_depth
+
+
+def test_a_private_redis_runs_the_frontier_and_leaves_nothing_behind():
+    """``scrapy crawl site|batch``'s Redis: started on demand, gone when closed."""
+    redis = PrivateRedis()
+    try:
+        frontier = Frontier(redis.client, "site")
+        assert frontier.admit([entry("https://s.example/")], budget=1) == 1
+        assert [e.url for e in frontier.take()] == ["https://s.example/"]
+    finally:
+        redis.close()
+    assert redis.process.poll() is not None
+    assert not os.path.exists(redis._directory)
+    redis.close()  # again: nothing to do

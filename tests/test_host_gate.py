@@ -9,8 +9,8 @@ import uuid
 import pytest
 from redis import Redis
 
-from crawler import host_gate
-from crawler.host_gate import HostGate, host_of
+from collecting import host_gate
+from collecting.host_gate import HostGate, host_of
 from tests.conftest import _redis_db
 from tests.test_frontier import DB_OFFSET
 
@@ -37,7 +37,7 @@ def test_one_page_at_a_time_until_the_crawl_delay_is_known(gate, host):
 
 def test_permits_given_back_and_asked_for_in_one_call_also_on_a_redis_without_the_script(
         redis_url, host, monkeypatch):
-    """A slice's turn (worker.collections): the pages done give their permits back first, so
+    """A slice's turn (collecting.slice): the pages done give their permits back first, so
     the next page of the same host can have one, in the same round trip. The script runs by
     its SHA; a Redis that lost it (restarted) gets it loaded again."""
     monkeypatch.setattr(host_gate, "_ACQUIRE", host_gate._ACQUIRE + f"-- {uuid.uuid4().hex}\n")

@@ -21,6 +21,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
+from collecting.frontier import Frontier
 from core.canonical import canonical_url
 from core.items import PageResult
 from crawler.exporters import JsonCellCsvItemExporter
@@ -234,5 +235,14 @@ def test_arguments_as_scrapy_crawl_passes_them(tmp_path):
     (tmp_path / "urls.txt").write_text("https://a.example/\n# no\n\nhttps://a.example/#x\n")
     batch = BatchSpider(urls="https://b.example/?q=1,2,https://c.example/",
                         urls_file=str(tmp_path / "urls.txt"))
-    assert [e.url for e in batch.admission.take()] == [
-        "https://b.example/?q=1,2", "https://c.example/", "https://a.example/"]
+
+    async def requests() -> list:
+        return [request async for request in batch.start()]
+
+    try:  # on the collections' frontier, in a Redis of the crawl's own
+        fetched = [request.cb_kwargs["entry"].url for request in asyncio.run(requests())]
+        assert isinstance(batch.frontier, Frontier) and batch.frontier.state().admitted == 3
+    finally:
+        batch.closed("finished")
+    assert fetched == ["https://b.example/?q=1,2", "https://c.example/", "https://a.example/"]
+    assert batch.frontier is None  # closed with its Redis

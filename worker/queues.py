@@ -13,11 +13,9 @@ from redis.backoff import NoBackoff
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.retry import Retry
 from rq import Queue
-from rq.job import Job
 from rq.serializers import JSONSerializer
 
 from core.config import Config
-from crawler.frontier import Frontier
 
 #: Single-page operations; an API request is waiting on each of these.
 INTERACTIVE = "interactive"
@@ -68,19 +66,7 @@ def queue(name: str, connection: Redis) -> Queue:
     return Queue(name, connection=connection, serializer=SERIALIZER)
 
 
-#: The job functions the API enqueues, by name: it never imports the crawler they run. A page
-#: operation's job (its name, then the URL and the operation's options:
-#: :func:`worker.jobs.run_operation`); a collection's slice (:mod:`worker.collections`).
+#: The job function the API enqueues for a page operation, by name: it never imports the
+#: crawler it runs (:func:`worker.jobs.run_operation`: its name, then the URL and the
+#: operation's options). A collection's slice job is :data:`collecting.control.SLICE_JOB`.
 OPERATION_JOB = "worker.jobs.run_operation"
-SLICE_JOB = "worker.collections.run_slice"
-
-
-def enqueue_slice(connection: Redis, collection_id: str, config: Config) -> Job:
-    """Put one more slice of the collection on the ``collections`` queue, recorded as the
-    collection's (the watchdog looks for collections without one)."""
-    job = queue(COLLECTIONS, connection).enqueue(
-        SLICE_JOB, collection_id,
-        job_timeout=int(config.collection_slice_seconds + 2 * config.crawl_timeout + 60),
-        result_ttl=600, failure_ttl=86400, description=f"collection {collection_id}")
-    Frontier(connection, collection_id).add_slice(job.id)
-    return job

@@ -2,7 +2,7 @@
 keys and webhook secret, as server-rendered pages served by the API's own Flask app.
 
 It is a second face of the same services, not a second path to them: it calls what the API's
-views call (the ledger, :func:`api.resources.collections.start`, the export stream, the key
+views call (the ledger, :func:`api.resources.collection_routes.start`, the export stream, the key
 and webhook storage), under the account of the signed-in key (``g.principal``), so history,
 plan limits and charges are the API's own. Pages are plain HTML forms (every change a POST with
 a CSRF token); one script of ours (``static/console.js``) draws the chart with the vendored
@@ -64,7 +64,7 @@ def _error_page(status: int, message: str, headers: dict[str, str] | None = None
 
 def register(app: Flask) -> None:
     """Serve the console on ``app``: its sessions, then its routes."""
-    from api.console import collections, pages, sessions  # noqa: F401 (routes)
+    from api.console import collection_pages, pages, sessions  # noqa: F401 (routes)
 
     config = app.config["WEBDATA"]
     sessions.install(app, app.extensions["webdata.redis"], config.console_session_seconds)

@@ -1,6 +1,6 @@
 """``GET /collections/{id}/export``: a collection's results as one file, streamed.
 
-Its own module (and blueprint) beside :mod:`api.resources.collections`: the answer is a stream
+Its own module (and blueprint) beside :mod:`api.resources.collection_routes`: the answer is a stream
 of bytes rather than a schema-dumped object. What it asks of a collection (the account's, not
 expired) and of ``fields`` is what the results endpoint asks, with the same code.
 """
@@ -19,7 +19,7 @@ from api.collection_schemas import ExportQuerySchema, ResultSchema
 from api.errors import ApiError
 from api.extensions import db, redis
 from api.openapi import AUTHENTICATED, BASE_PATH, documented
-from api.resources.collections import readable, selection_of
+from api.resources.collection_routes import readable, selection_of
 from storage.exports import live, read_ahead
 
 #: Exports one API process streams at once: each holds a database connection of the pool

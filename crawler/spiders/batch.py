@@ -20,10 +20,9 @@ from typing import Any
 
 from scrapy import Request
 
+from collecting.frontier import Entry
 from core.canonical import canonical_url
 from core.controls import control_character_error, url_lines
-from crawler.admission import Admission
-from crawler.frontier import Entry
 from crawler.spiders.base import as_http_url
 from crawler.spiders.collected import CollectedPage
 from crawler.spiders.multipage import MultiPageSpider, Output
@@ -85,12 +84,15 @@ class BatchSpider(MultiPageSpider):
             more = f" and {len(bad) - MAX_NAMED} more" if len(bad) > MAX_NAMED else ""
             raise ValueError(f"{self.name}: not http(s) URLs: {'; '.join(bad[:MAX_NAMED])}"
                              f"{more}")
-        self.admission = Admission()
-        self.admission.admit(Entry(url.strip(), canonical_url(url), 0) for _, url in listed)
-        logger.info("Batch of %d URLs, %d distinct pages", len(listed), self.admission.admitted)
+        #: Every URL listed, in order (the frontier keeps the first spelling of each page).
+        self.entries = [Entry(url.strip(), canonical_url(url), 0) for _, url in listed]
 
     async def start(self) -> AsyncIterator[Request]:
-        for entry in self.admission.take():
+        frontier = self.open_frontier()
+        frontier.admit(self.entries)
+        logger.info("Batch of %d URLs, %d distinct pages", len(self.entries),
+                    frontier.state().admitted)
+        for entry in frontier.take():
             yield self.page_request(entry)
 
     def collected(self, entry: Entry, page: CollectedPage) -> Iterator[Output]:

@@ -1,5 +1,5 @@
 """The base of ``scrapy crawl site`` and ``scrapy crawl batch``: many pages, each fetched and
-extracted as a collection's page is.
+extracted as a collection's page is, taken from a collection's frontier.
 
 A worker runs each page of a collection as a single-page job of
 :func:`~crawler.spiders.collected.collection_spider` (one spider object per page, fed to its
@@ -7,6 +7,12 @@ long-lived crawler). These spiders run many pages in one crawl of their own, and
 page's response to the same per-page spider object: the same request, the same extractor, the
 same failures and error codes (robots.txt, source policy, non-HTML…), the same
 :class:`~core.items.PageResult` — so a feed export writes what the API stores.
+
+Which pages they fetch is decided as for a collection, by the same code: the workers'
+:class:`~collecting.frontier.Frontier` (admission by canonical URL, the page budget, claims),
+on a Redis server started for the crawl alone (:class:`~collecting.private_redis.PrivateRedis`)
+when it starts and stopped when it closes. Nothing to set up: ``scrapy crawl site`` needs no
+platform running.
 """
 
 from __future__ import annotations
@@ -17,10 +23,11 @@ from typing import TYPE_CHECKING, Any
 
 from scrapy import Request, Spider
 
+from collecting.frontier import Entry, Frontier
+from collecting.private_redis import PrivateRedis
 from core.items import PageResult
 from core.operations import COLLECTION_EXTRACTS
 from core.policy import ascii_url
-from crawler.frontier import Entry
 from crawler.spiders.collected import CollectedPage, collection_spider
 
 if TYPE_CHECKING:
@@ -34,9 +41,10 @@ Output = PageResult | Request
 
 
 class MultiPageSpider(Spider):
-    """Fetches entries (:class:`~crawler.frontier.Entry`: a URL, its canonical key, its depth)
-    with :meth:`page_request`; each page's :class:`CollectedPage` goes to :meth:`collected`,
-    which subclasses implement (what to yield, what to fetch next).
+    """Fetches entries (:class:`~collecting.frontier.Entry`: a URL, its canonical key, its depth)
+    of its :attr:`frontier` (opened by :meth:`open_frontier`) with :meth:`page_request`; each
+    page's :class:`CollectedPage` goes to :meth:`collected`, which subclasses implement (what
+    to yield, what to fetch next).
 
     ``-a extract=page|contacts|products`` (default ``page``) picks the extractor, as a
     collection's ``extract`` does.
@@ -49,12 +57,27 @@ class MultiPageSpider(Spider):
                              f"{', '.join(COLLECTION_EXTRACTS)}, not {extract!r}")
         self.extract = extract
         self._page_spider = collection_spider(extract)
+        #: This crawl's frontier, from :meth:`open_frontier` until the crawl closes.
+        self.frontier: Frontier | None = None
+        self._redis: PrivateRedis | None = None
+
+    def open_frontier(self) -> Frontier:
+        """Start this crawl's frontier (on a private Redis, stopped by :meth:`closed`)."""
+        self._redis = PrivateRedis()
+        self.frontier = Frontier(self._redis.client, self.name)
+        return self.frontier
+
+    def closed(self, reason: str) -> None:
+        """Scrapy's last call: the frontier goes with its Redis."""
+        if self._redis is not None:
+            self._redis.close()
+            self.frontier = self._redis = None
 
     def page_request(self, entry: Entry, follow: bool = False) -> Request:
         """The request of one page, as its single-page spider would make it (``follow``: read
         the links it has too)."""
         return Request(ascii_url(entry.url), callback=self._parse_page, errback=self._failed_page,
-                       dont_filter=True,  # Admission dedupes, by canonical URL
+                       dont_filter=True,  # the frontier dedupes, by canonical URL
                        cb_kwargs={"entry": entry, "follow": follow})
 
     def collected(self, entry: Entry, page: CollectedPage) -> Iterator[Output]:

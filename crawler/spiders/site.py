@@ -10,9 +10,10 @@ stays on the start URL's site and within ``max_depth`` link hops (sitemap URLs a
 ``include_paths``/``exclude_paths`` match the path + query (:class:`~core.scope.CrawlScope`);
 a URL is admitted once by its canonical form and only while ``max_pages`` lasts; a page whose
 final URL or ``rel=canonical`` an earlier page claimed is a duplicate, not output, and gives
-its slot to the next URL waiting (:class:`~crawler.admission.Admission`); robots.txt and the
-source policy apply to every request, a disallowed page being a failed result
-(``robots_disallowed``). The start URL is always fetched, and is always the first result.
+its slot to the next URL waiting (the collections' own :class:`~collecting.frontier.Frontier`:
+:mod:`crawler.spiders.multipage`); robots.txt and the source policy apply to every request, a
+disallowed page being a failed result (``robots_disallowed``). The start URL is always
+fetched, and is always the first result.
 
 As in a collection, the start URL and the sitemaps' URLs are admitted before any link: the
 start page and the sitemaps are fetched together, and the links the start page has wait until
@@ -30,13 +31,11 @@ from typing import TYPE_CHECKING, Any
 from scrapy import Request, signals
 from scrapy.exceptions import DontCloseSpider
 
-from core.canonical import canonical_url
+from collecting.frontier import Entry, links_followed, page_addresses
 from core.contract import DEFAULT_MAX_DEPTH, PageStatus
 from core.controls import escaped
 from core.patterns import pattern_errors
 from core.scope import CrawlScope
-from crawler.admission import Admission
-from crawler.frontier import Entry
 from crawler.spiders.base import as_bool, as_http_url, as_whole_number
 from crawler.spiders.collected import CollectedPage
 from crawler.spiders.multipage import MultiPageSpider, Output
@@ -102,7 +101,6 @@ class SiteSpider(MultiPageSpider, SitemapReading):
             include_paths=as_patterns(self.name, "include_paths", include_paths),
             exclude_paths=as_patterns(self.name, "exclude_paths", exclude_paths))
         self.use_sitemap = as_bool(use_sitemap) and self.max_depth >= 1
-        self.admission = Admission(self.max_pages)
         self.stored = 0
         self._seeded = False
         self._sitemap_pages: list[str] = []
@@ -117,7 +115,7 @@ class SiteSpider(MultiPageSpider, SitemapReading):
         return spider
 
     async def start(self) -> AsyncIterator[Request]:
-        self.admission.admit([Entry(self.url, canonical_url(self.url), 0)])
+        self.open_frontier().admit([Entry.of(self.url, 0)], self.max_pages)
         for request in self._requests():
             yield request
         if self.use_sitemap:
@@ -131,25 +129,22 @@ class SiteSpider(MultiPageSpider, SitemapReading):
     def collected(self, entry: Entry, page: CollectedPage) -> Iterator[Output]:
         result = page.result
         if result.status == PageStatus.SUCCEEDED:
-            addresses = [canonical_url(a) for a in (result.final_url, page.canonical) if a]
-            owner = self.admission.claim(entry, addresses)
+            owner = self.frontier.claim(entry, page_addresses(result.final_url, page.canonical))
             if owner is not None:
                 logger.debug("%s is a duplicate of %s", escaped(entry.url), escaped(owner))
                 yield from self._requests()  # the next URL waiting, in its slot
                 return
         self.stored += 1
         yield result
-        depth = entry.depth + 1
-        links = [Entry(link, canonical_url(link), depth) for link in page.links
-                 if self.scope.follows(link, depth)]
+        links = links_followed(self.scope, page.links, entry.depth + 1)
         if self._seeded:
-            self.admission.admit(links)
+            self.frontier.admit(links, self.max_pages)
             yield from self._requests()
         else:
             self._waiting += links
 
     def _requests(self) -> Iterator[Request]:
-        for entry in self.admission.take():
+        for entry in self.frontier.take():
             yield self.page_request(entry, follow=True)
 
     def _seed(self) -> None:
@@ -158,9 +153,8 @@ class SiteSpider(MultiPageSpider, SitemapReading):
         if self._seeded:
             return
         self._seeded = True
-        self.admission.admit(Entry(url, canonical_url(url), 1) for url in self._sitemap_pages
-                             if self.scope.follows(url, 1))
-        self.admission.admit(self._waiting)
+        self.frontier.admit(links_followed(self.scope, self._sitemap_pages, 1), self.max_pages)
+        self.frontier.admit(self._waiting, self.max_pages)
         self._sitemap_pages, self._waiting = [], []
         requests = list(self._requests())
         for request in requests:
@@ -169,5 +163,7 @@ class SiteSpider(MultiPageSpider, SitemapReading):
             raise DontCloseSpider
 
     def closed(self, reason: str) -> None:
+        duplicates = self.frontier.state().duplicates if self.frontier is not None else 0
         logger.info("Site crawl of %s: %d pages, %d duplicates (%s)", escaped(self.url),
-                    self.stored, self.admission.duplicates, reason)
+                    self.stored, duplicates, reason)
+        super().closed(reason)

@@ -43,7 +43,7 @@ MAX_URLS = 50_000
 def sitemap_budget(max_pages: int) -> int:
     """Sitemap URLs worth reading for a crawl of ``max_pages`` pages (0: no limit): most of a
     site's sitemap entries fall to the crawl's filters, so ten times the budget, and at least
-    1,000 — for the workers (:mod:`worker.collections`) and ``scrapy crawl site`` alike."""
+    1,000 — for the workers (:mod:`collecting.slice`) and ``scrapy crawl site`` alike."""
     return max(10 * max_pages, 1000) if max_pages else MAX_URLS
 
 

@@ -1,14 +1,14 @@
 """Starting a collection: the plan's limits, the row, the first slice job — for every producer.
 
-``POST /collections`` (:mod:`api.resources.collections`) and batch code
-(:mod:`worker.batch`) start collections the same way, so they share this: one place decides
-what a plan allows, and the row always exists before its first slice is enqueued (a worker
-never looks for a collection that is not there yet; warehouse's habit). Each refusal is an
-exception of its own, which the API turns into its error (413, 422, 403, 429, 402) and batch
-code sees as it is.
+``POST /collections`` (:mod:`api.resources.collection_routes`, and the console through it)
+and batch code (:mod:`collecting.python_api`) start collections the same way, so they share
+this: one place decides what a plan allows, and the row always exists before its first slice
+is enqueued (a worker never looks for a collection that is not there yet; warehouse's habit).
+Each refusal is an exception of its own, which the API turns into its error (413, 422, 403,
+429, 402) and batch code sees as it is.
 
 Free of Flask and of the crawler (the API process imports it): storage, the source policy's
-pure URL rules and the queue.
+pure URL rules and the queue (:func:`collecting.control.enqueue_slice`).
 """
 
 from __future__ import annotations
@@ -21,13 +21,13 @@ from typing import Any
 from redis import Redis
 from redis.exceptions import RedisError
 
+from collecting.control import enqueue_slice
 from core.config import Config
 from core.contract import DEFAULT_MAX_DEPTH
 from core.policy import SourcePolicy
 from storage import accounts, collections
 from storage.db import Database
 from storage.models import Collection
-from worker.queues import enqueue_slice
 
 logger = logging.getLogger(__name__)
 
@@ -63,7 +63,7 @@ def create(db: Database, policy: SourcePolicy, *, account_id: str, mode: str,
     that writes the row, the plan's running collections
     (:class:`~storage.collections.CollectionLimit`) and a balance of at least 1
     (:class:`~storage.ledger.InsufficientCredits`). The values themselves are taken as
-    valid (the API's schema, or :func:`worker.batch.start_collection`, checked them).
+    valid (the API's schema, or :func:`collecting.python_api.start_collection`, checked them).
     """
     with db.session() as session:
         account = accounts.find_account(session, account_id)

@@ -1,4 +1,7 @@
-"""A collection's frontier in Redis, shared by every worker process on every machine.
+"""A collection's frontier in Redis, shared by every worker process on every machine: the one
+implementation of the collections' rules of admission, for the workers' slices
+(:mod:`collecting.slice`) and for ``scrapy crawl site|batch`` alike (on a Redis of its own,
+:mod:`collecting.private_redis`), so the two cannot drift apart.
 
 Why not scrapy-redis's scheduler as it is: it pops a request by deleting it (a worker killed
 mid-page loses that page), it binds one frontier to one spider per crawler (our workers feed
@@ -20,6 +23,11 @@ server, whatever the number of workers):
 - **idleness** (:meth:`Frontier.state`): queue and leases read in one step; a collection
   whose frontier is seeded and idle is finished.
 
+What enters and what a page claims are decided here too, by canonical URL
+(:meth:`Entry.of`, :func:`links_followed`, :func:`page_addresses`). Scrapy's own dupefilter
+cannot do this: it fingerprints requests (method, URL with its tracking parameters, body), not
+pages, and knows nothing of budgets or redirects.
+
 An entry is ``{"u": url to fetch, "k": its canonical URL, "d": depth}`` as JSON.
 """
 
@@ -27,10 +35,14 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
 from redis import Redis
+
+from core.canonical import canonical_url
+from core.scope import CrawlScope
 
 #: Prefix of every key of a collection's frontier.
 PREFIX = "webdata:collection:"
@@ -39,6 +51,8 @@ KEYS = ("queue", "seen", "leases", "meta", "overflow", "claims", "slices")
 #: Seconds the keys of a finished collection's frontier are kept (a late worker still finds
 #: them and stops cleanly), then dropped by Redis.
 LINGER = 3600
+#: :meth:`Frontier.take`'s count by default: every entry queued.
+EVERY = 2**31 - 1
 
 _ADMIT = """
 -- KEYS: seen, queue, meta, overflow; ARGV: budget (0: none), then (key, entry) pairs
@@ -149,6 +163,24 @@ class Entry:
         data = json.loads(raw)
         return cls(url=data["u"], key=data["k"], depth=int(data["d"]))
 
+    @classmethod
+    def of(cls, url: str, depth: int) -> Entry:
+        """``url`` at ``depth``, keyed by its canonical form."""
+        return cls(url, canonical_url(url), depth)
+
+
+def links_followed(scope: CrawlScope, links: Iterable[str], depth: int) -> list[Entry]:
+    """The entries of ``links`` (a page's links, a site's sitemap URLs) that the crawl of
+    ``scope`` follows, at ``depth``."""
+    return [Entry.of(link, depth) for link in links if scope.follows(link, depth)]
+
+
+def page_addresses(final_url: str | None, canonical: str | None) -> list[str]:
+    """What a page fetched in a crawl claims (:meth:`Frontier.claim`): the canonical forms of
+    its final URL (after redirects) and of its ``rel=canonical``. A batch claims nothing: it
+    fetches what it lists."""
+    return [canonical_url(address) for address in (final_url, canonical) if address]
+
 
 @dataclass(frozen=True)
 class State:
@@ -203,6 +235,14 @@ class Frontier:
         raw = self._scripts["lease"](keys=self._key("queue", "leases"),
                                      args=[count, int(seconds * 1000)])
         return [Entry.loads(item) for item in raw]
+
+    def take(self, count: int = EVERY) -> list[Entry]:
+        """Take up to ``count`` entries (by default every one queued) for good: leased and
+        acknowledged at once. For a crawl in one process (``scrapy crawl site|batch``), where
+        no other process could fetch a page whose taker died."""
+        taken = self.lease(count, LINGER)
+        self.ack(taken)
+        return taken
 
     def renew(self, entries: list[Entry], seconds: float) -> None:
         if entries:

@@ -2,7 +2,7 @@
 
 A batch admits its URLs; a crawl its start URL and, when asked, the page URLs its site's
 sitemaps list (as depth 1, within the crawl's scope). Then the frontier is marked seeded and
-the collection gets as many slices as there are workers to run them (``worker.collections``).
+the collection gets as many slices as there are workers to run them (:mod:`collecting.slice`).
 """
 
 from __future__ import annotations
@@ -13,11 +13,11 @@ from typing import Any
 from redis import Redis
 from rq import Worker
 
-from core.canonical import canonical_url
+from collecting.control import enqueue_slice
+from collecting.frontier import Entry, Frontier, links_followed
 from core.config import Config
 from core.controls import escaped
 from core.scope import CrawlScope
-from crawler.frontier import Entry, Frontier
 from crawler.runner import shared_crawler
 from worker import queues
 
@@ -29,10 +29,10 @@ def seed(frontier: Frontier, redis: Redis, config: Config, collection_id: str,
     """Admit the batch's URLs (``scope`` None), or the crawl's start URL and sitemap URLs,
     then mark the frontier seeded and start the other slices. Idempotent (admission is)."""
     if scope is None:
-        frontier.admit([Entry(url, canonical_url(url), 0) for url in spec["urls"]])
+        frontier.admit([Entry.of(url, 0) for url in spec["urls"]])
     else:
         start = spec["url"]
-        frontier.admit([Entry(start, canonical_url(start), 0)], budget)
+        frontier.admit([Entry.of(start, 0)], budget)
         if spec.get("use_sitemap") and spec["max_depth"] >= 1:
             timeout = 2 * config.crawl_timeout
             frontier.admit(sitemap_entries(start, scope, budget, timeout), budget)
@@ -42,7 +42,7 @@ def seed(frontier: Frontier, redis: Redis, config: Config, collection_id: str,
     frontier.set_width(max(1, min(config.collection_slices, workers)))
     if frontier.mark("seeded"):
         for _ in range(frontier.width() - 1):
-            queues.enqueue_slice(redis, collection_id, config)
+            enqueue_slice(redis, collection_id, config)
 
 
 def sitemap_entries(start: str, scope: CrawlScope, max_pages: int, timeout: float
@@ -59,5 +59,4 @@ def sitemap_entries(start: str, scope: CrawlScope, max_pages: int, timeout: floa
     except Exception:
         logger.exception("Sitemap discovery failed for %s", escaped(start))
         return []
-    urls = (item["url"] for item in items)
-    return [Entry(url, canonical_url(url), 1) for url in urls if scope.follows(url, 1)]
+    return links_followed(scope, (item["url"] for item in items), 1)

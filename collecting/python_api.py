@@ -1,9 +1,9 @@
-"""Collections from batch code: start one through RQ, wait for it, read its results.
+"""Collections from Python (batch code): start one through RQ, wait for it, read its results.
 
 A data engineer's job runs next to the platform, not through its HTTP API (docs/python.md,
 "Collections from batch code")::
 
-    from worker.batch import run_collection
+    from collecting.python_api import run_collection
 
     run = run_collection("acct_…", mode="batch", urls=["https://example.com/"], wait=600)
     run.collection.status                    # "completed"
@@ -11,7 +11,7 @@ A data engineer's job runs next to the platform, not through its HTTP API (docs/
         ...
 
 The collection is the API's in every way: the same plan limits, balance check and history
-(:mod:`worker.new_collections`), the same slice jobs on the ``collections`` queue, the same
+(:mod:`collecting.start`), the same slice jobs on the ``collections`` queue, the same
 credits and results — only nobody is waiting on an HTTP request. The configuration is the
 deployment's (``DATABASE_URL``, ``REDIS_URL``…, :meth:`core.config.Config.from_env`).
 """
@@ -26,6 +26,7 @@ from typing import Any
 
 from redis import Redis
 
+from collecting import start
 from core.config import Config
 from core.contract import COLLECTION_MODES as MODES
 from core.contract import DEFAULT_MAX_DEPTH, MAX_DEPTH
@@ -36,7 +37,7 @@ from core.scope import page_url_error
 from storage import collection_results, collections
 from storage.db import Database, shared
 from storage.models import LIVE_STATUSES, Collection
-from worker import new_collections, queues
+from worker import queues
 
 logger = logging.getLogger(__name__)
 
@@ -90,7 +91,7 @@ def start_collection(account_id: str, mode: str = "batch", *,
     ``mode="batch"`` takes ``urls``; ``mode="crawl"`` takes ``url`` and the crawl's options, as
     ``POST /collections`` does (docs/api.md, Collections). A value the API would refuse as
     invalid raises ``ValueError``; the plan's refusals raise as in
-    :func:`worker.new_collections.create` (``TooManyUrls``, ``TooManyPages``, ``PolicyRefusal``,
+    :func:`collecting.start.create` (``TooManyUrls``, ``TooManyPages``, ``PolicyRefusal``,
     ``CollectionLimit``, ``InsufficientCredits``); an unreachable Redis raises its
     ``RedisError`` (the collection is then failed, nothing charged).
     """
@@ -98,13 +99,13 @@ def start_collection(account_id: str, mode: str = "batch", *,
                        exclude_paths, use_sitemap)
     config = config or Config.from_env()
     db = _database(config)
-    row = new_collections.create(
+    row = start.create(
         db, SourcePolicy.from_config(config),
         account_id=account_id, mode=mode, extract=extract, urls=urls, url=url,
         max_pages=max_pages, max_depth=max_depth, include_paths=include_paths,
         exclude_paths=exclude_paths, use_sitemap=use_sitemap)
     redis = redis or queues.redis_connection(config.redis_url, config.redis_timeout)
-    new_collections.enqueue(db, redis, row.id, config)
+    start.enqueue(db, redis, row.id, config)
     logger.info("Collection %s started (%s, %s)", row.id, mode, extract)
     return row
 

@@ -1,4 +1,4 @@
-"""Collections from batch code (``worker.batch``): started without the API, run by real
+"""Collections from batch code (``collecting.python_api``): started without the API, run by real
 workers on a private Redis, waited on, read back — the snippet of docs/python.md as written, and the
 API's rules (plan limits, balance, credits, history) holding for it too."""
 
@@ -13,6 +13,13 @@ from urllib.parse import urlsplit
 
 import pytest
 
+from collecting.python_api import (
+    CollectionTimeout,
+    run_collection,
+    start_collection,
+    wait_collection,
+)
+from collecting.start import TooManyPages, TooManyUrls
 from core.config import variables
 from core.policy import PolicyRefusal
 from storage import collections
@@ -22,8 +29,6 @@ from tests.collection_stack import Stack
 from tests.conftest import ROOT, Customer, new_customer
 from tests.docs import doc_code
 from tests.site import crawlsite
-from worker.batch import CollectionTimeout, run_collection, start_collection, wait_collection
-from worker.new_collections import TooManyPages, TooManyUrls
 
 
 @pytest.fixture(scope="module")

@@ -1,15 +1,16 @@
 """``/collections``: batches and crawls run in the background by the workers.
 
 The API only writes the collection's row (with its line of history) and enqueues its first
-slice job, in that order: the row exists before any worker can look for it, so a client never
-gets "not found" right after creating one. Everything else — seeding the frontier, fetching,
-storing, charging, finishing — is the workers' (:mod:`worker.collections`).
+slice job, in that order (:mod:`collecting.start`): the row exists before any worker can look
+for it, so a client never gets "not found" right after creating one; a cancel is
+:func:`collecting.control.cancel`. Everything else — seeding the frontier, fetching, storing,
+charging, finishing — is the workers' (:mod:`collecting.slice`). This module maps those
+functions' refusals to the API's errors and its history.
 """
 
 from __future__ import annotations
 
 import logging
-import time
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -31,21 +32,18 @@ from api.errors import ApiError
 from api.extensions import db, redis, source_policy
 from api.openapi import AUTHENTICATED, BASE_PATH, documented
 from api.operations import history_written, refuse
+from collecting import control
+from collecting import start as starting
 from core.policy import PolicyRefusal
-from crawler.frontier import Frontier
 from storage import collection_results, collections, webhooks
 from storage.ledger import InsufficientCredits
 from storage.models import LIVE_STATUSES, Collection
-from worker import new_collections
-from worker.webhooks import announce
 
 logger = logging.getLogger(__name__)
 
 OPERATION = collections.OPERATION
 #: The kinds of the collections' cursors (:mod:`api.cursors`): the list, a results page.
 LIST_CURSOR, RESULTS_CURSOR = "c", "r"
-#: Seconds a cancel waits for the slices to drop the pages they have in flight.
-CANCEL_WAIT = 3.0
 #: Bytes of results one results page holds at most (past its first result, always given):
 #: a page is written to its client by one API thread, within the worker's write timeout.
 RESULTS_PAGE_BYTES = 2 * 1024 * 1024
@@ -135,16 +133,16 @@ def start(args: dict) -> Collection:
                 "validation_error", "Invalid request: check webhook_url.",
                 errors={"webhook_url": [exc.message]}), url=url) from None
     try:
-        row = new_collections.create(
+        row = starting.create(
             db(), source_policy(), account_id=g.principal.account_id, mode=args["mode"],
             extract=args["extract"], urls=args.get("urls"), url=url,
             max_pages=args.get("max_pages"), max_depth=args["max_depth"],
             include_paths=args["include_paths"], exclude_paths=args["exclude_paths"],
             use_sitemap=args["use_sitemap"], request_id=g.request_id,
             webhook_url=args["webhook_url"])
-    except new_collections.TooManyUrls as exc:
+    except starting.TooManyUrls as exc:
         raise refuse(OPERATION, ApiError("too_many_urls", str(exc))) from None
-    except new_collections.TooManyPages as exc:
+    except starting.TooManyPages as exc:
         raise refuse(OPERATION, ApiError(
             "validation_error", "Invalid request: check max_pages.",
             errors={"max_pages": [str(exc)]}), url=url) from None
@@ -159,7 +157,7 @@ def start(args: dict) -> Collection:
             f"the balance is {exc.balance}."), url=url) from None
     history_written()  # by collections.create
     try:
-        new_collections.enqueue(db(), redis(), row.id, _config())
+        starting.enqueue(db(), redis(), row.id, _config())
     except RedisError:
         raise ApiError("unavailable", "The job queue is unreachable; nothing was charged. "
                                       "Try again shortly.") from None
@@ -205,37 +203,19 @@ def cancel(collection_id: str):
 
 
 def stop(collection_id: str) -> Collection:
-    """Cancel the account's collection ``collection_id`` (its line of history, the slices
-    told, its webhook announced); ApiError 404 or 409. The API's cancel and the console's."""
+    """Cancel the account's collection ``collection_id`` (:func:`collecting.control.cancel`:
+    its line of history, the slices told, its webhook announced); ApiError 404 or 409. The
+    API's cancel and the console's."""
     try:
-        row = collections.cancel(db(), collection_id, g.principal.account_id,
-                                 retention=_retention(), request_id=g.request_id)
+        row = control.cancel(db(), redis(), collection_id, g.principal.account_id,
+                             retention=_retention(), request_id=g.request_id)
     except collections.NotCancellable as exc:
         raise ApiError("conflict", f"This collection is {exc.args[0]} already; only a queued "
                                    "or running collection can be cancelled.") from None
     if row is None:
         raise ApiError("not_found", "No such collection.")
     history_written()  # by collections.cancel
-    _stop_fetching(collection_id)
-    if row.webhook_url:
-        announce(redis(), collection_id)
     return row
-
-
-def _stop_fetching(collection_id: str) -> None:
-    """Tell the slices, wait (briefly) until they dropped their pages in flight, then drop
-    the frontier. The database refuses any result of a cancelled collection already: nothing
-    more is stored or charged whatever happens here."""
-    frontier = Frontier(redis(), collection_id)
-    try:
-        frontier.mark("cancelled")
-        deadline = time.monotonic() + CANCEL_WAIT
-        while frontier.state().leased and time.monotonic() < deadline:
-            time.sleep(0.05)
-        frontier.drop_leases()
-        frontier.linger()
-    except RedisError as exc:  # the slices see the status at their next store
-        logger.warning("Could not signal the cancel of %s: %s", collection_id, exc)
 
 
 @blp.route("/collections/<collection_id>/results", methods=["GET"])

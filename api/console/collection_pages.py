@@ -15,7 +15,7 @@ from api.errors import ApiError
 from api.exports import FORMATS
 from api.extensions import db
 from api.operations import refuse
-from api.resources import collections as api_collections
+from api.resources import collection_routes as api_collections
 from api.resources import exports as api_exports
 from api.schemas import UNSTORABLE
 from core.contract import DEFAULT_MAX_DEPTH, MAX_DEPTH
@@ -61,7 +61,7 @@ def _page(form: dict[str, Any] | None = None, problems: dict[str, Any] | None = 
 @blp.route("/collections", methods=["POST"])
 def start_collection() -> Any:
     """Start a batch or a crawl from the form: the API's schema validates it, the API's
-    :func:`~api.resources.collections.start` creates it (limits, credits, history). A form
+    :func:`~api.resources.collection_routes.start` creates it (limits, credits, history). A form
     sent again (a double click, a reload) starts no second collection (:mod:`.forms`)."""
     form = request.form
     claimed = forms.claim(form.get("form_id", ""))

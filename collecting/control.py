@@ -1,0 +1,135 @@
+"""A collection seen from outside its run loop: its slice jobs enqueued, its cancel, its end,
+and the watchdog's look at it.
+
+Crawler-free: the API process cancels here (``POST /collections/{id}/cancel`` and the
+console), the slices finish here, and the maintenance job :func:`worker.maintenance.
+look_after_collections` runs :func:`look_after`. Storage, the frontier in Redis and RQ only.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from datetime import timedelta
+
+from redis import Redis
+from redis.exceptions import RedisError
+from rq import Worker
+from rq.exceptions import NoSuchJobError
+from rq.job import Job, JobStatus
+
+from collecting.frontier import Frontier
+from core.config import Config
+from storage import collections
+from storage.db import Database
+from storage.models import Collection, CollectionStatus
+from worker import queues, rq_state
+from worker.webhooks import announce
+
+logger = logging.getLogger(__name__)
+
+#: A collection's slice job, enqueued by name (the API never imports the crawler it runs).
+SLICE_JOB = "collecting.slice.run_slice"
+#: Jobs queued by an older release carry ``worker.collections.run_slice``, still importable.
+#: Seconds a cancel waits for the slices to drop the pages they have in flight.
+CANCEL_WAIT = 3.0
+#: ``stop_reason`` of a collection failed for making no progress (see :func:`look_after`).
+STALLED = "stalled"
+
+
+def enqueue_slice(connection: Redis, collection_id: str, config: Config) -> Job:
+    """Put one more slice of the collection on the ``collections`` queue, recorded as the
+    collection's (the watchdog looks for collections without one)."""
+    job = queues.queue(queues.COLLECTIONS, connection).enqueue(
+        SLICE_JOB, collection_id,
+        job_timeout=int(config.collection_slice_seconds + 2 * config.crawl_timeout + 60),
+        result_ttl=600, failure_ttl=86400, description=f"collection {collection_id}")
+    Frontier(connection, collection_id).add_slice(job.id)
+    return job
+
+
+def cancel(db: Database, redis: Redis, collection_id: str, account_id: str, *,
+           retention: timedelta, request_id: str | None = None) -> Collection | None:
+    """Cancel the account's collection (with its line of history), tell its slices, announce
+    its webhook event; the cancelled row, or None when the account has no such collection.
+    :class:`storage.collections.NotCancellable` when it has ended otherwise."""
+    row = collections.cancel(db, collection_id, account_id, retention=retention,
+                             request_id=request_id)
+    if row is None:
+        return None
+    stop_fetching(redis, collection_id)
+    if row.webhook_url:
+        announce(redis, collection_id)
+    return row
+
+
+def stop_fetching(redis: Redis, collection_id: str) -> None:
+    """Tell the slices, wait (briefly) until they dropped their pages in flight, then drop
+    the frontier. The database refuses any result of a cancelled collection already: nothing
+    more is stored or charged whatever happens here."""
+    frontier = Frontier(redis, collection_id)
+    try:
+        frontier.mark("cancelled")
+        deadline = time.monotonic() + CANCEL_WAIT
+        while frontier.state().leased and time.monotonic() < deadline:
+            time.sleep(0.05)
+        frontier.drop_leases()
+        frontier.linger()
+    except RedisError as exc:  # the slices see the status at their next store
+        logger.warning("Could not signal the cancel of %s: %s", collection_id, exc)
+
+
+def finish(db: Database, redis: Redis, collection_id: str, status: CollectionStatus, *,
+           retention: timedelta, stop_reason: str | None = None,
+           announce_webhook: bool = True) -> bool:
+    """End the collection as ``status`` (the database lets exactly one terminal transition
+    happen, and writes the webhook's event with it), ask for the event's first attempt, and
+    let the frontier's keys expire; whether this call ended it."""
+    ended = collections.finish(db, collection_id, status, retention=retention,
+                               stop_reason=stop_reason)
+    if ended and announce_webhook:
+        announce(redis, collection_id)
+    Frontier(redis, collection_id).linger()
+    return ended
+
+
+def look_after(db: Database, redis: Redis, config: Config) -> dict[str, int]:
+    """Keep every live collection going: one whose slice jobs all vanished (their workers
+    were killed, or Redis lost them) gets a new slice, so the next worker resumes it; one that
+    made no progress for ``COLLECTION_STALL_SECONDS`` while no worker listens to the
+    ``collections`` queue is failed with ``stop_reason: "stalled"``. Idempotent."""
+    report = {"resumed": 0, "stalled": 0}
+    # A slice waiting its turn behind other collections is not stalled; one that no worker
+    # will ever take (none listens to the queue) is, after the stall time.
+    workers = Worker.count(queue=queues.queue(queues.COLLECTIONS, redis))
+    for collection_id in collections.running(db):
+        frontier = Frontier(redis, collection_id)
+        alive = [job_id for job_id in frontier.slices() if _slice_alive(redis, job_id)]
+        for job_id in frontier.slices() - set(alive):
+            frontier.drop_slice(job_id)
+        if not alive:
+            logger.warning("Collection %s has no live slice: resuming it", collection_id)
+            enqueue_slice(redis, collection_id, config)
+            report["resumed"] += 1
+        elif frontier.idle_for() > config.collection_stall_seconds and not workers:
+            retention = timedelta(seconds=config.collection_retention_seconds)
+            if finish(db, redis, collection_id, CollectionStatus.FAILED, retention=retention,
+                      stop_reason=STALLED):
+                logger.error("Collection %s made no progress for %d s: failed", collection_id,
+                             config.collection_stall_seconds)
+                report["stalled"] += 1
+    return report
+
+
+def _slice_alive(redis: Redis, job_id: str) -> bool:
+    """Whether slice job ``job_id`` waits in its queue or runs on a live worker."""
+    try:
+        job = Job.fetch(job_id, connection=redis, serializer=queues.SERIALIZER)
+    except NoSuchJobError:
+        return False
+    status = job.get_status(refresh=False)
+    if status in (JobStatus.QUEUED, JobStatus.SCHEDULED, JobStatus.DEFERRED):
+        return True
+    if status != JobStatus.STARTED or not job.worker_name:
+        return False
+    return not rq_state.is_dead(redis, rq_state.worker_key(job.worker_name))

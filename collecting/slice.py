@@ -1,0 +1,380 @@
+"""Collections run as time-sliced RQ jobs on the ``collections`` queue.
+
+A slice job (:func:`run_slice`) takes pages from the collection's shared frontier in Redis
+(:mod:`collecting.frontier`), keeps up to ``COLLECTION_CONCURRENCY`` of them in flight in the
+worker's one long-lived crawler (the same fetch and extraction as ``/scrape``…), stores their
+results and charges them in batches, and after ``COLLECTION_SLICE_SECONDS`` hands over to a
+successor it enqueues itself. ``COLLECTION_SLICES`` slices run at once, on any worker of any
+machine, so one crawl uses several processes; interactive work keeps its reserved slots
+(``WORKER_INTERACTIVE_RESERVE``).
+
+Every page goes: leased → fetched → (its links admitted) → stored and charged in one
+transaction → acknowledged. A worker killed anywhere in between leaves a lease that expires
+and another slice fetches the page again; the store skips a page stored already, so nothing is
+stored or charged twice. The slice that finds the frontier seeded and idle finishes the
+collection (:func:`collecting.control.finish`); the database lets exactly one such transition
+happen.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import logging
+import math
+import time
+import uuid
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import timedelta
+from typing import Any
+
+from redis import Redis
+from rq import get_current_job
+
+from collecting import control, seeding
+from collecting.frontier import Entry, Frontier, links_followed, page_addresses
+from collecting.host_gate import HostGate, host_of
+from core.config import Config
+from core.contract import ErrorCode, PageStatus
+from core.controls import escaped
+from core.items import PageResult, plain
+from core.scope import CrawlScope
+from crawler.runner import shared_crawler
+from crawler.spiders.collected import CollectedPage, collection_spider
+from storage import collections
+from storage.collections import PageOutcome
+from storage.db import Database, shared
+from storage.models import LIVE_STATUSES, CollectionStatus
+from worker import queues
+
+logger = logging.getLogger(__name__)
+
+#: Seconds between two looks at the slice's pages in flight (and at a cancel).
+POLL = 0.2
+#: Seconds a slice waits for more pages to land once one did (see ``_collect``): each turn of
+#: its loop costs Redis round trips and GIL hand-overs from the reactor, so fewer turns with
+#: more pages each leave more of the process to extraction (the slice thread's CPU a page
+#: down by a quarter: docs/benchmarks.md, Collections throughput).
+GATHER = 0.025
+#: Results stored in one transaction at most, and the longest a result waits for one (s).
+FLUSH_SIZE = 50
+FLUSH_EVERY = 0.5
+#: The reason of a collection stopped because the balance ran out.
+OUT_OF_CREDITS = "insufficient_credits"
+
+
+def run_slice(collection_id: str) -> dict[str, Any]:
+    """One slice of collection ``collection_id`` (an RQ job; see the module)."""
+    config = Config.from_env()
+    job = get_current_job()
+    redis = job.connection if job is not None else queues.redis_connection()
+    db = shared(config.database_url, config.database_timeout)
+    try:
+        return Slice(collection_id, config, db, redis).run()
+    finally:
+        if job is not None:
+            Frontier(redis, collection_id).drop_slice(job.id)
+
+
+@dataclass
+class _InFlight:
+    entry: Entry
+    give_up: Callable[[], None]
+    deadline: float
+    host: str
+    permit: str
+
+
+@dataclass
+class Slice:
+    """One slice's run (see the module)."""
+
+    collection_id: str
+    config: Config
+    db: Database
+    redis: Redis
+    frontier: Frontier = field(init=False)
+    scope: CrawlScope | None = None
+    extract: str = "page"
+    webhook: bool = False  #: the collection asked for a webhook (announced when it ends)
+    stats: dict[str, int] = field(default_factory=lambda: {"stored": 0, "duplicates": 0})
+
+    def __post_init__(self) -> None:
+        self.frontier = Frontier(self.redis, self.collection_id)
+        self.gate = HostGate(self.redis, self.config.collection_host_concurrency,
+                             self.config.crawl_timeout + 30)
+        self._id = uuid.uuid4().hex
+        self._flying: dict[concurrent.futures.Future[list[Any]], _InFlight] = {}
+        #: Leased pages waiting for their host's permit; when each host may be asked again.
+        self._waiting: list[Entry] = []
+        self._retry_at: dict[str, float] = {}
+        #: Pages of each host this slice has in flight, and the most it may (its share of
+        #: the host's permits: every slice of the collection gets one).
+        self._per_host: Counter[str] = Counter()
+        self._share = self.config.collection_host_concurrency  # set in run(), once seeded
+        #: Permits of pages done, given back with the next turn's asks (one round trip).
+        self._releasing: list[tuple[str, str]] = []
+        #: Hosts whose Crawl-delay this slice reported to the gate.
+        self._delays_known: set[str] = set()
+        self._done: list[tuple[Entry, PageOutcome | None, list[Entry]]] = []
+        self._last_flush = self._last_renew = time.monotonic()
+        self._stopped: str | None = None  # why no more page of this collection may be fetched
+        self._budget = 0
+        self._reported = 0  # the total this slice last wrote
+
+    @property
+    def retention(self) -> timedelta:
+        return timedelta(seconds=self.config.collection_retention_seconds)
+
+    def run(self) -> dict[str, Any]:
+        row = collections.get(self.db, self.collection_id)
+        if row is None or row.status not in LIVE_STATUSES:
+            return {"collection": self.collection_id, "status": row.status if row else None}
+        spec = collections.spec_of(row)
+        self.extract, self.webhook = row.extract, bool(row.webhook_url)
+        self._budget = int(spec.get("max_pages") or 0)  # a crawl's pages in all; 0: none
+        if row.mode == "crawl":
+            self.scope = CrawlScope(start_url=spec["url"], max_depth=spec["max_depth"],
+                                    include_paths=tuple(spec.get("include_paths") or ()),
+                                    exclude_paths=tuple(spec.get("exclude_paths") or ()))
+        collections.start(self.db, self.collection_id)
+        self.frontier.beat()
+        if not self.frontier.state().seeded:
+            seeding.seed(self.frontier, self.redis, self.config, self.collection_id, spec,
+                         self.scope, self._budget)
+            self._report_total()
+        self._share = max(1, math.ceil(self.config.collection_host_concurrency
+                                       / self.frontier.width()))
+        try:
+            self._crawl()
+        except BaseException:
+            self._give_up_all()  # a job timeout, a stop: the leases go back to the frontier
+            raise
+        self._exchange_permits()
+        self._end()
+        return {"collection": self.collection_id, **self.stats}
+
+    # --- the loop ----------------------------------------------------------------------------
+
+    def _crawl(self) -> None:
+        slice_end = time.monotonic() + self.config.collection_slice_seconds
+        looked = 0.0
+        while True:
+            now = time.monotonic()
+            if now - looked >= POLL:  # a cancel is seen within POLL (not one Redis call a page)
+                looked = now
+                if self.frontier.flag("cancelled"):
+                    self._stopped = "cancelled"
+            if self._stopped:
+                self._give_up_all()
+                return
+            leasing = now < slice_end
+            self._lease(leasing)
+            if not leasing and self._waiting:  # the successor starts them
+                self.frontier.give_back(self._waiting)
+                self._waiting = []
+            if not self._flying and not self._done and not self._waiting:
+                if not leasing:
+                    return
+                state = self.frontier.state()
+                if state.idle:
+                    return  # the end of the collection (checked again in _end)
+                if not state.queued:
+                    time.sleep(POLL)  # other slices' pages are in flight: they may add more
+                continue
+            self._collect(now)
+            if self._done and (len(self._done) >= FLUSH_SIZE or not self._flying
+                               or now - self._last_flush >= FLUSH_EVERY):
+                self._flush()
+            if now - self._last_renew >= self.config.collection_lease_seconds / 3:
+                self.frontier.renew([f.entry for f in self._flying.values()] + self._waiting,
+                                    self.config.collection_lease_seconds)
+                self._last_renew = now
+
+    def _lease(self, leasing: bool) -> None:
+        """Lease pages up to the slice's concurrency (while ``leasing``), then start the
+        waiting ones whose host gives a permit (:mod:`collecting.host_gate`).
+
+        A slice takes at most its share of a host's permits, and leases little more than it
+        can start: one slice holding every permit (and the pages behind them) leaves the
+        others idle, so a crawl of one site used one worker's core of two (``bench/crawl.py``).
+        """
+        room = min(self.config.collection_concurrency - len(self._flying) - len(self._waiting),
+                   self._share - len(self._waiting))
+        if leasing and room > 0:
+            self._waiting += self.frontier.lease(room, self.config.collection_lease_seconds)
+        now = time.monotonic()
+        still: list[Entry] = []
+        asking: list[tuple[Entry, str, str]] = []
+        planned: Counter[str] = Counter()
+        for entry in self._waiting:
+            host = host_of(entry.url)
+            if (self._retry_at.get(host, 0.0) > now
+                    or self._per_host[host] + planned[host] >= self._share):
+                still.append(entry)
+                continue
+            planned[host] += 1
+            asking.append((entry, host, f"{self._id}:{entry.key}"))
+        answers = self._exchange_permits([(host, permit) for _, host, permit in asking])
+        for (entry, host, permit), wait_ms in zip(asking, answers, strict=True):
+            if wait_ms:
+                self._retry_at[host] = now + wait_ms / 1000
+                still.append(entry)
+                continue
+            future, give_up = shared_crawler().submit(
+                collection_spider(self.extract), url=entry.url, follow=self.scope is not None,
+                site=self.scope.start_url if self.scope is not None else None)
+            self._flying[future] = _InFlight(entry, give_up, now + self.config.crawl_timeout,
+                                             host, permit)
+            self._per_host[host] += 1
+        self._waiting = still
+
+    def _landed(self, *pages: _InFlight) -> None:
+        """Pages in flight are done (or given up): their hosts' permits come free, given back
+        with the next turn's asks (:meth:`_exchange_permits`)."""
+        self._releasing += ((page.host, page.permit) for page in pages)
+        for page in pages:
+            self._per_host[page.host] -= 1
+
+    def _exchange_permits(self, asks: Sequence[tuple[str, str]] = ()) -> list[int]:
+        """Give back the permits of the pages done and ask for ``asks`` (``(host, permit)``),
+        in one round trip; the answers as :meth:`HostGate.exchange` gives them."""
+        releasing, self._releasing = self._releasing, []
+        return self.gate.exchange(releasing, asks)
+
+    def _collect(self, now: float) -> None:
+        """Wait a little for pages in flight; turn the finished (and the overdue) into
+        outcomes ready to store."""
+        if self._flying:
+            done, _ = concurrent.futures.wait(list(self._flying), timeout=POLL,
+                                              return_when=concurrent.futures.FIRST_COMPLETED)
+            if done and len(done) < len(self._flying) // 2:
+                # let a few more land: one turn of this loop (Redis calls, a GIL hand-over
+                # from the reactor) for several pages instead of one each
+                time.sleep(GATHER)
+                done = {future for future in self._flying if future.done()}
+        else:
+            done = set()
+            if not self._done:
+                time.sleep(POLL)  # only pages waiting for their host
+        landed: list[_InFlight] = []
+        for future in done:
+            flying = self._flying.pop(future)
+            try:
+                items = future.result()
+            except Exception as exc:
+                logger.exception("Page %s of %s failed", escaped(flying.entry.url),
+                                 self.collection_id)
+                items = [_failure(flying.entry.url, ErrorCode.INTERNAL_ERROR,
+                                  f"The page could not be processed ({type(exc).__name__}).")]
+            # the site's Crawl-delay is reported (in _outcome) before its permit comes free
+            self._done.append(self._outcome(flying.entry, items))
+            landed.append(flying)
+        for future, flying in list(self._flying.items()):
+            if flying.deadline < now:
+                del self._flying[future]
+                flying.give_up()
+                landed.append(flying)
+                self._done.append(self._outcome(flying.entry, [_failure(
+                    flying.entry.url, ErrorCode.TIMEOUT, "The page took too long to fetch.")]))
+        if landed:
+            self._landed(*landed)
+
+    def _outcome(self, entry: Entry, items: list[Any]
+                 ) -> tuple[Entry, PageOutcome | None, list[Entry]]:
+        """(the entry, its outcome or None for a duplicate, the links to admit)."""
+        page = items[0] if items else _failure(entry.url, ErrorCode.FETCH_FAILED,
+                                               "The crawl ended without a result.")
+        host = host_of(entry.url)
+        if host not in self._delays_known and page.crawl_delay is not None:
+            self.gate.set_delay(host, page.crawl_delay)
+            self._delays_known.add(host)
+        result = plain(page.result)
+        if self.scope is not None and result["status"] == PageStatus.SUCCEEDED:
+            # A crawl meets one page under many addresses; a batch fetches what it lists.
+            addresses = page_addresses(result["final_url"], page.canonical)
+            if self.frontier.claim(entry, addresses) is not None:
+                self.stats["duplicates"] += 1
+                return entry, None, []
+        error = result["error"]
+        outcome = PageOutcome(
+            key=collections.page_key(entry.key), url=entry.url, status=result["status"],
+            final_url=result["final_url"], status_code=result["status_code"],
+            fetched_at=result["fetched_at"], error=error, data=result["data"],
+            robots_blocked=bool(error and error.get("error") == ErrorCode.ROBOTS_DISALLOWED))
+        links = []
+        if self.scope is not None and page.links:
+            links = links_followed(self.scope, page.links, entry.depth + 1)
+        return entry, outcome, links
+
+    def _flush(self) -> None:
+        """Admit the links found, store and charge the results, acknowledge the pages."""
+        done, self._done = self._done, []
+        self._last_flush = time.monotonic()
+        if self.scope is not None:
+            links = [link for _, _, found in done for link in found]
+            self.frontier.admit(links, self._budget)
+        outcomes = [outcome for _, outcome, _ in done if outcome is not None]
+        stored = collections.store(self.db, self.collection_id, outcomes)
+        if stored.closed:
+            self._stopped = "closed"
+        elif stored.out_of_credits:
+            self._stopped = OUT_OF_CREDITS
+        self.stats["stored"] += len(outcomes)
+        self.frontier.ack([entry for entry, _, _ in done])
+        self.frontier.beat()
+        self._report_total()
+
+    def _report_total(self) -> None:
+        """Raise the stored ``total`` to the frontier's (a write only when it grew)."""
+        total = self.frontier.state().total
+        if total > self._reported:
+            collections.report_total(self.db, self.collection_id, total)
+            self._reported = total
+
+    def _give_up_all(self) -> None:
+        """Drop the pages in flight. Stopped (a cancel, the end of the money): their leases
+        are dropped too, nobody fetches them (and a cancel sees no lease left at once);
+        interrupted (a job timeout): they go back to the frontier, and what is done is
+        stored."""
+        flying = list(self._flying.values())
+        for page in flying:
+            page.give_up()
+        self._landed(*flying)
+        self._exchange_permits()
+        self._flying.clear()
+        if self._stopped:
+            self.frontier.ack([page.entry for page in flying] + self._waiting
+                              + [entry for entry, _, _ in self._done])
+            self._done = []
+        else:
+            self.frontier.give_back(self._waiting)
+        self._waiting = []
+        if self._done:
+            self._flush()
+
+    # --- the end of a slice ------------------------------------------------------------------
+
+    def _end(self) -> None:
+        """Finish the collection (once), or hand over to a successor slice."""
+        state = self.frontier.state()
+        if self._stopped == OUT_OF_CREDITS:
+            self._finish(CollectionStatus.FAILED, OUT_OF_CREDITS)
+        elif self._stopped or state.cancelled:
+            return
+        elif state.seeded and state.idle:
+            self._finish(CollectionStatus.COMPLETED)
+        else:
+            control.enqueue_slice(self.redis, self.collection_id, self.config)
+
+    def _finish(self, status: CollectionStatus, stop_reason: str | None = None) -> None:
+        if control.finish(self.db, self.redis, self.collection_id, status,
+                          retention=self.retention, stop_reason=stop_reason,
+                          announce_webhook=self.webhook):
+            logger.info("Collection %s %s", self.collection_id, status)
+
+
+def _failure(url: str, code: ErrorCode, message: str) -> CollectedPage:
+    return CollectedPage(PageResult(url=url, status=PageStatus.FAILED,
+                                    error={"error": code, "message": message}))

