@@ -40,13 +40,13 @@ $(CHARTJS):
 	fi
 
 run: $(STAMP) $(CHARTJS)
-	$(PY) -m api.serve
+	$(PY) -m launcher
 
 # Uses a PostgreSQL of its own (database webdata_test) when one answers on 127.0.0.1:5432,
 # unless TEST_DATABASE_URL is set already; a Redis of its own unless REDIS_URL is set.
 test: $(STAMP) $(CHARTJS)
 	$(VENV)/bin/ruff check .
-	TEST_DATABASE_URL="$${TEST_DATABASE_URL:-$$($(PY) -m tests.postgres)}" \
+	TEST_DATABASE_URL="$${TEST_DATABASE_URL:-$$($(PY) -m tests.support.postgres)}" \
 	  $(PY) -m pytest $(PYTEST_ARGS)
 
 # The console's tests in a real browser: Debian's chromium and chromium-driver (installed

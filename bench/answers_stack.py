@@ -3,8 +3,9 @@
 A redis-server, a SQLite database migrated and given its accounts by the operator commands
 (``flask --app api db upgrade``, ``accounts create``) of the checkout under test, two warm
 ``python -m worker`` and the API under gunicorn from that checkout; the test site and the fake
-SearXNG of *this* checkout (tests/site/server.py, tests/fakes/search_providers.py) in their
-own processes, so both sides of a comparison crawl and search the very same things.
+SearXNG of *this* checkout (tests/support/site/server.py,
+tests/support/fakes/search_providers.py) in their own processes, so both sides of a comparison
+crawl and search the very same things.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from pathlib import Path
 
 from stack import ROOT, api_answers, stack_env, start, start_api, start_workers, wait_for
 
-from api.serve import free_port, start_redis
+from launcher.embedded import free_port, start_redis
 
 SITE_HOST = "127.0.0.2"
 WORKERS = 2
@@ -103,9 +104,10 @@ def start_stack(tree: Path, tmp: Path, procs: list[subprocess.Popen]) -> Stack:
                     CRAWLER_ALLOWED_NETWORKS=f"{SITE_HOST}/32", SEARCH_PROVIDER="searxng",
                     SEARXNG_URL=f"http://127.0.0.1:{search_port}", YOUTUBE_BASE_URL=site,
                     YOUTUBE_API_URL=f"{site}/youtube/v3", YOUTUBE_API_KEY="")
-    start([sys.executable, "-m", "tests.site.server", SITE_HOST, str(site_port)], env, procs)
-    start([sys.executable, "-m", "tests.fakes.search_providers", "searxng", str(search_port)],
+    start([sys.executable, "-m", "tests.support.site.server", SITE_HOST, str(site_port)],
           env, procs)
+    start([sys.executable, "-m", "tests.support.fakes.search_providers", "searxng",
+           str(search_port)], env, procs)
     accounts = [(name, plan, credits) for name, (plan, credits) in ACCOUNTS.items()]
     made = subprocess.run([sys.executable, "-c", f"ACCOUNTS = {accounts!r}\n{_SETUP}"],
                           cwd=tree, env=env, capture_output=True, text=True, timeout=300)

@@ -66,7 +66,7 @@ from stack import (
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from api.serve import free_port, start_redis  # noqa: E402
+from launcher.embedded import free_port, start_redis  # noqa: E402
 
 #: Issue 11's bars: platform pages/s over the bare figure, by worker processes.
 BAR_RATIO = {1: 0.9, 2: 1.3}

@@ -52,7 +52,7 @@ from stack import (  # noqa: E402
     wait_for,
 )
 
-from api.serve import start_redis  # noqa: E402
+from launcher.embedded import start_redis  # noqa: E402
 
 PAGE = ROOT / "tests" / "site" / "pages" / "article.html"
 BASE = "/api/service/v1"

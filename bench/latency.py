@@ -15,9 +15,10 @@ slow real site does: then what counts is how many requests the workers keep in f
 
 Everything is private and on loopback, set up and torn down here: a redis-server, a SQLite
 database with a funded account, a static server (``http.server``, HTTP/1.1, TCP_NODELAY, its own
-process) serving tests/site/pages/article.html, N warm workers and the API under gunicorn with
-``make run``'s flags. Client timing is wall time per request over keep-alive connections.
-Exit status 0 when the bar is met, 1 when it is not (the figures are printed either way).
+process) serving tests/support/site/pages/article.html, N warm workers and the API under
+gunicorn with ``make run``'s flags. Client timing is wall time per request over keep-alive
+connections. Exit status 0 when the bar is met, 1 when it is not (the figures are printed
+either way).
 """
 
 from __future__ import annotations
@@ -50,9 +51,9 @@ from stack import (  # noqa: E402
     wait_for,
 )
 
-from api.serve import free_port, start_redis  # noqa: E402
 from crawler.extract.fetched import FetchedPage  # noqa: E402
 from crawler.extract.page import extract_page  # noqa: E402
+from launcher.embedded import free_port, start_redis  # noqa: E402
 
 SCRAPE = "/api/service/v1/scrape"
 PAGE = ROOT / "tests" / "site" / "pages" / "article.html"

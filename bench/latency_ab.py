@@ -40,7 +40,7 @@ from stack import (  # noqa: E402
     wait_for,
 )
 
-from api.serve import start_redis  # noqa: E402
+from launcher.embedded import start_redis  # noqa: E402
 
 
 @contextlib.contextmanager

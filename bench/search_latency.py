@@ -9,7 +9,7 @@ one pooled request to the provider, normalising ten results. Both sides are meas
 run against the same fake provider, so the difference is the proxy's overhead alone.
 
 Everything is private and on loopback: a redis-server, a SQLite database with a funded
-account, the fake provider (tests/fakes/search_providers.py) in its own process, and the API
+account, the fake provider (tests/support/fakes/search_providers.py) in its own process, and the API
 under gunicorn with ``make run``'s flags, configured for that provider. The direct side sends
 the provider the very request the adapter sends. Helpers (timing, clients, processes) are
 bench/latency.py's. Prints p50/p90 per side and the difference; exit status 0.
@@ -33,8 +33,8 @@ from stack import api_answers, funded_key, stack_env, start, start_api, stop, wa
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from api.serve import free_port, start_redis  # noqa: E402
-from tests.fakes.search_providers import KEYS  # noqa: E402
+from launcher.embedded import free_port, start_redis  # noqa: E402
+from tests.support.fakes.search_providers import KEYS  # noqa: E402
 
 SEARCH = "/api/service/v1/search"
 QUERY = {"query": '"tide tables" site:example.org', "limit": 10}
@@ -68,7 +68,8 @@ def run_provider(name: str, args: argparse.Namespace, tmp: Path, redis_url: str,
     settings, path, headers = provider_setup(name, f"http://127.0.0.1:{fake_port}")
     env = stack_env(redis_url, database_url, SEARCH_PROVIDER=name, **settings)
     own: list[subprocess.Popen] = []
-    start([sys.executable, "-m", "tests.fakes.search_providers", name, str(fake_port)], env, own)
+    start([sys.executable, "-m", "tests.support.fakes.search_providers", name, str(fake_port)],
+          env, own)
     api_port = start_api(env, own)
     procs.extend(own)
     direct = client(fake_port, "GET", path, headers=headers)

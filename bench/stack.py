@@ -19,8 +19,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from api.serve import free_port  # noqa: E402
 from core.config import Config  # noqa: E402
+from launcher.embedded import free_port  # noqa: E402
 
 #: The top plan: its rate limit (6000/min), batch size and crawl pages (10,000 each) stay above
 #: what any bench sends; the free plan's 60/min would answer 429.

@@ -37,7 +37,7 @@ sys.path.insert(0, str(ROOT))
 from latency import article_site  # noqa: E402
 from stack import funded_key, start, stop, wait_for  # noqa: E402
 
-from api.serve import start_redis  # noqa: E402
+from launcher.embedded import start_redis  # noqa: E402
 
 
 def cpu_seconds(pid: int) -> float:

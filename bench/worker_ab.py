@@ -24,7 +24,7 @@ from stack import funded_key, stack_env, start, stop, wait_for
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from api.serve import free_port, start_redis  # noqa: E402
+from launcher.embedded import free_port, start_redis  # noqa: E402
 
 WORKERS = {"ApiWorker": "api.gunicorn_worker.ApiWorker", "gthread": "gthread"}
 PATH = "/api/service/v1/account"

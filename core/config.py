@@ -93,7 +93,7 @@ class Config:
     """Directory of the local state ``make run`` keeps: the SQLite database, ``demo-key``,
     ``redis-url``."""
 
-    # make run (api/serve.py).
+    # make run (launcher/serve.py).
     host: str = var("HOST", TEXT, "127.0.0.1")
     """Address ``make run`` serves the API on."""
     port: int = var("PORT", integer("a TCP port, 1-65535", 1, 65535), 8000)

@@ -1,6 +1,6 @@
 """Child processes that die with their parent, and the Redis server's binary.
 
-``make run`` starts its children this way (:mod:`api.supervisor`), and so does a ``scrapy
+``make run`` starts its children this way (:mod:`launcher.supervisor`), and so does a ``scrapy
 crawl site|batch`` run by hand for its frontier's Redis (:mod:`collecting.private_redis`):
 
 - each child runs in a session of its own (``start_new_session``), so the terminal's Ctrl-C

@@ -24,12 +24,12 @@ from rq import Worker
 from sqlalchemy import text
 
 from api import create_app
-from api.serve import start_redis
 from core.config import Config
+from launcher.embedded import start_redis
 from storage import accounts, ledger
 from storage.db import Database, migrate
-from tests.site import youtube
-from tests.site.server import HitCounter, serve
+from tests.support.site import youtube
+from tests.support.site.server import HitCounter, serve
 
 ROOT = Path(__file__).resolve().parent.parent
 SITE_HOST = "127.0.0.2"
@@ -237,9 +237,9 @@ def client(app):
 
 @pytest.fixture(scope="module")
 def stack(tmp_path_factory, sqlite_url, site) -> Iterator:
-    """A collection stack of the test module's own (tests/collection_stack.py: a Redis, two
+    """A collection stack of the test module's own (tests/support/collection_stack.py: a Redis, two
     workers, an app); a module that needs another kind defines its own ``stack``."""
-    from tests.collection_stack import Stack
+    from tests.support.collection_stack import Stack
 
     stack = Stack(tmp_path_factory.mktemp("stack"), sqlite_url, site)
     yield stack
@@ -249,7 +249,7 @@ def stack(tmp_path_factory, sqlite_url, site) -> Iterator:
 @pytest.fixture(scope="module")
 def service(stack) -> Iterator[str]:
     """The module's stack's API over real HTTP (for a command or a browser)."""
-    from tests.collection_stack import served
+    from tests.support.collection_stack import served
 
     with served(stack.app) as url:
         yield url

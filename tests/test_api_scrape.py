@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from tests.conftest import SITE_HOST
-from tests.site.server import serve
+from tests.support.site.server import serve
 
 
 def test_success_costs_one_credit_and_is_in_the_history(customer, site):

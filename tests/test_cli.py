@@ -13,7 +13,7 @@ import pytest
 from api import create_app
 from core.config import variables
 from tests.conftest import ROOT, make_config
-from tests.docs import doc_code
+from tests.support.docs import doc_code
 
 pytestmark = pytest.mark.stack  # starts processes (tests/conftest.py)
 

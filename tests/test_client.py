@@ -1,5 +1,5 @@
 """The Python client and the ``webdata`` command against a fake of the collections API
-(tests/fakes/collections_api.py): retries and their Idempotency-Key, errors as one line on
+(tests/support/fakes/collections_api.py): retries and their Idempotency-Key, errors as one line on
 stderr, the export file, the plain progress lines of a run without a terminal."""
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from client import http as client_http
 from client.cli import main
 from client.progress import RateMeter, summary
 from tests.conftest import ROOT
-from tests.fakes.collections_api import ID, Canned, FakeCollectionsApi, error
+from tests.support.fakes.collections_api import ID, Canned, FakeCollectionsApi, error
 
 RATE_LIMITED = error(429, "rate_limited", "Over 60 requests a minute.")
 UNAVAILABLE = error(503, "unavailable", "The job queue is unreachable; nothing was charged.")

@@ -12,8 +12,8 @@ import sys
 from pathlib import Path
 
 from tests.conftest import ROOT, Customer, new_customer
-from tests.docs import doc_code
-from tests.terminal import CTRL_C, Terminal
+from tests.support.docs import doc_code
+from tests.support.terminal import CTRL_C, Terminal
 
 
 def environment(service: str, who: Customer, home: Path) -> dict[str, str]:

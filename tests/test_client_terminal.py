@@ -11,8 +11,8 @@ from collections.abc import Iterator
 import pytest
 
 from tests.conftest import ROOT
-from tests.fakes.collections_api import ID, FakeCollectionsApi
-from tests.terminal import CTRL_C, Terminal
+from tests.support.fakes.collections_api import ID, FakeCollectionsApi
+from tests.support.terminal import CTRL_C, Terminal
 
 pytestmark = pytest.mark.stack  # starts processes (tests/conftest.py)
 

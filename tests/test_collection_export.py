@@ -17,9 +17,9 @@ import pytest
 from storage import collections
 from storage.collections import PageOutcome
 from storage.models import CollectionStatus
-from tests.collection_stack import Stack, all_results, wait_final
 from tests.conftest import Customer, new_customer
-from tests.waits import wait_until
+from tests.support.collection_stack import Stack, all_results, wait_final
+from tests.support.waits import wait_until
 
 RETENTION = timedelta(days=7)
 

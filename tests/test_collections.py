@@ -18,12 +18,12 @@ from api import create_app
 from collecting import control
 from core.canonical import canonical_url
 from storage.models import CollectionResult
-from tests.collection_stack import HOST_CAP, Stack, all_results, wait_final
 from tests.conftest import SITE_HOST, Customer, make_config, new_customer
-from tests.site import crawlsite, sitemaps
-from tests.site.server import serve
-from tests.waits import wait_until
-from tests.webhook_receiver import start_receiver
+from tests.support.collection_stack import HOST_CAP, Stack, all_results, wait_final
+from tests.support.site import crawlsite, sitemaps
+from tests.support.site.server import serve
+from tests.support.waits import wait_until
+from tests.support.webhook_receiver import start_receiver
 from worker.maintenance import purge_expired_collections
 
 

@@ -19,10 +19,10 @@ from collecting.frontier import Frontier
 from core.config import Config
 from storage import accounts, collections, ledger
 from storage.db import Database
-from tests.collection_stack import Stack, all_results, wait_final
 from tests.conftest import _redis_db, new_customer
+from tests.support.collection_stack import Stack, all_results, wait_final
+from tests.support.waits import wait_until
 from tests.test_frontier import DB_OFFSET
-from tests.waits import wait_until
 from worker import queues
 from worker.maintenance import look_after_collections
 

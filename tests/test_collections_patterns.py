@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from urllib.parse import urlsplit
 
-from tests.collection_stack import Stack, all_results, wait_final
 from tests.conftest import Customer, new_customer
-from tests.site.server import REDOS_LINKS
-from tests.waits import wait_until
+from tests.support.collection_stack import Stack, all_results, wait_final
+from tests.support.site.server import REDOS_LINKS
+from tests.support.waits import wait_until
 
 HOSTILE = "(a+)+$"
 

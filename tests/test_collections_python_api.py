@@ -25,10 +25,10 @@ from core.policy import PolicyRefusal
 from storage import collections
 from storage.collections import CollectionLimit
 from storage.ledger import InsufficientCredits
-from tests.collection_stack import Stack
 from tests.conftest import ROOT, Customer, new_customer
-from tests.docs import doc_code
-from tests.site import crawlsite
+from tests.support.collection_stack import Stack
+from tests.support.docs import doc_code
+from tests.support.site import crawlsite
 
 
 @pytest.fixture(scope="module")

@@ -14,7 +14,7 @@ import pytest
 from core.config import EXIT_STATUS, Config, ConfigError, variables
 from storage.db import make_engine
 from tests.conftest import ROOT
-from tests.docs import section
+from tests.support.docs import section
 
 #: (variable, bad value, what the one line must say besides the variable's name).
 BAD_VALUES = [
@@ -143,7 +143,7 @@ ENTRY_POINTS = {
     "scrapy crawl": [sys.executable, "-m", "scrapy", "crawl", "page", "-a",
                      "url=http://127.0.0.2/", "-O", "-:jsonl"],
     "api factory": [sys.executable, "-m", "flask", "--app", "api", "routes"],
-    "make run": [sys.executable, "-m", "api.serve"],
+    "make run": [sys.executable, "-m", "launcher"],
 }
 
 
@@ -185,7 +185,8 @@ def test_a_search_provider_that_cannot_answer_stops_the_api(tmp_path, name, valu
 @pytest.mark.stack  # a process of each entry point
 def test_gunicorn_serving_the_api_stops_too(tmp_path):
     """Not a restart loop of workers that each fail the same way: gunicorn gives up."""
-    from api.serve import free_port, gunicorn_command
+    from launcher.embedded import free_port
+    from launcher.serve import gunicorn_command
 
     command = gunicorn_command(Config(port=free_port(), api_processes=1))
     done = subprocess.run(command, cwd=ROOT, env=clean_env(tmp_path, WORKERS="abc"),

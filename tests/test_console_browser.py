@@ -25,7 +25,7 @@ import requests
 
 from storage import ledger
 from tests.conftest import ROOT, new_customer
-from tests.waits import wait_until
+from tests.support.waits import wait_until
 
 CHROMIUM, CHROMEDRIVER = shutil.which("chromium"), shutil.which("chromedriver")
 pytestmark = [

@@ -21,8 +21,8 @@ from crawler.spiders.batch import BatchSpider
 from crawler.spiders.operations import spider_class
 from crawler.spiders.site import SiteSpider
 from crawler.spiders.video import VideoSpider
-from tests.books import assert_books_balance
 from tests.conftest import make_config, new_customer
+from tests.support.books import assert_books_balance
 from tests.test_api_errors import assert_error
 from tests.test_console import form_token, signed_in
 from worker import jobs, queues

@@ -9,11 +9,11 @@ import subprocess
 import sys
 from datetime import UTC, datetime, timedelta
 
-from api.serve import write_private
 from core.config import variables
+from launcher.serve import write_private
 from storage import webhooks
 from tests.conftest import ROOT
-from tests.docs import doc_code
+from tests.support.docs import doc_code
 from worker.webhooks import signed_headers
 
 

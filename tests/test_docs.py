@@ -11,7 +11,7 @@ import pytest
 
 from api.errors import STATUS
 from tests.conftest import ROOT
-from tests.docs import anchor, anchors, pages, prose_lines, section
+from tests.support.docs import anchor, anchors, pages, prose_lines, section
 
 #: ``[text](target)`` and ``![alt](target)``, outside inline code.
 _LINK = re.compile(r"!?\[[^\]]*\]\(([^)\s]+)\)")

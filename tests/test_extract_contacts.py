@@ -19,8 +19,8 @@ from crawler.extract.contacts import MAX_ITEMS, MAX_SUGGESTED_PAGES, extract_con
 from crawler.extract.emails import cloudflare_email, normalise_email
 from crawler.extract.phones import country_region, default_region, language_region, phone_record
 from crawler.extract.social import social_profile
-from tests.contact_pages import FIXTURES, URL, emails, fetched, ld, links, page, phones, run
-from tests.logcheck import our_errors
+from tests.support.contact_pages import FIXTURES, URL, emails, fetched, ld, links, page, phones, run
+from tests.support.logcheck import our_errors
 
 CASES = sorted(path.stem for path in FIXTURES.glob("*.json"))
 KEYS = {"emails", "phones", "social_links", "organization", "suggested_pages"}

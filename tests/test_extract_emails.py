@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.contact_pages import emails, fixture
+from tests.support.contact_pages import emails, fixture
 
 
 @pytest.mark.parametrize("body", [

@@ -19,7 +19,7 @@ from core.items import PageResult, plain
 from crawler.extract import page as page_module
 from crawler.extract.fetched import FetchedPage
 from crawler.extract.page import extract_page
-from tests.logcheck import our_errors
+from tests.support.logcheck import our_errors
 
 #: Saved HTML as a page fetched from that URL, what extractors take.
 fetched = FetchedPage.from_html

@@ -10,7 +10,7 @@ import pytest
 
 from crawler.extract.phone_labels import is_date, is_isbn
 from crawler.extract.phones import main_language_region
-from tests.contact_pages import fixture, ld, run
+from tests.support.contact_pages import fixture, ld, run
 
 COM = "https://www.example.com/kontakt"  # a gTLD: no region from the host
 

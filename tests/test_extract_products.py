@@ -35,7 +35,7 @@ from crawler.extract.schema import (
     types,
 )
 from crawler.extract.structured import json_ld, lenient_json, parse_html
-from tests.logcheck import our_errors
+from tests.support.logcheck import our_errors
 
 #: Saved HTML as a page fetched from that URL, what extractors take.
 fetched = FetchedPage.from_html

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.contact_pages import URL, fixture, links
+from tests.support.contact_pages import URL, fixture, links
 
 
 @pytest.mark.parametrize(("url", "profile", "handle"), [

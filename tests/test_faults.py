@@ -11,8 +11,8 @@ import base64
 import json
 
 from storage import accounts
-from tests.books import assert_books_balance
 from tests.conftest import new_customer
+from tests.support.books import assert_books_balance
 
 BASE = "/api/service/v1"
 

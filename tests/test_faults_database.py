@@ -12,8 +12,8 @@ import pytest
 
 from api import create_app
 from storage.db import migrate
-from tests.books import assert_books_balance
 from tests.conftest import make_config, new_customer
+from tests.support.books import assert_books_balance
 
 LOCKER = """
 import sqlite3, sys

@@ -14,8 +14,9 @@ import uuid
 
 import pytest
 
-from api.serve import free_port, gunicorn_command
 from core.config import ROOT, Config
+from launcher.embedded import free_port
+from launcher.serve import gunicorn_command
 
 
 @pytest.fixture(scope="module")

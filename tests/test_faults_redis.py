@@ -12,9 +12,9 @@ import threading
 import pytest
 
 from api import create_app
-from api.serve import start_redis
-from tests.books import assert_books_balance
+from launcher.embedded import start_redis
 from tests.conftest import make_config, new_customer
+from tests.support.books import assert_books_balance
 
 #: Seconds a request may take before the test calls it hung. Generous: the answer is expected
 #: after about REDIS_TIMEOUT (1 s here); a hung client waits for as long as Redis is stopped.

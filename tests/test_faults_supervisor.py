@@ -10,8 +10,8 @@ import time
 
 import pytest
 
-from api.supervisor import Supervisor
 from core.config import ROOT
+from launcher.supervisor import Supervisor
 
 pytestmark = pytest.mark.stack  # starts processes (tests/conftest.py)
 

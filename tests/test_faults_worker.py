@@ -16,8 +16,8 @@ from rq.registry import StartedJobRegistry
 import api.workers
 from api import create_app
 from api.dispatch import NO_WORKER_MESSAGE, Lookout
-from tests.books import assert_books_balance
 from tests.conftest import WORKER_ENV, _redis_db, _start_workers, _stop, make_config, new_customer
+from tests.support.books import assert_books_balance
 from tests.test_faults_redis import answered
 from worker import queues
 

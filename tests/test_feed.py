@@ -12,7 +12,7 @@ from crawler.spiders.base import SinglePageSpider
 from crawler.spiders.operations import spider_class
 from crawler.spiders.video import VideoSpider
 from tests.conftest import ROOT, WORKER_ENV
-from tests.fakes.spiders import BuggyPageSpider
+from tests.support.fakes.spiders import BuggyPageSpider
 
 PageSpider = spider_class("page")
 

@@ -2,8 +2,8 @@
 
 A warm worker runs many jobs at once, each its own Scrapy crawler; Scrapy's per-domain limit
 is per crawler, so the per-host cap lives in the process's one download handler. The crawls
-here run in a real warm crawler (``python -m tests.crawl_many``) against two instances of the
-test site on two loopback addresses (two hosts); ``/slow/<tag>`` tells how many of a tag's
+here run in a real warm crawler (``python -m tests.support.crawl_many``) against two instances
+of the test site on two loopback addresses (two hosts); ``/slow/<tag>`` tells how many of a tag's
 requests were open at once. The slot bookkeeping itself (cancelled waiters, idle hosts
 dropped) is checked directly on :class:`crawler.host_slots.HostSlots`.
 """
@@ -23,8 +23,8 @@ import pytest
 
 from crawler.host_slots import HostSlots, host_key
 from tests.conftest import ROOT, WORKER_ENV
-from tests.site.server import Server, serve
-from tests.waits import wait_until
+from tests.support.site.server import Server, serve
+from tests.support.waits import wait_until
 
 pytestmark = pytest.mark.stack  # starts processes (tests/conftest.py)
 
@@ -55,11 +55,12 @@ def base(server: Server) -> str:
 
 
 class Crawls:
-    """A ``tests.crawl_many`` process: :meth:`start` crawls, :meth:`results` in end order."""
+    """A ``tests.support.crawl_many`` process: :meth:`start` crawls, :meth:`results` in end
+    order."""
 
     def __init__(self) -> None:
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "tests.crawl_many"], cwd=ROOT, env={**os.environ, **ENV},
+            [sys.executable, "-m", "tests.support.crawl_many"], cwd=ROOT, env={**os.environ, **ENV},
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
         )
 

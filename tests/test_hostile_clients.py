@@ -20,13 +20,14 @@ import pytest
 import requests
 
 from api import inflight
-from api.serve import free_port, gunicorn_command
 from core.config import Config, variables
+from launcher.embedded import free_port
+from launcher.serve import gunicorn_command
 from storage import collections
 from storage.collections import PageOutcome
 from storage.models import CollectionStatus
 from tests.conftest import ALLOWED, ROOT, new_customer
-from tests.waits import wait_until
+from tests.support.waits import wait_until
 
 THREADS = 8
 #: Seconds a request of the well-behaved account may take before the test calls it starved.

@@ -24,9 +24,9 @@ from api.errors import ApiError
 from storage import accounts
 from storage.db import MIGRATIONS, Database, migrate
 from storage.models import Account, Activity, Plan
-from tests.books import assert_books
 from tests.conftest import account_at_old_revision, make_config, new_customer
-from tests.waits import wait_until
+from tests.support.books import assert_books
+from tests.support.waits import wait_until
 
 #: Longest bounded wait of these tests, in seconds (never an assertion on time).
 PATIENCE = 20

@@ -1,5 +1,5 @@
 """Credits are never lost to a fault: each fault case reproduced with real processes, and
-every test ends with the books checked (:func:`tests.books.assert_books`).
+every test ends with the books checked (:func:`tests.support.books.assert_books`).
 
 - text the database cannot store (a lone surrogate, NUL) is a 422 before anything is reserved,
   on SQLite and PostgreSQL;
@@ -34,10 +34,10 @@ from api.schemas import storable_text
 from storage import accounts, ledger
 from storage.db import Database, migrate
 from storage.models import Activity, utcnow
-from tests.books import assert_books, open_reservations
 from tests.conftest import account_at_old_revision, make_config, new_customer
+from tests.support.books import assert_books, open_reservations
+from tests.support.waits import wait_until
 from tests.test_serve import PATIENCE, Run
-from tests.waits import wait_until
 
 #: Every POST operation and the string fields of its body.
 STRING_FIELDS = [

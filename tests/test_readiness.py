@@ -14,11 +14,11 @@ import pytest
 from rq import Queue
 
 from api import create_app, dispatch, workers
-from api.serve import start_redis
-from tests.books import assert_books_balance
+from launcher.embedded import start_redis
 from tests.conftest import WORKER_ENV, _start_workers, _stop, make_config, new_customer
+from tests.support.books import assert_books_balance
+from tests.support.waits import wait_until
 from tests.test_faults_redis import answered
-from tests.waits import wait_until
 from worker import queues
 
 

@@ -1,7 +1,7 @@
 """The filtering resolver on its own: what reaches the caller for each answer DNS could give.
 
 ``FilteringResolver`` is installed, as in the worker, on a reactor whose own resolver is a
-scripted one (``tests.fakes.resolver``) answering what each test chooses; Twisted's
+scripted one (``tests.support.fakes.resolver``) answering what each test chooses; Twisted's
 ``MemoryReactor`` is that reactor, so nothing runs and nothing is connected to. What the
 outer receiver gets is what Twisted's ``HostnameEndpoint`` would connect to.
 """
@@ -14,7 +14,7 @@ from twisted.internet.testing import MemoryReactor
 from core.policy import PolicyRefusal, SourcePolicy
 from crawler import resolver as resolver_module
 from crawler.resolver import FilteringResolver
-from tests.fakes.resolver import ScriptedResolver
+from tests.support.fakes.resolver import ScriptedResolver
 
 PUBLIC_V4 = "93.184.216.34"
 PUBLIC_V6 = "2606:2800:220:1:248:1893:25c8:1946"

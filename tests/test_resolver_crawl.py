@@ -1,7 +1,7 @@
 """The filtering resolver in real crawls, where the URL pre-check cannot help.
 
-A warm worker runs over a scripted system resolver (``python -m tests.fakes.resolver``): names
-like ``loopback.test`` resolve to loopback although nothing in their URL says so, so the API's
+A warm worker runs over a scripted system resolver (``python -m tests.support.fakes.resolver``):
+names like ``loopback.test`` resolve to loopback although nothing in their URL says so, so the API's
 pre-check and ``SourcePolicyMiddleware`` both let them through (the pool, like the normal one,
 allows the test site's network, so a name may use any port). Only the resolver stands between
 the crawl and the loopback listener (``hit_counter``), which tells which local address each
@@ -27,7 +27,7 @@ from tests.conftest import (
     make_config,
     new_customer,
 )
-from tests.fakes.resolver import SCRIPT_ENV
+from tests.support.fakes.resolver import SCRIPT_ENV
 from worker import jobs, queues
 
 LOOPBACK = "127.0.0.1"
@@ -51,7 +51,7 @@ def scripted_redis_url(redis_url) -> str:
 def scripted_workers(scripted_redis_url, tmp_path_factory) -> Iterator[list]:
     log = tmp_path_factory.mktemp("logs") / "scripted-dns-workers.log"
     env = {**WORKER_ENV, SCRIPT_ENV: json.dumps(SCRIPT)}
-    procs = _start_workers(scripted_redis_url, 1, env, log, module="tests.fakes.resolver")
+    procs = _start_workers(scripted_redis_url, 1, env, log, module="tests.support.fakes.resolver")
     yield procs
     _stop(procs)
 

@@ -20,7 +20,7 @@ from schemathesis import GenerationMode
 from api import create_app
 from tests.conftest import Customer, make_config, new_customer
 
-pytest_plugins = ["tests.fakes.fixtures"]
+pytest_plugins = ["tests.support.fakes.fixtures"]
 
 BASE = "/api/service/v1"
 #: Per operation: few examples, a fixed seed (the suite must not be flaky) and no example

@@ -9,7 +9,7 @@ from api import create_app
 from core.config import Config
 from tests.conftest import make_config
 
-pytest_plugins = ["tests.fakes.fixtures"]
+pytest_plugins = ["tests.support.fakes.fixtures"]
 
 PATHS = {"web": "/search", "news": "/search/news", "videos": "/search/videos"}
 OPERATIONS = {"web": "search", "news": "search_news", "videos": "search_videos"}

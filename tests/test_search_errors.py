@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import pytest
 
-from api.serve import free_port
-from tests.fakes.search_providers import BAD_KEY
+from launcher.embedded import free_port
+from tests.support.fakes.search_providers import BAD_KEY
 from tests.test_search import OPERATIONS, PATHS, assert_error
 
-pytest_plugins = ["tests.fakes.fixtures"]
+pytest_plugins = ["tests.support.fakes.fixtures"]
 
 
 @pytest.mark.parametrize(("provider", "kind", "query", "settings", "reason"), [

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from tests.fakes.search_providers import KEYS
+from tests.support.fakes.search_providers import KEYS
 
-pytest_plugins = ["tests.fakes.fixtures"]
+pytest_plugins = ["tests.support.fakes.fixtures"]
 
 QUERY = '"async traits" site:github.com'
 

@@ -9,9 +9,9 @@ from datetime import UTC, datetime
 import pytest
 
 from api.search.normalise import published_at
-from tests.fakes.search_providers import VIDEOS_QUOTA_KEY
+from tests.support.fakes.search_providers import VIDEOS_QUOTA_KEY
 
-pytest_plugins = ["tests.fakes.fixtures"]
+pytest_plugins = ["tests.support.fakes.fixtures"]
 
 RECEIVED = datetime(2026, 1, 15, 16, 30, tzinfo=UTC)
 

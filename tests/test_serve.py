@@ -1,4 +1,4 @@
-"""``make run`` (``python -m api.serve``) starts cleanly and a Ctrl-C stops everything, in order.
+"""``make run`` (``python -m launcher``) starts cleanly and a Ctrl-C stops everything, in order.
 
 The Ctrl-C is sent as a terminal sends it, to the whole foreground process group (the process
 under test runs in a session of its own here, standing for the terminal's), so the tests also
@@ -7,8 +7,8 @@ arrives: stopped in order (API, workers, Redis), that request still gets its ans
 
 Ten full ``make run`` cycles take ~2 minutes (Scrapy is imported by every worker, ~6 s of CPU
 per start), so the full cycle runs twice, and the stop logic itself ten times in a row on a
-light process tree (``tests/supervised.py``: the same supervisor, Redis and gunicorn command,
-a tiny WSGI app and plain RQ workers).
+light process tree (``tests/support/supervised.py``: the same supervisor, Redis and gunicorn
+command, a tiny WSGI app and plain RQ workers).
 
 Ready means ready: the key is printed once its first requests can be served, on
 SQLite and on PostgreSQL with its URL as users write it; a start whose workers never listen
@@ -36,10 +36,10 @@ from rq import Queue, Worker
 from rq.registry import StartedJobRegistry
 
 from api.dispatch import NO_WORKER_MESSAGE
-from api.serve import free_port
 from core.config import Config, variables
+from launcher.embedded import free_port
 from tests.conftest import ALLOWED, ROOT
-from tests.waits import wait_until
+from tests.support.waits import wait_until
 
 pytestmark = pytest.mark.stack  # starts processes (tests/conftest.py)
 
@@ -81,7 +81,7 @@ def port_is_free(port: int) -> bool:
 
 
 class Run:
-    """One ``python -m api.serve`` (or the light tree), its output in a file."""
+    """One ``python -m launcher`` (or the light tree), its output in a file."""
 
     def __init__(self, var_dir: Path, log: Path, *, light: bool = False,
                  env: dict[str, str] | None = None):
@@ -91,8 +91,8 @@ class Run:
         self.log = log
         self.children: list[psutil.Process] = []
         self.light = light
-        command = ([sys.executable, "-m", "tests.supervised", str(self.port), str(var_dir)]
-                   if light else [sys.executable, "-m", "api.serve"])
+        command = ([sys.executable, "-m", "tests.support.supervised", str(self.port), str(var_dir)]
+                   if light else [sys.executable, "-m", "launcher"])
         with log.open("wb") as out:  # the tree writes to its own copy of it
             self.proc = subprocess.Popen(
                 command, cwd=ROOT, env={**serve_env(var_dir, self.port), **(env or {})},
@@ -358,12 +358,14 @@ def test_make_run_stops_with_one_line_when_its_workers_never_listen(tmp_path, sq
                                                                    monkeypatch, capsys, kind):
     """``make run``'s wait for its workers (the real API under the real supervisor): it says
     it still waits, then stops with a line saying why, and prints no key."""
-    import api.serve
-    from api.supervisor import Supervisor
+    import launcher.ready
+    from launcher.embedded import start_redis
+    from launcher.serve import gunicorn_command
+    from launcher.supervisor import Supervisor
 
-    monkeypatch.setattr(api.serve, "READY_LIMIT", 3)
-    monkeypatch.setattr(api.serve, "STILL_WAITING_EVERY", 1)
-    redis, redis_url = api.serve.start_redis(tmp_path)
+    monkeypatch.setattr(launcher.ready, "READY_LIMIT", 3)
+    monkeypatch.setattr(launcher.ready, "STILL_WAITING_EVERY", 1)
+    redis, redis_url = start_redis(tmp_path)
     config = Config(port=free_port(), redis_url=redis_url, database_url=sqlite_url,
                     api_processes=1, api_threads=2, var_dir=tmp_path)
     supervisor = Supervisor({**os.environ, "REDIS_URL": redis_url, "DATABASE_URL": sqlite_url},
@@ -371,11 +373,11 @@ def test_make_run_stops_with_one_line_when_its_workers_never_listen(tmp_path, sq
                             worker_grace=1)
     command, line = NEVER_LISTENING[kind]
     try:
-        supervisor.spawn("api", api.serve.gunicorn_command(config))
-        wait_until(lambda: api.serve.health(config) is not None, "the API", PATIENCE)
+        supervisor.spawn("api", gunicorn_command(config))
+        wait_until(lambda: launcher.ready.health(config) is not None, "the API", PATIENCE)
         for number in range(config.workers):
             supervisor.spawn(f"worker-{number}", command)
-        assert api.serve.wait_until_ready(config, supervisor) is False
+        assert launcher.ready.wait_until_ready(config, supervisor) is False
     finally:
         supervisor.stop()
         redis.kill()

@@ -23,8 +23,8 @@ from scrapy.utils.test import get_crawler
 from core.canonical import canonical_url
 from crawler.spiders.sitemap import SitemapUrlsSpider
 from tests.conftest import ROOT, SITE_HOST, WORKER_ENV
-from tests.site.server import Server, serve
-from tests.site.sitemaps import OTHER_SITES, SITE_PAGES
+from tests.support.site.server import Server, serve
+from tests.support.site.sitemaps import OTHER_SITES, SITE_PAGES
 
 pytestmark = pytest.mark.stack  # starts processes (tests/conftest.py)
 

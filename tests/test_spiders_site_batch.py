@@ -3,7 +3,7 @@ checked with real ``scrapy crawl … -O`` runs against the loopback test site.
 
 The crawls run at once, as separate processes (one reactor per process), in a module fixture;
 each test reads the feed its crawl wrote. What a crawl of ``/site/`` must store is what the
-API stores (``tests/site/crawlsite.py``, ``STORED``; ``tests/test_collections.py``).
+API stores (``tests/support/site/crawlsite.py``, ``STORED``; ``tests/test_collections.py``).
 """
 
 from __future__ import annotations
@@ -29,8 +29,8 @@ from crawler.spiders.batch import BatchSpider
 from crawler.spiders.operations import spider_class
 from crawler.spiders.site import SiteSpider
 from tests.conftest import ALLOWED, ROOT
-from tests.site import crawlsite
-from tests.site.sitemaps import SITE_PAGES
+from tests.support.site import crawlsite
+from tests.support.site.sitemaps import SITE_PAGES
 
 PageSpider = spider_class("page")
 ContactsSpider = spider_class("contacts")

@@ -18,7 +18,7 @@ from api import create_app
 from storage import collections, webhooks
 from storage.models import CollectionStatus, WebhookEvent, utcnow
 from tests.conftest import Customer, make_config, new_customer
-from tests.webhook_receiver import Receiver, start_receiver
+from tests.support.webhook_receiver import Receiver, start_receiver
 from worker.webhooks import deliver
 
 RETENTION = timedelta(days=7)

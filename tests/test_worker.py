@@ -19,8 +19,8 @@ from rq.worker import Worker
 from api.errors import ApiError
 from crawler.middlewares import RobotsCache
 from tests.conftest import ROOT, WORKER_ENV, _redis_db
-from tests.fakes.spiders import BuggyPageSpider
-from tests.waits import wait_until
+from tests.support.fakes.spiders import BuggyPageSpider
+from tests.support.waits import wait_until
 from worker import jobs, queues, replies
 
 

@@ -20,9 +20,9 @@ from rq.registry import StartedJobRegistry
 from rq.timeouts import JobTimeoutException
 
 from api import create_app
-from tests.books import assert_books_balance
 from tests.conftest import WORKER_ENV, _redis_db, _start_workers, _stop, make_config, new_customer
-from tests.waits import wait_until
+from tests.support.books import assert_books_balance
+from tests.support.waits import wait_until
 from worker import jobs, queues
 from worker.replies import ReplyingJob
 from worker.timeouts import ThreadDeathPenalty

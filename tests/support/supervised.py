@@ -1,10 +1,10 @@
-"""A light process tree for ``api.supervisor``'s stop logic, ten times in a row in
+"""A light process tree for ``launcher.supervisor``'s stop logic, ten times in a row in
 ``tests/test_serve.py`` (a full ``make run`` costs ~6 s of CPU to start: Scrapy in each worker).
 
-``python -m tests.supervised PORT VAR_DIR``: the same supervisor, embedded Redis and gunicorn
-command as ``make run``, but gunicorn serves the tiny app below and the workers are plain RQ
-workers. ``GET /job`` enqueues a one-second job and answers with its outcome, as the API waits
-on its workers: a request in flight at Ctrl-C must still be answered "SUCCESSFUL".
+``python -m tests.support.supervised PORT VAR_DIR``: the same supervisor, embedded Redis and
+gunicorn command as ``make run``, but gunicorn serves the tiny app below and the workers are
+plain RQ workers. ``GET /job`` enqueues a one-second job and answers with its outcome, as the
+API waits on its workers: a request in flight at Ctrl-C must still be answered "SUCCESSFUL".
 """
 
 from __future__ import annotations
@@ -33,8 +33,9 @@ def app(environ, start_response):
 def main() -> None:
     # Here, not above: gunicorn's workers import this module for ``app`` alone, and ``api``
     # is slow to import.
-    from api.serve import gunicorn_command, start_redis, write_private
-    from api.supervisor import Supervisor
+    from launcher.embedded import start_redis
+    from launcher.serve import gunicorn_command, write_private
+    from launcher.supervisor import Supervisor
 
     port, var_dir = int(sys.argv[1]), Path(sys.argv[2])
     config = Config(port=port, api_processes=2, api_threads=4, job_wait_seconds=30)
@@ -46,7 +47,7 @@ def main() -> None:
         supervisor.adopt("redis", redis)
         supervisor.env["REDIS_URL"] = url
         write_private(var_dir / "redis-url", url)
-        supervisor.spawn("api", gunicorn_command(config, "tests.supervised:app"))
+        supervisor.spawn("api", gunicorn_command(config, "tests.support.supervised:app"))
         for number in range(2):
             supervisor.spawn(f"worker-{number}", [
                 sys.executable, "-m", "rq.cli", "worker", "--url", url, "--worker-class",

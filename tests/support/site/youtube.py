@@ -18,9 +18,9 @@ from typing import TYPE_CHECKING
 from urllib.parse import parse_qs, urlsplit
 
 if TYPE_CHECKING:
-    from tests.site.server import Handler
+    from tests.support.site.server import Handler
 
-FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "video"
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "video"
 API_KEY = "test-data-api-key"
 #: The Data API answers these with its quota error (the old_likes video).
 QUOTA_EXCEEDED = {"oLdLikes-01"}

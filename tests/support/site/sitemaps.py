@@ -12,7 +12,7 @@ import gzip
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from tests.site.server import Handler
+    from tests.support.site.server import Handler
 
 #: Paths of the site's own pages the sitemaps list between them, each once after
 #: canonicalisation (some are listed twice, with a fragment or a tracking parameter).

@@ -22,9 +22,9 @@ from rq import Worker
 from werkzeug.serving import make_server
 
 from api import create_app
-from api.serve import start_redis
+from launcher.embedded import start_redis
 from tests.conftest import ROOT, WORKER_ENV, _stop, make_config
-from tests.waits import wait_until
+from tests.support.waits import wait_until
 
 #: Pages of collections in flight to one host at once, all workers together (below what the
 #: two workers' slices would open without it: 2 x 8).

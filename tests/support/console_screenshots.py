@@ -1,7 +1,7 @@
 """Make the two console screenshots of docs/console.md (``api/console/screenshots/``) from a
 real run.
 
-    .venv/bin/python -m tests.console_screenshots
+    .venv/bin/python -m tests.support.console_screenshots
 
 A private stack as the browser tests start it (Redis, two warm workers, SQLite, the loopback
 test site, the API on a loopback port), an account with 30 days of requests billed through the
@@ -22,11 +22,11 @@ from sqlalchemy import update
 from storage import ledger
 from storage.db import migrate
 from storage.models import Activity, LedgerEntry, utcnow
-from tests.collection_stack import Stack, served
 from tests.conftest import ROOT, SITE_HOST, new_customer
-from tests.site.server import serve
+from tests.support.collection_stack import Stack, served
+from tests.support.site.server import serve
+from tests.support.waits import wait_until
 from tests.test_console_browser import CHROMEDRIVER, CHROMIUM
-from tests.waits import wait_until
 
 OUT = ROOT / "api" / "console" / "screenshots"
 #: Requests a day per operation, roughly (operation, credits each, requests on a busy day).

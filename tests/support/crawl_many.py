@@ -1,4 +1,4 @@
-"""``python -m tests.crawl_many``: run many single-page crawls at once in one warm crawler.
+"""``python -m tests.support.crawl_many``: run many single-page crawls at once in one warm crawler.
 
 Each line read from stdin is a URL, optionally followed by a time budget in seconds
 (``URL 1.5``); its crawl (the ``page`` spider, as ``worker.jobs.scrape`` runs it) starts at

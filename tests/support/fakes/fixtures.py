@@ -1,5 +1,5 @@
-"""pytest fixtures of the search tests (``pytest_plugins = ["tests.fakes.fixtures"]``): the four
-fake providers, one of each per session, and apps configured with any of them.
+"""pytest fixtures of the search tests (``pytest_plugins = ["tests.support.fakes.fixtures"]``):
+the four fake providers, one of each per session, and apps configured with any of them.
 
 Search needs no crawler worker, so these apps are built from ``make_config`` directly rather
 than the ``app`` fixture (which starts workers).
@@ -14,7 +14,7 @@ from flask import Flask
 
 from api import create_app
 from tests.conftest import Customer, make_config, new_customer
-from tests.fakes.search_providers import KEYS, ROUTES, FakeProvider
+from tests.support.fakes.search_providers import KEYS, ROUTES, FakeProvider
 
 
 @pytest.fixture(scope="session")

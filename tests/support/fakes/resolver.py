@@ -9,7 +9,7 @@ name gets answer *n*, the last one repeats (``[["127.0.0.2"], ["127.0.0.1"]]`` r
 the test site's address to loopback after the first lookup). Names not in the script go to the
 ``fallback`` resolver, or resolve to nothing without one.
 
-``python -m tests.fakes.resolver QUEUE…`` runs a warm worker whose reactor has this resolver
+``python -m tests.support.fakes.resolver QUEUE…`` runs a warm worker whose reactor has this resolver
 installed, the script read as JSON from ``SCRIPTED_DNS``; the crawler then wraps it exactly as
 it wraps the system's resolver in production.
 """

@@ -17,7 +17,7 @@ selects the odd answers, as a real provider would give them:
 Keys: :data:`BAD_KEY` is refused as each provider refuses a wrong key; YouTube's
 :data:`VIDEOS_QUOTA_KEY` searches but gets 403 quotaExceeded from videos.list.
 
-    python -m tests.fakes.search_providers brave 8765   # one fake, in its own process
+    python -m tests.support.fakes.search_providers brave 8765   # one fake, in its own process
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ from urllib.parse import parse_qsl, urlsplit
 
 from w3lib.html import remove_tags, replace_entities
 
-from tests.fakes.search_data import FIXED_DATE, NEWS, VIDEOS, WEB, YOUTUBE_VIDEOS
+from tests.support.fakes.search_data import FIXED_DATE, NEWS, VIDEOS, WEB, YOUTUBE_VIDEOS
 
 BAD_KEY = "bad-key"
 #: Keys the tests configure (the fakes accept any key but the bad ones).

@@ -15,7 +15,7 @@ from crawler.extract.fetched import FetchedPage
 #: Saved HTML as a page fetched from that URL, what extractors take.
 fetched = FetchedPage.from_html
 
-FIXTURES = Path(__file__).parent / "fixtures" / "contacts"
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "contacts"
 URL = "https://www.example.com/contact"
 
 

@@ -5,32 +5,25 @@ Starts an embedded Redis when ``REDIS_URL`` is unset (a ``redis-server`` on PATH
 workers to find, migrates the database (SQLite under ``var/`` when ``DATABASE_URL`` is unset),
 makes sure a demo account exists, then runs the API under gunicorn, a pool of warm crawler
 workers (restarted if one dies) and RQ's cron scheduler (``worker.cron``: the sweep of abandoned
-reservations), and once ``/healthz`` says a worker listens (:func:`wait_until_ready`) prints the
+reservations), and once ``/healthz`` says a worker listens (:mod:`launcher.ready`) prints the
 demo key with a ready-to-paste curl: the first request sent with it is served.
-Ctrl-C stops it all in order (``api.supervisor``): API, workers, Redis.
+Ctrl-C stops it all in order (:mod:`launcher.supervisor`): API, workers, Redis.
 """
 
 from __future__ import annotations
 
 import contextlib
 import dataclasses
-import json
 import logging
-import math
 import os
-import socket
-import subprocess
 import sys
-import time
-import urllib.error
-import urllib.request
 from pathlib import Path
 
 from api.openapi import BASE_PATH
-from api.supervisor import Supervisor
 from core.config import ROOT, Config, load_or_exit
-from core.processes import redis_binary, spawn
-from worker.queues import INTERACTIVE
+from launcher.embedded import start_redis
+from launcher.ready import wait_until_ready, workers_phrase
+from launcher.supervisor import Supervisor
 
 logger = logging.getLogger(__name__)
 
@@ -40,48 +33,6 @@ DEMO_CREDITS = 1000
 #: three quarters of a default ``make run``'s 2 x 32 worker slots), so the demo key can run
 #: ../shared/tools/quality.py or bench-like loads without answering 429.
 DEMO_PLAN = "enterprise"
-#: Seconds ``make run`` waits for its first worker before it gives up; between two lines saying
-#: it still waits; and for the rest of its workers once one is ready.
-READY_LIMIT = 180.0
-STILL_WAITING_EVERY = 15.0
-OTHERS_GRACE = 10.0
-#: Seconds between two looks at ``/healthz`` (and at the children) while it waits: each look
-#: is a line of the API's access log.
-HEALTH_EVERY = 0.5
-#: Starts in a row that a worker may die in before ``make run`` stops waiting for it.
-CRASH_LOOP = 3
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def start_redis(directory: Path) -> tuple[subprocess.Popen, str]:
-    """A private Redis on a free loopback port, keeping nothing on disk; (process, URL).
-
-    It runs in a session of its own and dies with its parent (:func:`core.processes.spawn`).
-    """
-    port = free_port()
-    proc = spawn(
-        [redis_binary(), "--port", str(port), "--bind", "127.0.0.1", "--save", "",
-         "--appendonly", "no", "--dir", str(directory)],
-        stdout=subprocess.DEVNULL,
-    )
-    url = f"redis://127.0.0.1:{port}/0"
-    from redis import Redis
-
-    client = Redis.from_url(url)
-    for _ in range(100):
-        try:
-            client.ping()
-            return proc, url
-        except Exception:
-            time.sleep(0.05)
-    proc.kill()
-    raise SystemExit("The embedded Redis did not start.")
-
 
 API_APP = "api:create_app()"
 
@@ -160,75 +111,6 @@ def demo_key(app, var_dir: Path) -> str:
     return key
 
 
-def health(config: Config) -> dict | None:
-    """The API's ``/healthz`` answer (200 or 503 alike), or None while it does not answer."""
-    host = {"0.0.0.0": "127.0.0.1", "::": "::1", "": "127.0.0.1"}.get(config.host, config.host)
-    url = f"http://{f'[{host}]' if ':' in host else host}:{config.port}/healthz"
-    try:
-        with urllib.request.urlopen(url, timeout=2) as answer:
-            return json.load(answer)
-    except urllib.error.HTTPError as error:
-        with error:
-            try:
-                return json.load(error)
-            except ValueError:
-                return None
-    except (OSError, ValueError):
-        return None
-
-
-def _workers(count: int) -> str:
-    return f"{count} worker{'' if count == 1 else 's'}"
-
-
-def _progress(config: Config, seen: dict | None) -> str:
-    """Where the start is, from a ``/healthz`` answer."""
-    if seen is None:
-        return "the API does not answer yet"
-    listening = (seen.get("workers") or {}).get(INTERACTIVE, 0)
-    down = [name for name in ("redis", "database") if seen.get(name) == "down"]
-    return (f"{listening} of {_workers(config.workers)} listen on the interactive queue"
-            + (f"; {' and '.join(down)} down" if down else ""))
-
-
-def wait_until_ready(config: Config, supervisor: Supervisor) -> bool | None:
-    """Watch the children until ``/healthz`` answers ``ok`` (a worker listens on the
-    ``interactive`` queue) and all ``WORKERS`` listen, or :data:`OTHERS_GRACE` after the first:
-    True. False when it cannot come: the API or Redis died, every worker keeps dying as it
-    starts, or none listens within :data:`READY_LIMIT` (no limit when ``WORKERS=0``: workers
-    of other machines may come any time). None when a stop was requested meanwhile."""
-    started = time.monotonic()
-    limit = READY_LIMIT if config.workers else math.inf
-    first_ready = None
-    next_line = started + STILL_WAITING_EVERY
-    own = [f"worker-{number}" for number in range(config.workers)]
-    while not supervisor.stop_requested:
-        if not supervisor.check():
-            return False
-        seen = health(config)
-        now = time.monotonic()
-        if seen is not None and seen.get("status") == "ok":
-            first_ready = first_ready or now
-            listening = (seen.get("workers") or {}).get(INTERACTIVE, 0)
-            if listening >= config.workers or now - first_ready >= OTHERS_GRACE:
-                print(f"{_workers(listening)} ready.", flush=True)
-                return True
-        elif own and all(supervisor.early_deaths.get(name, 0) >= CRASH_LOOP for name in own):
-            print(f"The crawler workers keep exiting as they start ({CRASH_LOOP} times each): "
-                  "see their output above. Stopping.", file=sys.stderr, flush=True)
-            return False
-        elif now - started >= limit:
-            print(f"Not ready after {limit:g} s: {_progress(config, seen)}; see the output "
-                  "above. Stopping.", file=sys.stderr, flush=True)
-            return False
-        elif now >= next_line:
-            print(f"Still starting after {now - started:.0f} s: {_progress(config, seen)}.",
-                  flush=True)
-            next_line += STILL_WAITING_EVERY
-        time.sleep(HEALTH_EVERY)
-    return None
-
-
 def serve(config: Config, supervisor: Supervisor) -> bool:
     """Start everything under ``supervisor`` and watch it; False when a part died."""
     private_dir(config.var_dir)
@@ -255,7 +137,7 @@ def serve(config: Config, supervisor: Supervisor) -> bool:
     # RQ's cron scheduler: enqueues the sweep of abandoned reservations for the workers; named
     # worker-… so that it is restarted if it dies and stopped with the workers.
     supervisor.spawn("worker-cron", [sys.executable, "-m", "worker.cron"])
-    print(f"Starting the API and {_workers(config.workers)}"
+    print(f"Starting the API and {workers_phrase(config.workers)}"
           + ("" if config.workers else " (WORKERS=0: waiting for one started elsewhere on "
                                        "this REDIS_URL)") + "…", flush=True)
     ready = wait_until_ready(config, supervisor)

@@ -1,7 +1,7 @@
 """A small website on loopback for real crawls: pages, robots.txt, sitemaps, and hostile
 behaviour.
 
-Run alone with ``python -m tests.site.server [HOST] [PORT]`` (the benchmarks use it too).
+Run alone with ``python -m tests.support.site.server [HOST] [PORT]`` (the benchmarks use it too).
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from collections import Counter
 from collections.abc import Iterable
 from pathlib import Path
 
-from tests.site import crawlsite, sitemaps, youtube
+from tests.support.site import crawlsite, sitemaps, youtube
 
 PAGES = Path(__file__).with_name("pages")
 ROBOTS = b"User-agent: *\nDisallow: /private\n"

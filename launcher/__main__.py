@@ -1,0 +1,5 @@
+"""``python -m launcher``: what ``make run`` runs."""
+
+from launcher.serve import main
+
+main()

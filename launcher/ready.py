@@ -1,0 +1,97 @@
+"""``make run``'s wait for its stack to serve: the demo key is printed once ``/healthz`` says a
+crawler worker listens on the ``interactive`` queue (docs/operators.md, "make run"), so that the
+first request sent with it is served."""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+import time
+import urllib.error
+import urllib.request
+
+from core.config import Config
+from launcher.supervisor import Supervisor
+from worker.queues import INTERACTIVE
+
+#: Seconds ``make run`` waits for its first worker before it gives up; between two lines saying
+#: it still waits; and for the rest of its workers once one is ready.
+READY_LIMIT = 180.0
+STILL_WAITING_EVERY = 15.0
+OTHERS_GRACE = 10.0
+#: Seconds between two looks at ``/healthz`` (and at the children) while it waits: each look
+#: is a line of the API's access log.
+HEALTH_EVERY = 0.5
+#: Starts in a row that a worker may die in before ``make run`` stops waiting for it.
+CRASH_LOOP = 3
+
+
+def health(config: Config) -> dict | None:
+    """The API's ``/healthz`` answer (200 or 503 alike), or None while it does not answer."""
+    host = {"0.0.0.0": "127.0.0.1", "::": "::1", "": "127.0.0.1"}.get(config.host, config.host)
+    url = f"http://{f'[{host}]' if ':' in host else host}:{config.port}/healthz"
+    try:
+        with urllib.request.urlopen(url, timeout=2) as answer:
+            return json.load(answer)
+    except urllib.error.HTTPError as error:
+        with error:
+            try:
+                return json.load(error)
+            except ValueError:
+                return None
+    except (OSError, ValueError):
+        return None
+
+
+def workers_phrase(count: int) -> str:
+    """``count`` worker(s), in words."""
+    return f"{count} worker{'' if count == 1 else 's'}"
+
+
+def _progress(config: Config, seen: dict | None) -> str:
+    """Where the start is, from a ``/healthz`` answer."""
+    if seen is None:
+        return "the API does not answer yet"
+    listening = (seen.get("workers") or {}).get(INTERACTIVE, 0)
+    down = [name for name in ("redis", "database") if seen.get(name) == "down"]
+    return (f"{listening} of {workers_phrase(config.workers)} listen on the interactive queue"
+            + (f"; {' and '.join(down)} down" if down else ""))
+
+
+def wait_until_ready(config: Config, supervisor: Supervisor) -> bool | None:
+    """Watch the children until ``/healthz`` answers ``ok`` (a worker listens on the
+    ``interactive`` queue) and all ``WORKERS`` listen, or :data:`OTHERS_GRACE` after the first:
+    True. False when it cannot come: the API or Redis died, every worker keeps dying as it
+    starts, or none listens within :data:`READY_LIMIT` (no limit when ``WORKERS=0``: workers
+    of other machines may come any time). None when a stop was requested meanwhile."""
+    started = time.monotonic()
+    limit = READY_LIMIT if config.workers else math.inf
+    first_ready = None
+    next_line = started + STILL_WAITING_EVERY
+    own = [f"worker-{number}" for number in range(config.workers)]
+    while not supervisor.stop_requested:
+        if not supervisor.check():
+            return False
+        seen = health(config)
+        now = time.monotonic()
+        if seen is not None and seen.get("status") == "ok":
+            first_ready = first_ready or now
+            listening = (seen.get("workers") or {}).get(INTERACTIVE, 0)
+            if listening >= config.workers or now - first_ready >= OTHERS_GRACE:
+                print(f"{workers_phrase(listening)} ready.", flush=True)
+                return True
+        elif own and all(supervisor.early_deaths.get(name, 0) >= CRASH_LOOP for name in own):
+            print(f"The crawler workers keep exiting as they start ({CRASH_LOOP} times each): "
+                  "see their output above. Stopping.", file=sys.stderr, flush=True)
+            return False
+        elif now - started >= limit:
+            print(f"Not ready after {limit:g} s: {_progress(config, seen)}; see the output "
+                  "above. Stopping.", file=sys.stderr, flush=True)
+            return False
+        elif now >= next_line:
+            print(f"Still starting after {now - started:.0f} s: {_progress(config, seen)}.",
+                  flush=True)
+            next_line += STILL_WAITING_EVERY
+        time.sleep(HEALTH_EVERY)
+    return None
