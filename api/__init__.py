@@ -14,7 +14,8 @@ from api.headers import NOSNIFF
 from api.limits import AccountRateLimiter, rate_limit_headers
 from api.openapi import BASE_PATH
 from api.operations import history_claimed, request_charge
-from api.schemas import ErrorSchema, StorableText
+from api.schemas.errors import ErrorSchema
+from api.schemas.fields import StorableText
 from api.search import Search
 from core.config import Config, ConfigError, exit_with, load_or_exit
 from core.operations import BY_PATH

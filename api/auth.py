@@ -13,7 +13,7 @@ from flask_smorest import Blueprint
 from api import idempotency
 from api.errors import ApiError
 from api.extensions import db, limiter
-from api.schemas import MAX_URL_LENGTH
+from api.schemas.fields import MAX_URL_LENGTH
 from storage import accounts
 
 CHALLENGE = {"WWW-Authenticate": 'Bearer realm="api"'}

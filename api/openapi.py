@@ -17,7 +17,7 @@ from apispec import APISpec
 from flask_smorest import Blueprint
 from marshmallow import Schema
 
-from api.schemas import ErrorSchema
+from api.schemas.errors import ErrorSchema
 
 logger = logging.getLogger(__name__)
 

@@ -21,7 +21,7 @@ from api.dispatch import run_interactive
 from api.errors import ApiError
 from api.extensions import db, redis, source_policy
 from api.limits import rate_limit_headers
-from api.schemas import UNSTORABLE
+from api.schemas.fields import UNSTORABLE
 from core.contract import PageStatus
 from core.controls import percent_encoded
 from core.operations import Operation

@@ -30,7 +30,7 @@ from sqlalchemy import select, text
 from api import create_app
 from api.errors import ApiError
 from api.operations import run_billed
-from api.schemas import storable_text
+from api.schemas.fields import storable_text
 from storage import accounts, ledger
 from storage.db import Database, migrate
 from storage.models import Activity, utcnow

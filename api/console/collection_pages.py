@@ -9,7 +9,6 @@ from flask import flash, g, jsonify, redirect, render_template, request, url_for
 from marshmallow import ValidationError
 from werkzeug.wrappers import Response
 
-from api.collection_schemas import CollectionRequestSchema, ExportQuerySchema
 from api.console import blp, forms
 from api.errors import ApiError
 from api.exports import FORMATS
@@ -17,7 +16,8 @@ from api.extensions import db
 from api.operations import refuse
 from api.resources import collection_routes as api_collections
 from api.resources import exports as api_exports
-from api.schemas import UNSTORABLE
+from api.schemas.collections import CollectionRequestSchema, ExportQuerySchema
+from api.schemas.fields import UNSTORABLE
 from core.contract import DEFAULT_MAX_DEPTH, MAX_DEPTH
 from core.controls import url_lines
 from core.operations import COLLECTION_EXTRACTS

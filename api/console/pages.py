@@ -21,7 +21,7 @@ from api.console import blp, forms, sessions
 from api.cursors import MAX_ROW_ID
 from api.errors import ApiError
 from api.extensions import db, limiter
-from api.schemas import UNSTORABLE
+from api.schemas.fields import UNSTORABLE
 from core.operations import OPERATIONS
 from storage import accounts, activity, ledger, usage, webhooks
 from storage.models import Outcome

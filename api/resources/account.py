@@ -10,7 +10,7 @@ from api.auth import authenticated, bodyless
 from api.extensions import db
 from api.openapi import AUTHENTICATED, BASE_PATH, documented
 from api.operations import history_written
-from api.schemas import (
+from api.schemas.account import (
     AccountSchema,
     ActivityPageSchema,
     ActivityQuerySchema,

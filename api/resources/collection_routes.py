@@ -20,7 +20,11 @@ from redis.exceptions import RedisError
 
 from api import cursors, exports, inflight
 from api.auth import authenticated, batch_body, bodyless
-from api.collection_schemas import (
+from api.errors import ApiError
+from api.extensions import db, redis, source_policy
+from api.openapi import AUTHENTICATED, BASE_PATH, documented
+from api.operations import history_written, refuse
+from api.schemas.collections import (
     CollectionPageSchema,
     CollectionRequestSchema,
     CollectionSchema,
@@ -28,10 +32,6 @@ from api.collection_schemas import (
     ResultsPageSchema,
     ResultsQuerySchema,
 )
-from api.errors import ApiError
-from api.extensions import db, redis, source_policy
-from api.openapi import AUTHENTICATED, BASE_PATH, documented
-from api.operations import history_written, refuse
 from collecting import control
 from collecting import start as starting
 from core.policy import PolicyRefusal

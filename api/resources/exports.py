@@ -15,11 +15,11 @@ from flask_smorest import Blueprint
 
 from api import exports, inflight
 from api.auth import authenticated
-from api.collection_schemas import ExportQuerySchema, ResultSchema
 from api.errors import ApiError
 from api.extensions import db, redis
 from api.openapi import AUTHENTICATED, BASE_PATH, documented
 from api.resources.collection_routes import readable, selection_of
+from api.schemas.collections import ExportQuerySchema, ResultSchema
 from storage.exports import live, read_ahead
 
 #: Exports one API process streams at once: each holds a database connection of the pool

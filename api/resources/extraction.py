@@ -18,7 +18,7 @@ from api.auth import authenticated
 from api.errors import ApiError
 from api.openapi import BASE_PATH, PAGE, documented
 from api.operations import refuse, run_page_operation
-from api.schemas import page_request_schema, page_response_schema
+from api.schemas.pages import page_request_schema, page_response_schema
 from core.operations import PAGE_OPERATIONS, Operation
 
 blp = authenticated(Blueprint("extraction", __name__, url_prefix=BASE_PATH,

@@ -9,7 +9,7 @@ from flask_smorest import Blueprint
 from api import workers
 from api.extensions import db, redis
 from api.openapi import documented
-from api.schemas import HealthSchema
+from api.schemas.health import HealthSchema
 from worker.queues import INTERACTIVE
 
 logger = logging.getLogger(__name__)

@@ -1,8 +1,9 @@
-"""Request and response schemas (marshmallow); they are also the OpenAPI documentation."""
+"""The field types and bases every request and response schema is built from: URLs (no
+credentials, no control characters), JSON booleans and whole numbers, text the database can
+store, and the two bases (:class:`RequestSchema`, :class:`Response`)."""
 
 from __future__ import annotations
 
-import functools
 import re
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -13,11 +14,11 @@ from marshmallow_dataclass import class_schema
 from werkzeug.routing import UnicodeConverter
 
 from core.controls import CONTROL_RANGES, control_character_error
-from core.items.video import Engagement
-from core.operations import Extraction, Operation
 
 #: Longest URL accepted (what common browsers and servers handle).
 MAX_URL_LENGTH = 2048
+
+
 #: What a :class:`Url` accepts, for the OpenAPI document: a scheme, for http(s) a host, and no
 #: control character anywhere. (Other schemes pass validation and are refused by source
 #: policy, 403.)
@@ -164,145 +165,8 @@ class Response(Schema):
         field_obj.load_default = missing  # a dataclass default is no default of the answer
 
 
-class ErrorDetailsSchema(Response):
-    url = fields.String(allow_none=True, metadata={"description": "The URL that failed."})
-    target_status = fields.Integer(allow_none=True, metadata={
-        "description": "The target's HTTP status, when it answered."})
-
-
-class ErrorSchema(Schema):
-    """The one error shape of every layer (see api.errors); ``details`` only for errors that
-    come from a target."""
-
-    code = fields.Integer(required=True, metadata={"description": "The HTTP status."})
-    status = fields.String(required=True, metadata={"description": "The HTTP status phrase."})
-    error = fields.String(required=True, metadata={
-        "description": "Stable machine code (see docs/api.md, Errors)."})
-    message = fields.String(required=True)
-    request_id = fields.String(required=True)
-    errors = fields.Dict(required=True, metadata={
-        "description": "Field-level messages (422 validation_error); {} otherwise."})
-    details = fields.Nested(ErrorDetailsSchema, metadata={
-        "description": "For errors that come from a target: its URL and status."})
-
-
 def item_schema(item: type) -> type[Schema]:
     """The response schema of an item class (``core.items``): the shape is written once,
     there, with each field's description; here every field is marked required (always
     present) like any :class:`Response`."""
     return class_schema(item, base_schema=Response)
-
-
-class BilledResponseSchema(Response):
-    """Fields every billed operation answers with."""
-
-    request_id = fields.String()
-    credits_used = fields.Integer()
-
-
-class PageResponseSchema(BilledResponseSchema):
-    """Fields every single-page operation answers with (the page result's)."""
-
-    url = fields.String(metadata={"description": "As requested."})
-    final_url = fields.String(metadata={"description": "After redirects."})
-    status_code = fields.Integer()
-    fetched_at = fields.String(metadata={"description": "ISO 8601 UTC."})
-
-
-@functools.cache
-def page_response_schema(page: Operation) -> type[Schema]:
-    """The answer of page operation ``page``: its envelope's fields first (a billed answer's,
-    and the page result's when ``common_fields``), then its item's (marshmallow orders the
-    fields of the last base first); ``<title>ResponseSchema``, for the OpenAPI document."""
-    assert page.extraction is not None
-    envelope = PageResponseSchema if page.common_fields else BilledResponseSchema
-    return type(f"{page.extraction.title}ResponseSchema",
-                (item_schema(page.extraction.item), envelope), {"__module__": __name__})
-
-
-EngagementSchema = item_schema(Engagement)
-
-
-class UrlRequestSchema(RequestSchema):
-    """Body of the one-URL operations without options (contacts, products, video)."""
-
-    url = Url()
-
-
-@functools.cache
-def page_request_schema(extraction: Extraction) -> type[Schema]:
-    """The body of a page operation: its URL, and its options as JSON booleans (with their
-    defaults); the shared :class:`UrlRequestSchema` for one without options."""
-    if not extraction.options:
-        return UrlRequestSchema
-    fields_ = {"url": Url(), **{option.name: JsonBoolean(load_default=option.default)
-                               for option in extraction.options}}
-    return type(f"{extraction.title}RequestSchema", (RequestSchema,),
-                {**fields_, "__module__": __name__})
-
-
-class PlanSchema(Response):
-    name = fields.String()
-    requests_per_minute = fields.Integer()
-    max_batch_urls = fields.Integer()
-    max_crawl_pages = fields.Integer()
-    max_running_collections = fields.Integer()
-    max_concurrent_requests = fields.Integer(metadata={
-        "description": "Single-page requests (scrape, contacts, products, video-platform) the "
-                       "account may have in flight at once; more are refused at once, 429 "
-                       "rate_limited."})
-
-
-class CreditsSchema(Response):
-    balance = fields.Integer()
-
-
-class AccountSchema(Response):
-    id = fields.String()
-    name = fields.String()
-    plan = fields.Nested(PlanSchema)
-    credits = fields.Nested(CreditsSchema)
-
-
-class WebhookSecretSchema(Response):
-    secret = fields.String(metadata={
-        "description": "The new signing secret (`whsec_` + base64 of the key), shown only "
-                       "now: webhooks are signed with it from now on."})
-    previous_secret_expires_at = fields.String(allow_none=True, metadata={
-        "description": "Until then the secret before this one signs too (a second `v1,` "
-                       "signature), so receivers can switch without missing a delivery; "
-                       "null when there was none to keep."})
-
-
-class ActivityQuerySchema(RequestSchema):
-    cursor = fields.String(load_default=None)
-    limit = fields.Integer(load_default=50, validate=validate.Range(min=1, max=100))
-
-
-class ActivitySchema(Response):
-    id = fields.String()
-    at = fields.String()
-    operation = fields.String()
-    credits = fields.Integer()
-    status = fields.String()
-    request_id = fields.String(allow_none=True)
-    collection_id = fields.String(allow_none=True)
-    url = fields.String(allow_none=True)
-
-
-class ActivityPageSchema(Response):
-    activity = fields.List(fields.Nested(ActivitySchema))
-    next_cursor = fields.String(allow_none=True)
-
-
-class HealthSchema(Response):
-    status = fields.String(metadata={"enum": ["ok", "starting", "degraded"]})
-    redis = fields.String(metadata={"enum": ["ok", "down"]})
-    database = fields.String(metadata={"enum": ["ok", "down"]})
-    workers = fields.Dict(keys=fields.String(), values=fields.Integer(), allow_none=True,
-                          metadata={"description": "Live workers listening on each queue "
-                                                   "(`interactive`, `collections`, "
-                                                   "`maintenance`); null when Redis is down."})
-    cron = fields.Integer(allow_none=True, metadata={
-        "description": "RQ cron schedulers (the housekeeping) with a recent heartbeat; null "
-                       "when Redis is down."})

@@ -7,7 +7,7 @@ from typing import Any
 from marshmallow import ValidationError, fields, validate, validates_schema
 
 from api.exports import FORMATS as EXPORT_FORMATS
-from api.schemas import JsonBoolean, RequestSchema, Response, Url, WholeNumber
+from api.schemas.fields import JsonBoolean, RequestSchema, Response, Url, WholeNumber
 from core.contract import COLLECTION_MODES as MODES
 from core.contract import DEFAULT_MAX_DEPTH, MAX_DEPTH
 from core.operations import COLLECTION_EXTRACTS as EXTRACTS

@@ -1,0 +1,61 @@
+"""``/account``: the account, its plan, its history, its webhook secret."""
+
+from __future__ import annotations
+
+from marshmallow import fields, validate
+
+from api.schemas.fields import RequestSchema, Response
+
+
+class PlanSchema(Response):
+    name = fields.String()
+    requests_per_minute = fields.Integer()
+    max_batch_urls = fields.Integer()
+    max_crawl_pages = fields.Integer()
+    max_running_collections = fields.Integer()
+    max_concurrent_requests = fields.Integer(metadata={
+        "description": "Single-page requests (scrape, contacts, products, video-platform) the "
+                       "account may have in flight at once; more are refused at once, 429 "
+                       "rate_limited."})
+
+
+class CreditsSchema(Response):
+    balance = fields.Integer()
+
+
+class AccountSchema(Response):
+    id = fields.String()
+    name = fields.String()
+    plan = fields.Nested(PlanSchema)
+    credits = fields.Nested(CreditsSchema)
+
+
+class WebhookSecretSchema(Response):
+    secret = fields.String(metadata={
+        "description": "The new signing secret (`whsec_` + base64 of the key), shown only "
+                       "now: webhooks are signed with it from now on."})
+    previous_secret_expires_at = fields.String(allow_none=True, metadata={
+        "description": "Until then the secret before this one signs too (a second `v1,` "
+                       "signature), so receivers can switch without missing a delivery; "
+                       "null when there was none to keep."})
+
+
+class ActivityQuerySchema(RequestSchema):
+    cursor = fields.String(load_default=None)
+    limit = fields.Integer(load_default=50, validate=validate.Range(min=1, max=100))
+
+
+class ActivitySchema(Response):
+    id = fields.String()
+    at = fields.String()
+    operation = fields.String()
+    credits = fields.Integer()
+    status = fields.String()
+    request_id = fields.String(allow_none=True)
+    collection_id = fields.String(allow_none=True)
+    url = fields.String(allow_none=True)
+
+
+class ActivityPageSchema(Response):
+    activity = fields.List(fields.Nested(ActivitySchema))
+    next_cursor = fields.String(allow_none=True)
