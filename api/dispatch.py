@@ -42,7 +42,7 @@ from rq.results import Result
 from api import workers
 from api.errors import ApiError
 from api.inflight import Held
-from worker import liveness, queues, replies, rq_state
+from worker import queues, replies, rq_state
 
 logger = logging.getLogger(__name__)
 
@@ -96,7 +96,7 @@ class Lookout:
     """
 
     def __init__(self, job: Job, queue: Queue, confirm_workers: bool = False,
-                 starting: bool = False, seen: dict[str, float] | None = None):
+                 starting: bool = False):
         self.job, self.queue = job, queue
         #: The job was enqueued on a look for workers made a moment before (``seen_lately``):
         #: while still queued at the first look, it is abandoned if none listens any more.
@@ -104,19 +104,12 @@ class Lookout:
         #: No worker has listened on the queue since the API started: a queued job waits for
         #: the first one (no grace counted) until a worker is seen or takes it.
         self.starting = starting
-        #: :mod:`api.workers`' memory, told when a worker is found (None: tell nobody).
-        self._seen = seen
         #: The started job's worker: (name, pid, whether its pid can be looked at from here).
         self._worker: tuple[str, int | None, bool] | None = None
         #: Since when the queued job's queue has had no worker at all (None: it has one).
         self._no_worker_since: float | None = None
         #: The job was still queued at the last look: no worker ever took it.
         self.queued = True
-
-    def _found_workers(self) -> None:
-        self.starting = False
-        if self._seen is not None:
-            workers.saw(self.queue.name, self._seen)
 
     def abandoned(self) -> str | None:
         """Why the job will never finish (its worker died, every worker of its queue died,
@@ -131,7 +124,7 @@ class Lookout:
             found = workers.count(connection, [self.queue.name])[self.queue.name]
             if found.alive:
                 self._no_worker_since = None
-                self._found_workers()
+                self.starting = False
                 return None
             if self.starting:  # a dead worker's registration is not a deployment's end
                 return None
@@ -144,8 +137,7 @@ class Lookout:
             if now - self._no_worker_since >= NO_WORKER_GRACE:
                 return f"no worker has listened on the queue for {NO_WORKER_GRACE:g} s"
             return None
-        if self.starting:  # a worker took it
-            self._found_workers()
+        self.starting = False  # a worker took it
         if status != JobStatus.STARTED or not name:
             return None
         key = rq_state.worker_key(name)
@@ -154,7 +146,7 @@ class Lookout:
         _, pid, ours = self._worker
         if not connection.exists(key):
             return f"worker {name} is gone"
-        if ours and pid and liveness.process_gone(pid):
+        if pid is not None and rq_state.pid_gone(pid, ours):
             return f"worker {name} (pid {pid}) died"
         return None
 
@@ -219,8 +211,7 @@ def run_interactive(
         deadline = time.monotonic() + wait
         slice_seconds = min(SLICE, current_app.config["WEBDATA"].redis_timeout / 2)
         result = None
-        lookout = Lookout(job, queue, confirm_workers=trusted, starting=not present,
-                          seen=workers.memory())
+        lookout = Lookout(job, queue, confirm_workers=trusted, starting=not present)
         while (remaining := deadline - time.monotonic()) > 0:
             result = _wait_result(job, min(slice_seconds, remaining))
             if result is not None:
@@ -243,6 +234,8 @@ def run_interactive(
         if lookout.starting:
             raise ApiError("unavailable", NOT_STARTED_MESSAGE)
         raise ApiError("timeout", f"No result within {wait:g} s; nothing was charged.")
+    if not present:  # a worker answered the deployment's start: it has been seen now
+        workers.saw(queue.name)
     if isinstance(result, Reply):
         if slot is not None:
             slot.given_back = True

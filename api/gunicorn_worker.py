@@ -42,7 +42,7 @@ from gunicorn.workers.gthread import TConn, ThreadWorker
 
 from api.errors import new_request_id
 from api.headers import NOSNIFF
-from api.http_framing import CONTINUE, frame, without_expect
+from api.http_framing import CONTINUE, HEAD_END, frame, request_length, without_expect
 from core.config import load_or_exit
 
 #: Requests one client address may have arriving at once, per API process.
@@ -107,6 +107,8 @@ class BufferedConn(TConn):
         self.pending = bytearray()
         self.deadline = 0.0
         self.head_arrived = False
+        #: Bytes of the whole request once its head says (0: not known yet).
+        self.total = 0
         #: The whole request is in ``pending``: the next enqueue goes to a thread.
         self.whole = False
         #: Called to close gracefully without blocking (the worker's main loop drains);
@@ -204,7 +206,7 @@ class ApiWorker(ThreadWorker):
             conn.pending[:0] = conn.parser.unreader.take_buffered()
         conn.sock.setblocking(False)
         conn.deadline = time.monotonic() + self.header_timeout
-        conn.head_arrived = False
+        conn.head_arrived, conn.total = False, 0
         self.reading.add(conn)
         self.reading_from[conn.address] += 1
         self.poller.register(conn.sock, selectors.EVENT_READ, partial(self._readable, conn))
@@ -223,7 +225,10 @@ class ApiWorker(ThreadWorker):
         self._framed(conn)
 
     def _framed(self, conn: BufferedConn) -> None:
-        """Give the connection to a thread if its whole request has arrived."""
+        """Give the connection to a thread if its whole request has arrived (a body of known
+        length is waited for without framing the buffer again at each read)."""
+        if len(conn.pending) < conn.total:
+            return
         framing = frame(bytes(conn.pending), max_head=self.max_head, max_body=self.max_body)
         if framing.complete:
             self._stop_reading(conn)
@@ -236,6 +241,8 @@ class ApiWorker(ThreadWorker):
             if framing.expects_continue:
                 conn.pending[:] = without_expect(bytes(conn.pending), framing.head_length)
                 self._send_quietly(conn, CONTINUE)
+            head = conn.pending.index(HEAD_END) + len(HEAD_END)
+            conn.total = request_length(bytes(conn.pending[:head]))
 
     def _stop_reading(self, conn: BufferedConn) -> None:
         self.reading.discard(conn)

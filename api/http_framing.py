@@ -29,9 +29,6 @@ class Framing(NamedTuple):
     expects_continue: bool = False
 
 
-INCOMPLETE = Framing(False)
-
-
 def _headers(head: bytes) -> dict[bytes, list[bytes]]:
     fields: dict[bytes, list[bytes]] = {}
     for line in head.split(b"\r\n")[1:]:
@@ -83,13 +80,31 @@ def frame(data: bytes, *, max_head: int, max_body: int) -> Framing:
             return Framing(True, head_length)
         end = _chunked_end(data, head_length, max_body)
         return Framing(end is not None, head_length, continues and end is None)
-    lengths = fields.get(b"content-length", [])
-    if not lengths:
+    length = _content_length(fields)
+    if length is None or length > max_body:  # none (no body), or gunicorn's to answer
         return Framing(True, head_length)
-    if len(set(lengths)) != 1 or not lengths[0].isdigit() or int(lengths[0]) > max_body:
-        return Framing(True, head_length)
-    arrived = len(data) - head_length >= int(lengths[0])
+    arrived = len(data) - head_length >= length
     return Framing(arrived, head_length, continues and not arrived)
+
+
+def _content_length(fields: dict[bytes, list[bytes]]) -> int | None:
+    """The body's length the head gives: one value, digits only; None for none or a malformed
+    one."""
+    lengths = fields.get(b"content-length", [])
+    if len(set(lengths)) != 1 or not lengths[0].isdigit():
+        return None
+    return int(lengths[0])
+
+
+def request_length(head: bytes) -> int:
+    """Bytes of the whole request of ``head`` (its request line and fields, with the empty
+    line), when it gives its body's ``Content-Length`` and no transfer coding; else 0. Until
+    that many have arrived there is nothing to frame again."""
+    fields = _headers(head[:-len(HEAD_END)])
+    length = _content_length(fields)
+    if length is None or b"transfer-encoding" in fields:
+        return 0
+    return len(head) + length
 
 
 def without_expect(data: bytes, head_length: int) -> bytes:

@@ -38,24 +38,24 @@ class Count(NamedTuple):
     alive: int
 
 
-def memory() -> dict[str, float]:
+def _memory() -> dict[str, float]:
     """When a live worker was last found on each queue (``time.monotonic()``), by queue name."""
     return current_app.extensions.setdefault("webdata.workers_seen", {})
 
 
-def saw(queue_name: str, seen: dict[str, float] | None = None) -> None:
-    """Remember that a worker listens on ``queue_name`` now (in ``seen``, else the app's)."""
-    (memory() if seen is None else seen)[queue_name] = time.monotonic()
+def saw(queue_name: str) -> None:
+    """Remember that a worker listens on ``queue_name`` now."""
+    _memory()[queue_name] = time.monotonic()
 
 
 def seen_lately(queue_name: str) -> bool:
     """Whether a worker was found on the queue less than :data:`SEEN_FOR` seconds ago."""
-    return time.monotonic() - memory().get(queue_name, -SEEN_FOR) < SEEN_FOR
+    return time.monotonic() - _memory().get(queue_name, -SEEN_FOR) < SEEN_FOR
 
 
 def ever_seen(queue_name: str) -> bool:
     """Whether a live worker has listened on the queue since this process started."""
-    return queue_name in memory()
+    return queue_name in _memory()
 
 
 def count(redis: Redis, names: Iterable[str]) -> dict[str, Count]:

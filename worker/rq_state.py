@@ -60,13 +60,15 @@ def worker_identity(connection: Redis, key: str) -> tuple[int | None, bool]:
     return (int(pid) if pid else None), liveness.of_this_space(space)
 
 
+def pid_gone(pid: int | None, ours: bool) -> bool:
+    """Whether a worker of pid ``pid`` (None: its hash is gone) is known dead from here: its
+    hash expired, or it runs in this process space (``ours``) and its pid is gone."""
+    return pid is None or (ours and liveness.process_gone(pid))
+
+
 def is_dead(connection: Redis, key: str) -> bool:
-    """Whether the worker of hash ``key`` is known dead: its hash expired, or it is of this
-    process space and its pid is gone."""
-    if not connection.exists(key):
-        return True
-    pid, ours = worker_identity(connection, key)
-    return ours and pid is not None and liveness.process_gone(pid)
+    """Whether the worker of hash ``key`` is known dead (:func:`pid_gone`)."""
+    return pid_gone(*worker_identity(connection, key))
 
 
 def alive(connection: Redis, keys: Iterable[str]) -> set[str]:
@@ -76,13 +78,8 @@ def alive(connection: Redis, keys: Iterable[str]) -> set[str]:
         for key in ordered:
             pipeline.hmget(key, "pid", SPACE_FIELD)
         found = pipeline.execute()
-    living = set()
-    for key, (pid, space) in zip(ordered, found, strict=True):
-        if pid is None:  # its hash expired: RQ has not cleaned the registration yet
-            continue
-        if not (liveness.of_this_space(space) and liveness.process_gone(int(pid))):
-            living.add(key)
-    return living
+    return {key for key, (pid, space) in zip(ordered, found, strict=True)
+            if not pid_gone(int(pid) if pid else None, liveness.of_this_space(space))}
 
 
 def queue_workers(connection: Redis, names: Iterable[str]) -> dict[str, set[str]]:
