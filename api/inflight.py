@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from datetime import timedelta
 
 from flask import Response, after_this_request
@@ -168,21 +168,12 @@ def slot(
 
 
 def hold_until_sent(redis: Redis, account_id: str, member: str, cap: int, *, lease: timedelta,
-                    pool: str = REQUESTS) -> Callable[[], None]:
+                    pool: str = REQUESTS) -> None:
     """Take a slot (:func:`take`) for the answer of this Flask request, given back once the
-    answer is sent or its client went away (the response's close, also for an error answer);
-    the function that gives it back sooner (called twice, it gives it back once)."""
+    answer is sent or its client went away (the response's close, also for an error answer)."""
     take(redis, account_id, member, cap, lease=lease, pool=pool)
-    given: list[bool] = []
-
-    def give() -> None:
-        if not given:
-            given.append(True)
-            give_back(redis, account_id, member, pool)
 
     @after_this_request
     def when_sent(response: Response) -> Response:
-        response.call_on_close(give)
+        response.call_on_close(lambda: give_back(redis, account_id, member, pool))
         return response
-
-    return give

@@ -152,10 +152,13 @@ OPERATIONS: tuple[Operation, ...] = (
     SCRAPE, CONTACTS, PRODUCTS, VIDEO_PLATFORM, SEARCH, SEARCH_NEWS, SEARCH_VIDEOS,
     COLLECTION, COLLECTION_CANCEL, WEBHOOK_SECRET,
 )
-#: The operations that fetch one page, and their extractions by name.
+#: Each operation by its name; the page operations, and each by its extraction's name.
+BY_NAME = {operation.name: operation for operation in OPERATIONS}
 PAGE_OPERATIONS = tuple(operation for operation in OPERATIONS if operation.extraction)
+BY_EXTRACTION = {operation.extraction.name: operation for operation in PAGE_OPERATIONS
+                 if operation.extraction is not None}
 EXTRACTIONS: dict[str, Extraction] = {
-    operation.extraction.name: operation.extraction for operation in PAGE_OPERATIONS
+    name: operation.extraction for name, operation in BY_EXTRACTION.items()
     if operation.extraction is not None}
 #: What each page of a collection may give (``extract``), in the order the API documents.
 COLLECTION_EXTRACTS = tuple(name for name, extraction in EXTRACTIONS.items()
@@ -168,15 +171,9 @@ USAGE = {operation.name: operation.usage for operation in OPERATIONS if operatio
 
 def operation(name: str) -> Operation:
     """The operation called ``name`` (KeyError if none is)."""
-    for candidate in OPERATIONS:
-        if candidate.name == name:
-            return candidate
-    raise KeyError(name)
+    return BY_NAME[name]
 
 
 def page_operation(extraction: str) -> Operation:
     """The page operation whose extraction is called ``extraction`` (KeyError if none is)."""
-    for candidate in PAGE_OPERATIONS:
-        if candidate.extraction is not None and candidate.extraction.name == extraction:
-            return candidate
-    raise KeyError(extraction)
+    return BY_EXTRACTION[extraction]
