@@ -15,7 +15,6 @@ from datetime import timedelta
 from redis import Redis
 from redis.exceptions import RedisError
 from rq import Worker
-from rq.exceptions import NoSuchJobError
 from rq.job import Job, JobStatus
 
 from collecting.frontier import Frontier
@@ -29,8 +28,8 @@ from worker.webhooks import announce
 logger = logging.getLogger(__name__)
 
 #: A collection's slice job, enqueued by name (the API never imports the crawler it runs).
-SLICE_JOB = "collecting.slice.run_slice"
 #: Jobs queued by an older release carry ``worker.collections.run_slice``, still importable.
+SLICE_JOB = "collecting.slice.run_slice"
 #: Seconds a cancel waits for the slices to drop the pages they have in flight.
 CANCEL_WAIT = 3.0
 #: ``stop_reason`` of a collection failed for making no progress (see :func:`look_after`).
@@ -104,8 +103,9 @@ def look_after(db: Database, redis: Redis, config: Config) -> dict[str, int]:
     workers = Worker.count(queue=queues.queue(queues.COLLECTIONS, redis))
     for collection_id in collections.running(db):
         frontier = Frontier(redis, collection_id)
-        alive = [job_id for job_id in frontier.slices() if _slice_alive(redis, job_id)]
-        for job_id in frontier.slices() - set(alive):
+        slices = frontier.slices()
+        alive = [job_id for job_id in slices if _slice_alive(redis, job_id)]
+        for job_id in slices - set(alive):
             frontier.drop_slice(job_id)
         if not alive:
             logger.warning("Collection %s has no live slice: resuming it", collection_id)
@@ -122,14 +122,11 @@ def look_after(db: Database, redis: Redis, config: Config) -> dict[str, int]:
 
 
 def _slice_alive(redis: Redis, job_id: str) -> bool:
-    """Whether slice job ``job_id`` waits in its queue or runs on a live worker."""
-    try:
-        job = Job.fetch(job_id, connection=redis, serializer=queues.SERIALIZER)
-    except NoSuchJobError:
-        return False
-    status = job.get_status(refresh=False)
+    """Whether slice job ``job_id`` waits in its queue or runs on a live worker (a job gone
+    from Redis has no status: not alive)."""
+    status, worker_name = rq_state.job_state(redis, Job.key_for(job_id))
     if status in (JobStatus.QUEUED, JobStatus.SCHEDULED, JobStatus.DEFERRED):
         return True
-    if status != JobStatus.STARTED or not job.worker_name:
+    if status != JobStatus.STARTED or not worker_name:
         return False
-    return not rq_state.is_dead(redis, rq_state.worker_key(job.worker_name))
+    return not rq_state.is_dead(redis, rq_state.worker_key(worker_name))
