@@ -13,7 +13,6 @@ Ctrl-C stops it all in order (:mod:`launcher.supervisor`): API, workers, Redis.
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import logging
 import os
 import sys
@@ -117,7 +116,7 @@ def serve(config: Config, supervisor: Supervisor) -> bool:
     if config.redis_url_origin != "environment":
         proc, url = start_redis(config.var_dir)
         supervisor.adopt("redis", proc)
-        config = dataclasses.replace(config, redis_url=url, redis_url_origin="environment")
+        config = config.replace(redis_url=url, redis_url_origin="environment")
         write_private(config.redis_url_file, url)
         print(f"Embedded Redis at {url}; for batch code and hand-run workers:\n"
               f"  export REDIS_URL={url}")

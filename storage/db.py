@@ -24,7 +24,7 @@ from sqlalchemy.exc import DBAPIError
 from sqlalchemy.exc import TimeoutError as PoolTimeout
 from sqlalchemy.orm import Session, sessionmaker
 
-from core.config_types import database_url
+from core.config.kinds import database_url
 
 #: Seconds a SQLite writer waits for the lock (or PostgreSQL for a connection) before giving
 #: up; the API passes ``DATABASE_TIMEOUT``.

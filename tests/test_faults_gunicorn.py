@@ -22,7 +22,7 @@ from launcher.serve import gunicorn_command
 @pytest.fixture(scope="module")
 def api_port(sqlite_url, redis_url, workers, tmp_path_factory):
     port = free_port()
-    config = Config(port=port, api_processes=1, api_threads=2)
+    config = Config.of(port=port, api_processes=1, api_threads=2)
     log = tmp_path_factory.mktemp("gunicorn") / "gunicorn.log"
     home = tmp_path_factory.mktemp("home")  # where gunicorn's default control socket would go
     env = {**os.environ, "DATABASE_URL": sqlite_url, "REDIS_URL": redis_url, "HOME": str(home)}

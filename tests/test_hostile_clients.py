@@ -46,7 +46,7 @@ def server(sqlite_url, redis_url, workers, tmp_path_factory) -> Iterator[str]:
     env.update(DATABASE_URL=sqlite_url, REDIS_URL=redis_url, CRAWLER_ALLOWED_NETWORKS=ALLOWED,
                CLIENT_HEADER_TIMEOUT=str(HEADER_TIMEOUT), CLIENT_BODY_TIMEOUT=str(BODY_TIMEOUT),
                CLIENT_WRITE_TIMEOUT=str(WRITE_TIMEOUT))
-    command = gunicorn_command(Config(port=port, api_processes=1, api_threads=THREADS))
+    command = gunicorn_command(Config.of(port=port, api_processes=1, api_threads=THREADS))
     with log.open("wb") as out:  # gunicorn writes to its own copy of it
         proc = subprocess.Popen(command, cwd=ROOT, env=env, stdout=out,
                                 stderr=subprocess.STDOUT)

@@ -366,7 +366,7 @@ def test_make_run_stops_with_one_line_when_its_workers_never_listen(tmp_path, sq
     monkeypatch.setattr(launcher.ready, "READY_LIMIT", 3)
     monkeypatch.setattr(launcher.ready, "STILL_WAITING_EVERY", 1)
     redis, redis_url = start_redis(tmp_path)
-    config = Config(port=free_port(), redis_url=redis_url, database_url=sqlite_url,
+    config = Config.of(port=free_port(), redis_url=redis_url, database_url=sqlite_url,
                     api_processes=1, api_threads=2, var_dir=tmp_path)
     supervisor = Supervisor({**os.environ, "REDIS_URL": redis_url, "DATABASE_URL": sqlite_url},
                             ROOT, restart_delay=0.01, restart_delay_max=0.01, api_grace=10,

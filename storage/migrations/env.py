@@ -6,7 +6,7 @@ from alembic import context
 from sqlalchemy import engine_from_config, pool
 
 from core.config import load_or_exit
-from core.config_types import database_url
+from core.config.kinds import database_url
 from storage.models import Base
 
 config = context.config

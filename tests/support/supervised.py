@@ -38,7 +38,7 @@ def main() -> None:
     from launcher.supervisor import Supervisor
 
     port, var_dir = int(sys.argv[1]), Path(sys.argv[2])
-    config = Config(port=port, api_processes=2, api_threads=4, job_wait_seconds=30)
+    config = Config.of(port=port, api_processes=2, api_threads=4, job_wait_seconds=30)
     supervisor = Supervisor(dict(os.environ), ROOT, api_grace=40, worker_grace=40)
     supervisor.install_signal_handlers()
     clean = False
