@@ -14,9 +14,11 @@ import pytest
 
 from core.config import (
     EXIT_STATUS,
+    ApiConfig,
     Config,
     ConfigError,
     CrawlerConfig,
+    LaunchConfig,
     LogConfig,
     StorageConfig,
     sections,
@@ -239,7 +241,7 @@ def test_gunicorn_serving_the_api_stops_too(tmp_path):
     from launcher.embedded import free_port
     from launcher.serve import gunicorn_command
 
-    command = gunicorn_command(Config.of(port=free_port(), api_processes=1))
+    command = gunicorn_command(LaunchConfig(port=free_port(), api_processes=1), ApiConfig())
     done = subprocess.run(command, cwd=ROOT, env=clean_env(tmp_path, WORKERS="abc"),
                           capture_output=True, text=True, timeout=60)
     assert done.returncode == EXIT_STATUS, done.stderr
