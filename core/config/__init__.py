@@ -112,13 +112,6 @@ class Config:
             section: dataclasses.replace(getattr(self, section), **section_values)
             for section, section_values in changed.items()})
 
-    def __getattr__(self, name: str) -> Any:
-        # Transitional: a flat name read through its section, while the components move to
-        # their sections (removed once none reads the flat names).
-        if name in _SECTION_OF:
-            return getattr(getattr(self, _SECTION_OF[name]), name)
-        raise AttributeError(name)
-
 
 def sections() -> dict[str, type[Section]]:
     """Every section: its attribute on :class:`Config` → its class, in order."""
