@@ -299,3 +299,18 @@ def test_the_documented_table_lists_every_variable_with_its_type_and_default():
             assert shown_default == f"`{shown}`", name
         elif isinstance(default, str) and default and "/var/" not in default:
             assert f"`{default}`" in shown_default, name
+
+
+def test_the_documented_tables_are_the_sections():
+    """One table per section under a heading naming it (``### <title>: `config.<name>```), in
+    :class:`Config`'s order, each listing its section's variables in field order."""
+    tables: dict[str, list[str]] = {}
+    rows: list[str] = []
+    for line in section("docs/operators.md", "Configuration").splitlines():
+        if line.startswith("### "):
+            rows = tables.setdefault(line.removeprefix("### "), [])
+        elif match := re.match(r"\| `([A-Z_]+)` \|", line):
+            assert tables, f"{match.group(1)} is in no section's table"
+            rows.append(match.group(1))
+    assert list(tables.items()) == [(f"{kind.title}: `config.{name}`", list(variables(name)))
+                                    for name, kind in sections().items()]

@@ -93,7 +93,7 @@ def _saved_redis_url(var_dir: Path) -> str:
 class LaunchConfig(Section):
     """What ``make run`` starts (``launcher/``): where the API listens, how many processes."""
 
-    title = "make run"
+    title = "Launch (make run)"
 
     host: str = var("HOST", TEXT, "127.0.0.1")
     """Address ``make run`` serves the API on."""
