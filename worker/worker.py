@@ -90,7 +90,8 @@ class WarmWorker(SimpleWorker):
             # sends the value of a job an API request waits on before RQ's bookkeeping
             self.job_class = ReplyingJob
         if concurrency is None or interactive_reserve is None:
-            # started by ``rq worker -w worker.worker…``: its entry point, the whole checked
+            # Not given by ``python -m worker``: started by ``rq worker -w worker.worker…``,
+            # so this is the process's entry point and checks the whole configuration.
             workers = load_or_exit().worker
             concurrency = concurrency or workers.worker_concurrency
             if interactive_reserve is None:
