@@ -13,7 +13,8 @@ A data engineer's job runs next to the platform, not through its HTTP API (docs/
 The collection is the API's in every way: the same plan limits, balance check and history
 (:mod:`collecting.start`), the same slice jobs on the ``collections`` queue, the same
 credits and results — only nobody is waiting on an HTTP request. The configuration is the
-deployment's (``DATABASE_URL``, ``REDIS_URL``…, :meth:`core.config.Config.from_env`).
+deployment's (``DATABASE_URL``, ``REDIS_URL``…, :meth:`core.config.Config.from_env`: the whole
+of it, checked as every entry point checks it).
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ from core.patterns import MAX_PATTERNS, pattern_errors
 from core.policy import SourcePolicy
 from core.scope import page_url_error
 from storage import collection_results, collections
-from storage.db import Database, shared
+from storage.db import Database, shared_for
 from storage.models import LIVE_STATUSES, Collection
 from worker import queues
 
@@ -100,11 +101,12 @@ def start_collection(account_id: str, mode: str = "batch", *,
     config = config or Config.from_env()
     db = _database(config)
     row = start.create(
-        db, SourcePolicy.from_config(config),
+        db, SourcePolicy.from_config(config.policy),
         account_id=account_id, mode=mode, extract=extract, urls=urls, url=url,
         max_pages=max_pages, max_depth=max_depth, include_paths=include_paths,
         exclude_paths=exclude_paths, use_sitemap=use_sitemap)
-    redis = redis or queues.redis_connection(config.redis_url, config.redis_timeout)
+    redis = redis or queues.redis_connection(config.storage.redis_url,
+                                             config.storage.redis_timeout)
     start.enqueue(db, redis, row.id, config)
     logger.info("Collection %s started (%s, %s)", row.id, mode, extract)
     return row
@@ -145,7 +147,7 @@ def results(db: Database, collection_id: str, status: str | None = None
 
 
 def _database(config: Config) -> Database:
-    return shared(config.database_url, config.database_timeout)
+    return shared_for(config.storage)
 
 
 def _check(mode: str, extract: str, urls: Sequence[str] | None, url: str | None,

@@ -100,5 +100,5 @@ def enqueue(db: Database, redis: Redis, collection_id: str, config: Config) -> N
         logger.error("Could not enqueue collection %s: %s", collection_id, exc)
         collections.fail_start(
             db, collection_id, stop_reason="unavailable",
-            retention=timedelta(seconds=config.collection_retention_seconds))
+            retention=timedelta(seconds=config.collections.collection_retention_seconds))
         raise

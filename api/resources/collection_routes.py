@@ -34,6 +34,7 @@ from api.schemas.collections import (
 )
 from collecting import control
 from collecting import start as starting
+from core.config import Config
 from core.policy import PolicyRefusal
 from storage import collection_results, collections, webhooks
 from storage.ledger import InsufficientCredits
@@ -56,12 +57,12 @@ blp = authenticated(Blueprint("collections", __name__, url_prefix=BASE_PATH,
                                           "background: 1 credit per successful page."))
 
 
-def _config() -> Any:
+def _config() -> Config:
     return current_app.config["WEBDATA"]
 
 
 def _retention() -> timedelta:
-    return timedelta(seconds=_config().collection_retention_seconds)
+    return timedelta(seconds=_config().collections.collection_retention_seconds)
 
 
 def position_text(position: tuple[datetime, str]) -> str:
