@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -32,6 +32,7 @@ from core.config import Config
 from core.contract import COLLECTION_MODES as MODES
 from core.contract import DEFAULT_MAX_DEPTH, MAX_DEPTH
 from core.operations import COLLECTION_EXTRACTS as EXTRACTS
+from core.operations import option_errors
 from core.patterns import MAX_PATTERNS, pattern_errors
 from core.policy import SourcePolicy
 from core.scope import page_url_error
@@ -86,11 +87,13 @@ def start_collection(account_id: str, mode: str = "batch", *,
                      extract: str = "page", max_pages: int | None = None,
                      max_depth: int = DEFAULT_MAX_DEPTH, include_paths: Sequence[str] = (),
                      exclude_paths: Sequence[str] = (), use_sitemap: bool = True,
+                     options: Mapping[str, Any] | None = None,
                      config: Config | None = None, redis: Redis | None = None) -> Collection:
     """Create the collection and enqueue its first slice; the ``queued`` row.
 
     ``mode="batch"`` takes ``urls``; ``mode="crawl"`` takes ``url`` and the crawl's options, as
-    ``POST /collections`` does (docs/api.md, Collections). A value the API would refuse as
+    ``POST /collections`` does (docs/api.md, Collections); ``options`` are the extract's
+    (``{"formats": ["markdown"]}``). A value the API would refuse as
     invalid raises ``ValueError``; the plan's refusals raise as in
     :func:`collecting.start.create` (``TooManyUrls``, ``TooManyPages``, ``PolicyRefusal``,
     ``CollectionLimit``, ``InsufficientCredits``); an unreachable Redis raises its
@@ -98,13 +101,16 @@ def start_collection(account_id: str, mode: str = "batch", *,
     """
     urls, url = _check(mode, extract, urls, url, max_pages, max_depth, include_paths,
                        exclude_paths, use_sitemap)
+    errors = option_errors(extract, dict(options or {}))
+    if errors:
+        raise ValueError("; ".join(f"{name}: {message}" for name, message in errors.items()))
     config = config or Config.from_env()
     db = _database(config)
     row = start.create(
         db, SourcePolicy.from_config(config.policy),
         account_id=account_id, mode=mode, extract=extract, urls=urls, url=url,
         max_pages=max_pages, max_depth=max_depth, include_paths=include_paths,
-        exclude_paths=exclude_paths, use_sitemap=use_sitemap)
+        exclude_paths=exclude_paths, use_sitemap=use_sitemap, options=options)
     redis = redis or queues.redis_connection(config.storage.redis_url,
                                              config.storage.redis_timeout)
     start.enqueue(db, redis, row.id, config)

@@ -98,6 +98,8 @@ class Slice:
     scope: CrawlScope | None = None
     extract: str = "page"
     webhook: bool = False  #: the collection asked for a webhook (announced when it ends)
+    #: The extract's options the collection gave (the spider takes its defaults for others).
+    options: dict[str, Any] = field(default_factory=dict)
     stats: dict[str, int] = field(default_factory=lambda: {"stored": 0, "duplicates": 0})
 
     def __post_init__(self) -> None:
@@ -135,6 +137,7 @@ class Slice:
             return {"collection": self.collection_id, "status": row.status if row else None}
         spec = collections.spec_of(row)
         self.extract, self.webhook = row.extract, bool(row.webhook_url)
+        self.options = dict(spec.get("options") or {})
         self._budget = int(spec.get("max_pages") or 0)  # a crawl's pages in all; 0: none
         if row.mode == "crawl":
             self.scope = CrawlScope(start_url=spec["url"], max_depth=spec["max_depth"],
@@ -226,7 +229,7 @@ class Slice:
                 continue
             future, give_up = shared_crawler().submit(
                 collection_spider(self.extract), url=entry.url, follow=self.scope is not None,
-                site=self.scope.start_url if self.scope is not None else None)
+                site=self.scope.start_url if self.scope is not None else None, **self.options)
             self._flying[future] = _InFlight(entry, give_up, now + self.crawl_timeout,
                                              host, permit)
             self._per_host[host] += 1
