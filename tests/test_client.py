@@ -1,6 +1,7 @@
 """The Python client and the ``webdata`` command against a fake of the collections API
-(tests/support/fakes/collections_api.py): retries and their Idempotency-Key, errors as one line on
-stderr, the export file, the plain progress lines of a run without a terminal."""
+(tests/support/fakes/collections_api.py, with canned ``/scrape`` answers): retries and their
+Idempotency-Key, errors as one line on stderr, the export file, the plain progress lines of a
+run without a terminal, the page options sent and ``scrape``'s output."""
 
 from __future__ import annotations
 

@@ -1,6 +1,8 @@
 """``webdata`` end to end: the command in a pseudo-terminal against a real stack (the API over
 real HTTP, workers on its Redis fetching the loopback test site, the database), as a person
-runs it: the bar advances, the file it leaves has one row per URL; Ctrl-C then y cancels."""
+runs it: the bar advances, the file it leaves has one row per URL; Ctrl-C then y cancels;
+``scrape`` prints a page's markdown, collections hold the asked formats, refusals are one line
+and free."""
 
 from __future__ import annotations
 

@@ -6,7 +6,8 @@ One walk through, step by step, a screenshot after each into ``var/e2e-screensho
 when a step fails; ``KEEP_SCREENSHOTS=1`` keeps them always): sign in, see the balance and the
 chart, history lines with hostile URLs shown as text with no script run, start a batch and
 watch its bar reach 100 % without a reload, download its CSV, create and revoke a key, rotate
-the webhook secret, a phone-sized screen, dark mode, the keyboard, sign out.
+the webhook secret, a phone-sized screen, dark mode, the keyboard, sign out. Then a batch asking
+for markdown, whose results page shows a page's ``<script>`` as text, ready to copy.
 
 Skipped when chromium or chromedriver is missing (``make e2e`` installs them).
 """
