@@ -74,7 +74,9 @@ def run_scrape(args: argparse.Namespace, err: Console) -> int:
         return _print(json.dumps(answer, indent=2))
     content = answer.get(formats[0])
     if not content:
-        print(f"webdata: the page gave no {formats[0]} (do the selectors match anything?); "
+        hint = ("do the selectors match anything?" if args.include_selectors
+                else "--whole-page takes all of its body")
+        print(f"webdata: the page gave no {formats[0]} ({hint}); "
               f"{answer.get('credits_used', 1)} credit used.", file=sys.stderr)
         return 0
     return _print(content)

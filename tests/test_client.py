@@ -473,6 +473,10 @@ def test_webdata_scrape_of_empty_content_says_so_on_stderr(cli_env, capsys):
     assert captured.out == ""
     assert captured.err == ("webdata: the page gave no text (do the selectors match "
                             "anything?); 1 credit used.\n")
+    cli_env.script.append(Canned("POST", "/scrape", 200, scraped()))
+    assert main(["scrape", "https://example.com/empty", "--format", "markdown"]) == 0
+    assert capsys.readouterr().err == ("webdata: the page gave no markdown (--whole-page takes "
+                                       "all of its body); 1 credit used.\n")
 
 
 def test_webdata_scrape_refused_is_one_line(cli_env, capsys):
