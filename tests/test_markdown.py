@@ -155,3 +155,11 @@ def test_irregular_tables_stay_html_and_regular_ones_become_pipes() -> None:
     assert "<table><tr><td><ul><li>a</li>" in converted
     assert "| k | v |" in converted
     fragment_fromstring(converted.split("\n\n")[0])  # the kept table is whole HTML
+
+
+def test_text_that_looks_like_a_tag_is_escaped_outside_code():
+    converted = markup.markdown("<p>Staged as &lt;The Palace: Tale of Jang Noksu&gt; in 2018, "
+                                "<code>a&lt;b</code>.</p><pre><code>&lt;div&gt;</code></pre>")
+    assert converted.startswith("Staged as \\<The Palace: Tale of Jang Noksu> in 2018, `a<b`.")
+    assert "```\n<div>\n```" in converted
+    assert markup.plain_text(converted).startswith("Staged as <The Palace: Tale of Jang")

@@ -32,6 +32,7 @@ _LANGUAGE_MARK = re.compile(f"^{CODE_MARK}([^{CODE_MARK}]*){CODE_MARK}")
 _BLANK_LINES = re.compile(r"\n{3,}")
 _TRAILING_SPACE = re.compile(r"[ \t]+\n")
 _HEADING = re.compile(r"^#{1,6}[ \t]+(.+?)[ \t#]*$", re.MULTILINE)
+_TAG_OPEN = re.compile(r"(?<!\]\()(?<!\\)<(?=[A-Za-z/!?])")
 #: Stands for a table kept as HTML while the rest is converted (a private-use character).
 _TABLE_MARK = "\ue001"
 #: Attributes clean HTML keeps (``class`` only for a code block's language).
@@ -162,13 +163,31 @@ def markdown(html: str, title: str | None = None,
     language, ``[text](url)`` links, ``![alt](url)`` images; no runs of blank lines. ``title``
     is written first as a heading unless the content has it as a heading already."""
     html, kept = _irregular_tables(html) if tables_as_html else (html, [])
-    text = (converter or CONVERTERS[CONVERTER])(html)
+    text = _escaped_tags((converter or CONVERTERS[CONVERTER])(html))
     for index, table in enumerate(kept):
         text = text.replace(f"{_TABLE_MARK}{index}{_TABLE_MARK}", f"\n\n{table}\n\n")
     text = _BLANK_LINES.sub("\n\n", _TRAILING_SPACE.sub("\n", text)).strip()
     if title and not _has_heading(text, title):
         text = f"# {title}\n\n{text}" if text else f"# {title}"
     return text
+
+
+def _escaped_tags(markdown_text: str) -> str:
+    """The text's ``<`` that would open an HTML tag (``<The Palace>`` written in a page's
+    text) escaped: a markdown renderer would read a tag and show nothing. Code spans and
+    blocks, and link destinations in angle brackets, are left as they are."""
+    if "<" not in markdown_text:
+        return markdown_text
+    lines, in_code = [], False
+    for line in markdown_text.split("\n"):
+        if line.lstrip().startswith(("```", "~~~")):
+            in_code = not in_code
+        elif not in_code:
+            parts = line.split("`")
+            parts[::2] = [_TAG_OPEN.sub(r"\\<", part) for part in parts[::2]]
+            line = "`".join(parts)
+        lines.append(line)
+    return "\n".join(lines)
 
 
 def _irregular_tables(html: str) -> tuple[str, list[str]]:
@@ -221,6 +240,7 @@ _HEADING_MARK = re.compile(r"^#{1,6}\s+", re.MULTILINE)
 _QUOTE = re.compile(r"^(?:>\s?)+", re.MULTILINE)
 _FENCE = re.compile(r"^(?:```|~~~).*$\n?", re.MULTILINE)
 _EMPHASIS = re.compile(r"(\*\*|__|\*|`)(?=\S)(.+?)(?<=\S)\1")
+_ESCAPE = re.compile(r"\\([!-/:-@\[-`{-~])")
 _RULE = re.compile(r"^\|?(?:\s*:?-{3,}:?\s*\|)+\s*$\n?", re.MULTILINE)
 
 
@@ -233,6 +253,6 @@ def plain_text(markdown_text: str) -> str:
                      text)
     text = _FENCE.sub("", _RULE.sub("", text))
     text = _QUOTE.sub("", _HEADING_MARK.sub("", text))
-    text = _EMPHASIS.sub(r"\2", text)
+    text = _ESCAPE.sub(r"\1", _EMPHASIS.sub(r"\2", text))
     lines = (" ".join(line.split()) for line in text.splitlines())
     return "\n\n".join(line for line in lines if line)
