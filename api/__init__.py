@@ -110,7 +110,7 @@ def create_app(config: Config | None = None) -> Flask:
     app.json.sort_keys = False  # keep the contract's field order (request_id first)
     app.config.update(
         WEBDATA=config,
-        MAX_CONTENT_LENGTH=config.max_body_bytes,
+        MAX_CONTENT_LENGTH=config.api.max_body_bytes,
         API_TITLE="Web data platform",
         API_VERSION="v1",
         OPENAPI_VERSION="3.1.0",
@@ -123,13 +123,15 @@ def create_app(config: Config | None = None) -> Flask:
                                     "in the repository."},
         },
     )
-    app.extensions["webdata.db"] = Database(config.database_url, config.database_timeout)
-    app.extensions["webdata.redis"] = redis_connection(config.redis_url, config.redis_timeout)
-    app.extensions["webdata.limiter"] = AccountRateLimiter(config.redis_url, config.redis_timeout)
-    app.extensions["webdata.policy"] = SourcePolicy.from_config(config)
+    storage = config.storage
+    app.extensions["webdata.db"] = Database(storage.database_url, storage.database_timeout)
+    app.extensions["webdata.redis"] = redis_connection(storage.redis_url, storage.redis_timeout)
+    app.extensions["webdata.limiter"] = AccountRateLimiter(storage.redis_url,
+                                                           storage.redis_timeout)
+    app.extensions["webdata.policy"] = SourcePolicy.from_config(config.policy)
     # Built once: each provider keeps a connection pool for every request thread to share.
     try:
-        app.extensions["webdata.search"] = Search.from_config(config)
+        app.extensions["webdata.search"] = Search.from_config(config.search, config.video)
     except ConfigError as exc:  # a provider named but not configured: a variable's fault
         if from_environment:
             exit_with(exc)

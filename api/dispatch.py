@@ -199,7 +199,7 @@ def run_interactive(
         job = _enqueue(
             queue, func, args, kwargs,
             job_id=job_id,
-            timeout=current_app.config["WEBDATA"].interactive_job_timeout,
+            timeout=current_app.config["WEBDATA"].worker.interactive_job_timeout,
             result_ttl=queues.INTERACTIVE_RESULT_TTL,
             failure_ttl=queues.INTERACTIVE_RESULT_TTL,
             ttl=queues.INTERACTIVE_QUEUE_TTL,
@@ -209,7 +209,7 @@ def run_interactive(
         if meanwhile is not None:
             meanwhile()
         deadline = time.monotonic() + wait
-        slice_seconds = min(SLICE, current_app.config["WEBDATA"].redis_timeout / 2)
+        slice_seconds = min(SLICE, current_app.config["WEBDATA"].storage.redis_timeout / 2)
         result = None
         lookout = Lookout(job, queue, confirm_workers=trusted, starting=not present)
         while (remaining := deadline - time.monotonic()) > 0:

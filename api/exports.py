@@ -13,12 +13,12 @@ from __future__ import annotations
 
 import json
 import zlib
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from core.formats import csv_cell
-from core.operations import COLLECTION_EXTRACTS, EXTRACTIONS
+from core.operations import COLLECTION_EXTRACTS, EXTRACTIONS, FORMAT_FIELDS
 
 
 @dataclass(frozen=True)
@@ -68,10 +68,13 @@ class Selection:
     columns: tuple[str, ...]
 
 
-def select(extract: str, names: Sequence[str] | None = None) -> Selection:
+def select(extract: str, names: Sequence[str] | None = None,
+           formats: Sequence[str] | None = None) -> Selection:
     """The selection of ``names`` (result keys and ``data.<key>``, in the order asked;
     duplicates ignored), or of everything when ``names`` is empty. Raises
-    :class:`UnknownFields` naming what a result of an ``extract`` collection lacks."""
+    :class:`UnknownFields` naming what a result of an ``extract`` collection lacks.
+    ``formats``: those the collection asked for; a CSV of all of ``data`` has a column for
+    each of them and none for the formats it did not ask for (always null)."""
     own = DATA_KEYS[extract]
     names = list(dict.fromkeys(names or ()))
     unknown = [name for name in names if name not in RESULT_KEYS
@@ -86,7 +89,8 @@ def select(extract: str, names: Sequence[str] | None = None) -> Selection:
     columns: list[str] = []
     for name in names:
         if name == "data":
-            columns += own
+            columns += (key for key in own if formats is None or key not in FORMAT_FIELDS
+                        or key in formats)
         elif name.startswith("data."):
             columns.append(name[5:])
         else:
@@ -94,9 +98,19 @@ def select(extract: str, names: Sequence[str] | None = None) -> Selection:
     return Selection(keys, data_keys, tuple(dict.fromkeys(columns)))
 
 
-def csv_columns(extract: str) -> tuple[str, ...]:
+def csv_columns(extract: str, formats: Sequence[str] | None = None) -> tuple[str, ...]:
     """The columns of an ``extract`` collection's CSV when no ``fields`` are given."""
-    return select(extract).columns
+    return select(extract, formats=formats).columns
+
+
+def asked_formats(extract: str, spec: Mapping[str, Any]) -> tuple[str, ...] | None:
+    """The formats a collection (its ``extract`` and stored ``spec``) asked for; None when
+    its extract has no formats."""
+    option = next((option for option in EXTRACTIONS[extract].options
+                   if option.name == "formats"), None)
+    if option is None:
+        return None
+    return tuple((spec.get("options") or {}).get("formats", option.default))
 
 
 def pick(result: dict[str, Any], selection: Selection) -> dict[str, Any]:

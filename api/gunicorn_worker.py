@@ -164,11 +164,11 @@ class ApiWorker(ThreadWorker):
         self.lingering: dict[BufferedConn, float] = {}
         self.max_head = (self.cfg.limit_request_line + 4 + self.cfg.limit_request_fields
                          * (self.cfg.limit_request_field_size + 2))
-        config = load_or_exit()
-        self.max_body = BUFFERED_BODY_FACTOR * config.max_body_bytes
-        self.header_timeout = config.client_header_timeout
-        self.body_timeout = config.client_body_timeout
-        self.write_timeout = config.client_write_timeout
+        api = load_or_exit().api  # the process's entry point: every section checked
+        self.max_body = BUFFERED_BODY_FACTOR * api.max_body_bytes
+        self.header_timeout = api.client_header_timeout
+        self.body_timeout = api.client_body_timeout
+        self.write_timeout = api.client_write_timeout
 
     def init_process(self) -> None:
         _raise_open_files_limit()

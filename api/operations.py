@@ -77,9 +77,9 @@ def request_lifetime() -> timedelta:
     never while the first request could still capture)."""
     config = current_app.config["WEBDATA"]
     # A search may make two provider calls (YouTube: search, then the videos' counts).
-    wait = max(config.job_wait_seconds, 2 * config.search_timeout)
-    settling = (len(SETTLE_BACKOFF) + 3) * config.database_timeout + sum(SETTLE_BACKOFF)
-    return timedelta(seconds=wait + settling + config.reservation_grace)
+    wait = max(config.api.job_wait_seconds, 2 * config.search.search_timeout)
+    settling = (len(SETTLE_BACKOFF) + 3) * config.storage.database_timeout + sum(SETTLE_BACKOFF)
+    return timedelta(seconds=wait + settling + config.api.reservation_grace)
 
 
 def request_deadline() -> datetime:
@@ -196,7 +196,7 @@ def run_page_operation(page: Operation, url: str, **options: Any,
             # the answer's RateLimit-* headers are read from Redis while the job runs
             result = run_interactive(redis(), queues.OPERATION_JOB, operation, url,
                                      job_id=g.request_id,
-                                     wait=current_app.config["WEBDATA"].job_wait_seconds,
+                                     wait=current_app.config["WEBDATA"].api.job_wait_seconds,
                                      meanwhile=rate_limit_headers, slot=slot, **options)
         if result["status"] != PageStatus.SUCCEEDED:
             raise ApiError.from_result(result["error"] or {})

@@ -45,7 +45,7 @@ from answers_normal import (
 from answers_stack import Answer, Stack, start_stack, tree_commit
 from stack import ROOT, stop
 
-from core.config import Config
+from core.config import CollectionsConfig
 
 BASE = "/api/service/v1"
 MAIN, BROKE, COLLECTIONS = "answers-main", "answers-broke", "answers-collections"
@@ -251,7 +251,7 @@ def answers_of(tree: Path) -> tuple[dict[str, dict[str, Any]], list[str]]:
     """Every answer of the checkout at ``tree``; warnings about the run."""
     procs: list[subprocess.Popen] = []
     began = datetime.now(UTC) - timedelta(minutes=1)
-    retention = timedelta(seconds=Config().collection_retention_seconds, days=1)
+    retention = timedelta(seconds=CollectionsConfig.collection_retention_seconds, days=1)
     with tempfile.TemporaryDirectory(prefix="webdata-answers-") as tmp:
         try:
             stack = start_stack(tree, Path(tmp), procs)

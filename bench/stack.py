@@ -19,7 +19,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from core.config import Config  # noqa: E402
+from core.config import LaunchConfig  # noqa: E402
 from launcher.embedded import free_port  # noqa: E402
 
 #: The top plan: its rate limit (6000/min), batch size and crawl pages (10,000 each) stay above
@@ -77,7 +77,7 @@ def start_api(env: dict[str, str], procs: list[subprocess.Popen], cwd: Path = RO
     """The API under gunicorn with ``make run``'s processes and threads, from the checkout at
     ``cwd``; its port (not yet answering: wait for ``/healthz``)."""
     port = free_port()
-    defaults = Config()  # make run's processes and threads, so the figures are make run's
+    defaults = LaunchConfig()  # make run's processes and threads, so the figures are make run's
     start([sys.executable, "-m", "gunicorn", "--bind", f"127.0.0.1:{port}",
            "--worker-class", "gthread", "--workers", str(defaults.api_processes),
            "--threads", str(defaults.api_threads), "--timeout", "120",

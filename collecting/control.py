@@ -38,10 +38,12 @@ STALLED = "stalled"
 
 def enqueue_slice(connection: Redis, collection_id: str, config: Config) -> Job:
     """Put one more slice of the collection on the ``collections`` queue, recorded as the
-    collection's (the watchdog looks for collections without one)."""
+    collection's (the watchdog looks for collections without one). Its job's time: the
+    slice's (collections section) and the crawls it waits for (crawler section)."""
+    slice_seconds = config.collections.collection_slice_seconds
     job = queues.queue(queues.COLLECTIONS, connection).enqueue(
         SLICE_JOB, collection_id,
-        job_timeout=int(config.collection_slice_seconds + 2 * config.crawl_timeout + 60),
+        job_timeout=int(slice_seconds + 2 * config.crawler.crawl_timeout + 60),
         result_ttl=600, failure_ttl=86400, description=f"collection {collection_id}")
     Frontier(connection, collection_id).add_slice(job.id)
     return job
@@ -98,6 +100,7 @@ def look_after(db: Database, redis: Redis, config: Config) -> dict[str, int]:
     made no progress for ``COLLECTION_STALL_SECONDS`` while no worker listens to the
     ``collections`` queue is failed with ``stop_reason: "stalled"``. Idempotent."""
     report = {"resumed": 0, "stalled": 0}
+    limits = config.collections
     # A slice waiting its turn behind other collections is not stalled; one that no worker
     # will ever take (none listens to the queue) is, after the stall time.
     workers = Worker.count(queue=queues.queue(queues.COLLECTIONS, redis))
@@ -111,12 +114,12 @@ def look_after(db: Database, redis: Redis, config: Config) -> dict[str, int]:
             logger.warning("Collection %s has no live slice: resuming it", collection_id)
             enqueue_slice(redis, collection_id, config)
             report["resumed"] += 1
-        elif frontier.idle_for() > config.collection_stall_seconds and not workers:
-            retention = timedelta(seconds=config.collection_retention_seconds)
+        elif frontier.idle_for() > limits.collection_stall_seconds and not workers:
+            retention = timedelta(seconds=limits.collection_retention_seconds)
             if finish(db, redis, collection_id, CollectionStatus.FAILED, retention=retention,
                       stop_reason=STALLED):
                 logger.error("Collection %s made no progress for %d s: failed", collection_id,
-                             config.collection_stall_seconds)
+                             limits.collection_stall_seconds)
                 report["stalled"] += 1
     return report
 

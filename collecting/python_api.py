@@ -13,14 +13,15 @@ A data engineer's job runs next to the platform, not through its HTTP API (docs/
 The collection is the API's in every way: the same plan limits, balance check and history
 (:mod:`collecting.start`), the same slice jobs on the ``collections`` queue, the same
 credits and results — only nobody is waiting on an HTTP request. The configuration is the
-deployment's (``DATABASE_URL``, ``REDIS_URL``…, :meth:`core.config.Config.from_env`).
+deployment's (``DATABASE_URL``, ``REDIS_URL``…, :meth:`core.config.Config.from_env`: the whole
+of it, checked as every entry point checks it).
 """
 
 from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -31,11 +32,12 @@ from core.config import Config
 from core.contract import COLLECTION_MODES as MODES
 from core.contract import DEFAULT_MAX_DEPTH, MAX_DEPTH
 from core.operations import COLLECTION_EXTRACTS as EXTRACTS
+from core.operations import option_errors
 from core.patterns import MAX_PATTERNS, pattern_errors
 from core.policy import SourcePolicy
 from core.scope import page_url_error
 from storage import collection_results, collections
-from storage.db import Database, shared
+from storage.db import Database, shared_for
 from storage.models import LIVE_STATUSES, Collection
 from worker import queues
 
@@ -85,11 +87,13 @@ def start_collection(account_id: str, mode: str = "batch", *,
                      extract: str = "page", max_pages: int | None = None,
                      max_depth: int = DEFAULT_MAX_DEPTH, include_paths: Sequence[str] = (),
                      exclude_paths: Sequence[str] = (), use_sitemap: bool = True,
+                     options: Mapping[str, Any] | None = None,
                      config: Config | None = None, redis: Redis | None = None) -> Collection:
     """Create the collection and enqueue its first slice; the ``queued`` row.
 
     ``mode="batch"`` takes ``urls``; ``mode="crawl"`` takes ``url`` and the crawl's options, as
-    ``POST /collections`` does (docs/api.md, Collections). A value the API would refuse as
+    ``POST /collections`` does (docs/api.md, Collections); ``options`` are the extract's
+    (``{"formats": ["markdown"]}``). A value the API would refuse as
     invalid raises ``ValueError``; the plan's refusals raise as in
     :func:`collecting.start.create` (``TooManyUrls``, ``TooManyPages``, ``PolicyRefusal``,
     ``CollectionLimit``, ``InsufficientCredits``); an unreachable Redis raises its
@@ -97,14 +101,18 @@ def start_collection(account_id: str, mode: str = "batch", *,
     """
     urls, url = _check(mode, extract, urls, url, max_pages, max_depth, include_paths,
                        exclude_paths, use_sitemap)
+    errors = option_errors(extract, dict(options or {}))
+    if errors:
+        raise ValueError("; ".join(f"{name}: {message}" for name, message in errors.items()))
     config = config or Config.from_env()
     db = _database(config)
     row = start.create(
-        db, SourcePolicy.from_config(config),
+        db, SourcePolicy.from_config(config.policy),
         account_id=account_id, mode=mode, extract=extract, urls=urls, url=url,
         max_pages=max_pages, max_depth=max_depth, include_paths=include_paths,
-        exclude_paths=exclude_paths, use_sitemap=use_sitemap)
-    redis = redis or queues.redis_connection(config.redis_url, config.redis_timeout)
+        exclude_paths=exclude_paths, use_sitemap=use_sitemap, options=options)
+    redis = redis or queues.redis_connection(config.storage.redis_url,
+                                             config.storage.redis_timeout)
     start.enqueue(db, redis, row.id, config)
     logger.info("Collection %s started (%s, %s)", row.id, mode, extract)
     return row
@@ -145,7 +153,7 @@ def results(db: Database, collection_id: str, status: str | None = None
 
 
 def _database(config: Config) -> Database:
-    return shared(config.database_url, config.database_timeout)
+    return shared_for(config.storage)
 
 
 def _check(mode: str, extract: str, urls: Sequence[str] | None, url: str | None,

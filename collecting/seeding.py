@@ -34,12 +34,12 @@ def seed(frontier: Frontier, redis: Redis, config: Config, collection_id: str,
         start = spec["url"]
         frontier.admit([Entry.of(start, 0)], budget)
         if spec.get("use_sitemap") and spec["max_depth"] >= 1:
-            timeout = 2 * config.crawl_timeout
+            timeout = 2 * config.crawler.crawl_timeout
             frontier.admit(sitemap_entries(start, scope, budget, timeout), budget)
     # As many slices as there are workers to run them, up to COLLECTION_SLICES: two slices in
     # one process only compete for its one core (and its GIL).
     workers = Worker.count(queue=queues.queue(queues.COLLECTIONS, redis))
-    frontier.set_width(max(1, min(config.collection_slices, workers)))
+    frontier.set_width(max(1, min(config.collections.collection_slices, workers)))
     if frontier.mark("seeded"):
         for _ in range(frontier.width() - 1):
             enqueue_slice(redis, collection_id, config)

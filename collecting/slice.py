@@ -44,7 +44,7 @@ from crawler.runner import shared_crawler
 from crawler.spiders.collected import CollectedPage, collection_spider
 from storage import collections
 from storage.collections import PageOutcome
-from storage.db import Database, shared
+from storage.db import Database, shared_for
 from storage.models import LIVE_STATUSES, CollectionStatus
 from worker import queues
 
@@ -69,7 +69,7 @@ def run_slice(collection_id: str) -> dict[str, Any]:
     config = Config.from_env()
     job = get_current_job()
     redis = job.connection if job is not None else queues.redis_connection()
-    db = shared(config.database_url, config.database_timeout)
+    db = shared_for(config.storage)
     try:
         return Slice(collection_id, config, db, redis).run()
     finally:
@@ -98,12 +98,16 @@ class Slice:
     scope: CrawlScope | None = None
     extract: str = "page"
     webhook: bool = False  #: the collection asked for a webhook (announced when it ends)
+    #: The extract's options the collection gave (the spider takes its defaults for others).
+    options: dict[str, Any] = field(default_factory=dict)
     stats: dict[str, int] = field(default_factory=lambda: {"stored": 0, "duplicates": 0})
 
     def __post_init__(self) -> None:
         self.frontier = Frontier(self.redis, self.collection_id)
-        self.gate = HostGate(self.redis, self.config.collection_host_concurrency,
-                             self.config.crawl_timeout + 30)
+        self.limits = self.config.collections
+        self.crawl_timeout = self.config.crawler.crawl_timeout
+        self.gate = HostGate(self.redis, self.limits.collection_host_concurrency,
+                             self.crawl_timeout + 30)
         self._id = uuid.uuid4().hex
         self._flying: dict[concurrent.futures.Future[list[Any]], _InFlight] = {}
         #: Leased pages waiting for their host's permit; when each host may be asked again.
@@ -112,7 +116,7 @@ class Slice:
         #: Pages of each host this slice has in flight, and the most it may (its share of
         #: the host's permits: every slice of the collection gets one).
         self._per_host: Counter[str] = Counter()
-        self._share = self.config.collection_host_concurrency  # set in run(), once seeded
+        self._share = self.limits.collection_host_concurrency  # set in run(), once seeded
         #: Permits of pages done, given back with the next turn's asks (one round trip).
         self._releasing: list[tuple[str, str]] = []
         #: Hosts whose Crawl-delay this slice reported to the gate.
@@ -125,7 +129,7 @@ class Slice:
 
     @property
     def retention(self) -> timedelta:
-        return timedelta(seconds=self.config.collection_retention_seconds)
+        return timedelta(seconds=self.limits.collection_retention_seconds)
 
     def run(self) -> dict[str, Any]:
         row = collections.get(self.db, self.collection_id)
@@ -133,6 +137,7 @@ class Slice:
             return {"collection": self.collection_id, "status": row.status if row else None}
         spec = collections.spec_of(row)
         self.extract, self.webhook = row.extract, bool(row.webhook_url)
+        self.options = dict(spec.get("options") or {})
         self._budget = int(spec.get("max_pages") or 0)  # a crawl's pages in all; 0: none
         if row.mode == "crawl":
             self.scope = CrawlScope(start_url=spec["url"], max_depth=spec["max_depth"],
@@ -144,7 +149,7 @@ class Slice:
             seeding.seed(self.frontier, self.redis, self.config, self.collection_id, spec,
                          self.scope, self._budget)
             self._report_total()
-        self._share = max(1, math.ceil(self.config.collection_host_concurrency
+        self._share = max(1, math.ceil(self.limits.collection_host_concurrency
                                        / self.frontier.width()))
         try:
             self._crawl()
@@ -158,7 +163,7 @@ class Slice:
     # --- the loop ----------------------------------------------------------------------------
 
     def _crawl(self) -> None:
-        slice_end = time.monotonic() + self.config.collection_slice_seconds
+        slice_end = time.monotonic() + self.limits.collection_slice_seconds
         looked = 0.0
         while True:
             now = time.monotonic()
@@ -187,9 +192,9 @@ class Slice:
             if self._done and (len(self._done) >= FLUSH_SIZE or not self._flying
                                or now - self._last_flush >= FLUSH_EVERY):
                 self._flush()
-            if now - self._last_renew >= self.config.collection_lease_seconds / 3:
+            if now - self._last_renew >= self.limits.collection_lease_seconds / 3:
                 self.frontier.renew([f.entry for f in self._flying.values()] + self._waiting,
-                                    self.config.collection_lease_seconds)
+                                    self.limits.collection_lease_seconds)
                 self._last_renew = now
 
     def _lease(self, leasing: bool) -> None:
@@ -200,10 +205,10 @@ class Slice:
         can start: one slice holding every permit (and the pages behind them) leaves the
         others idle, so a crawl of one site used one worker's core of two (``bench/crawl.py``).
         """
-        room = min(self.config.collection_concurrency - len(self._flying) - len(self._waiting),
+        room = min(self.limits.collection_concurrency - len(self._flying) - len(self._waiting),
                    self._share - len(self._waiting))
         if leasing and room > 0:
-            self._waiting += self.frontier.lease(room, self.config.collection_lease_seconds)
+            self._waiting += self.frontier.lease(room, self.limits.collection_lease_seconds)
         now = time.monotonic()
         still: list[Entry] = []
         asking: list[tuple[Entry, str, str]] = []
@@ -224,8 +229,8 @@ class Slice:
                 continue
             future, give_up = shared_crawler().submit(
                 collection_spider(self.extract), url=entry.url, follow=self.scope is not None,
-                site=self.scope.start_url if self.scope is not None else None)
-            self._flying[future] = _InFlight(entry, give_up, now + self.config.crawl_timeout,
+                site=self.scope.start_url if self.scope is not None else None, **self.options)
+            self._flying[future] = _InFlight(entry, give_up, now + self.crawl_timeout,
                                              host, permit)
             self._per_host[host] += 1
         self._waiting = still

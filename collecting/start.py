@@ -14,7 +14,7 @@ pure URL rules and the queue (:func:`collecting.control.enqueue_slice`).
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import timedelta
 from typing import Any
 
@@ -54,7 +54,8 @@ def create(db: Database, policy: SourcePolicy, *, account_id: str, mode: str,
            max_pages: int | None = None, max_depth: int = DEFAULT_MAX_DEPTH,
            include_paths: Sequence[str] = (), exclude_paths: Sequence[str] = (),
            use_sitemap: bool = True, request_id: str | None = None,
-           webhook_url: str | None = None) -> Collection:
+           webhook_url: str | None = None, options: Mapping[str, Any] | None = None
+           ) -> Collection:
     """A new ``queued`` collection of the account, within its plan, with its line of history.
 
     Checked in this order: a batch's size (:class:`TooManyUrls`); a crawl's ``max_pages``
@@ -85,6 +86,8 @@ def create(db: Database, policy: SourcePolicy, *, account_id: str, mode: str,
         spec = {"url": url, "max_pages": max_pages, "max_depth": max_depth,
                 "include_paths": list(include_paths), "exclude_paths": list(exclude_paths),
                 "use_sitemap": use_sitemap}
+    if options:  # the extract's options as given (checked already); its spider defaults others
+        spec["options"] = dict(options)
     return collections.create(db, account_id=account_id, mode=mode, extract=extract, spec=spec,
                               max_running=max_running, request_id=request_id, url=url,
                               webhook_url=webhook_url)
@@ -100,5 +103,5 @@ def enqueue(db: Database, redis: Redis, collection_id: str, config: Config) -> N
         logger.error("Could not enqueue collection %s: %s", collection_id, exc)
         collections.fail_start(
             db, collection_id, stop_reason="unavailable",
-            retention=timedelta(seconds=config.collection_retention_seconds))
+            retention=timedelta(seconds=config.collections.collection_retention_seconds))
         raise

@@ -24,16 +24,26 @@ from core.items.contacts import Contacts
 from core.items.page import Page
 from core.items.products import Products
 from core.items.video import Video
+from core.options import BOOLEAN, FORMAT_LIST, FORMATS, SELECTOR_LIST, Kind, OptionError
 from core.video_platform import parse_video_url
 
 
 @dataclass(frozen=True)
 class Option:
-    """A page operation's option besides its URL, a JSON boolean: a request field, a keyword
-    argument of its job and of its extraction function, a spider's ``-a``."""
+    """A page operation's option besides its URL: a request field (and a collection's, when
+    the operation is collectable), a keyword argument of its job and of its extraction
+    function, a spider's ``-a``. ``kind`` is the rule of its values (:mod:`core.options`);
+    ``description`` its OpenAPI words. A list default is a tuple (the table is immutable)
+    and given out as a list."""
 
     name: str
-    default: bool
+    default: Any
+    kind: Kind = BOOLEAN
+    description: str = ""
+
+    @property
+    def default_value(self) -> Any:
+        return list(self.default) if isinstance(self.default, tuple) else self.default
 
 
 @dataclass(frozen=True)
@@ -70,9 +80,10 @@ class Extraction:
         """The top-level keys of its ``data``: its item's fields, in order."""
         return tuple(spec.name for spec in fields(self.item))
 
-    def option_values(self, given: dict[str, Any]) -> dict[str, bool]:
+    def option_values(self, given: dict[str, Any]) -> dict[str, Any]:
         """Its options as given (defaults for the missing ones), nothing else."""
-        return {option.name: given.get(option.name, option.default) for option in self.options}
+        return {option.name: given.get(option.name, option.default_value)
+                for option in self.options}
 
 
 @dataclass(frozen=True)
@@ -99,7 +110,21 @@ SCRAPE = Operation(
     name="scrape", path="/scrape", cost=1, usage="scrape", operation_id="scrape",
     extraction=Extraction(
         name="page", item=Page, title="Scrape", collectable=True, options=(
-            Option("include_links", True), Option("include_metadata", True))),
+            Option("include_links", True), Option("include_metadata", True),
+            Option("formats", ("text",), FORMAT_LIST,
+                   "What to answer the content as, any of `text` (readable text), `markdown`, "
+                   "`html` (the content as clean HTML), `raw_html` (the page as fetched); "
+                   "each format's field is null when not asked for."),
+            Option("only_main_content", True, BOOLEAN,
+                   "`false`: the whole `<body>` (without scripts, styles and hidden "
+                   "elements) instead of the readable main content."),
+            Option("include_selectors", (), SELECTOR_LIST,
+                   "CSS selectors: only the elements they match, in document order, are the "
+                   "content (then `only_main_content` does not apply). At most 20 of at most "
+                   "500 characters; `:has()` and `:contains()` are refused."),
+            Option("exclude_selectors", (), SELECTOR_LIST,
+                   "CSS selectors: the elements they match are removed before anything is "
+                   "extracted. Same limits as `include_selectors`."))),
     summary="Extract one page.",
     description="Fetches exactly one HTML page (each redirect hop checked against source "
                 "policy and\nrobots.txt) and returns its title, readable text, links and "
@@ -163,6 +188,30 @@ EXTRACTIONS: dict[str, Extraction] = {
 #: What each page of a collection may give (``extract``), in the order the API documents.
 COLLECTION_EXTRACTS = tuple(name for name, extraction in EXTRACTIONS.items()
                             if extraction.collectable)
+#: The options a collection may give, of the extractions it may run (each takes its own).
+COLLECTION_OPTIONS: dict[str, Option] = {
+    option.name: option for name in COLLECTION_EXTRACTS for option in EXTRACTIONS[name].options}
+#: The fields of a page's ``data`` that are formats (:data:`core.options.FORMATS`).
+FORMAT_FIELDS = FORMATS
+
+
+def option_errors(extract: str, given: dict[str, Any]) -> dict[str, str]:
+    """Option name → message for each of ``given`` (JSON values) that extraction ``extract``
+    does not take or that its kind refuses; ``{}`` when all are good."""
+    own = {option.name: option for option in EXTRACTIONS[extract].options}
+    errors: dict[str, str] = {}
+    for name, value in given.items():
+        if name not in own:
+            errors[name] = f"Not an option of extract {extract}."
+            continue
+        try:
+            own[name].kind.check(value)
+        except OptionError as exc:
+            entries = "".join(f" [{index}] {message}" for index, message in exc.errors.items())
+            errors[name] = f"{exc}{entries}"
+    return errors
+
+
 #: The history's operation of each route, by its path under the API's base path.
 BY_PATH = {operation.path: operation.name for operation in OPERATIONS}
 #: The console chart's series of each history operation.

@@ -27,7 +27,7 @@ import idna  # IDNA 2008, as Twisted encodes names (faß.de is xn--fa-hia.de, no
 from core.contract import ErrorCode
 
 if TYPE_CHECKING:
-    from core.config import Config
+    from core.config import PolicyConfig
 
 
 class PolicyRefusal(Exception):
@@ -220,11 +220,11 @@ class SourcePolicy:
         )
 
     @classmethod
-    def from_config(cls, config: Config) -> SourcePolicy:
-        """The deployment's policy (``CRAWLER_ALLOWED_NETWORKS``, ``_PORTS``,
-        ``CRAWLER_BLOCKED_DOMAINS``)."""
-        return cls.from_lists(config.allowed_networks, config.allowed_ports,
-                              config.blocked_domains)
+    def from_config(cls, policy: PolicyConfig) -> SourcePolicy:
+        """The deployment's policy: its section of the configuration
+        (``CRAWLER_ALLOWED_NETWORKS``, ``_PORTS``, ``CRAWLER_BLOCKED_DOMAINS``)."""
+        return cls.from_lists(policy.allowed_networks, policy.allowed_ports,
+                              policy.blocked_domains)
 
     def _trusted(self, ip: IPAddress) -> bool:
         return any(ip.version == net.version and ip in net for net in self.allowed_networks)

@@ -11,7 +11,7 @@ import time
 import urllib.error
 import urllib.request
 
-from core.config import Config
+from core.config import LaunchConfig
 from launcher.supervisor import Supervisor
 from worker.queues import INTERACTIVE
 
@@ -27,10 +27,10 @@ HEALTH_EVERY = 0.5
 CRASH_LOOP = 3
 
 
-def health(config: Config) -> dict | None:
+def health(launch: LaunchConfig) -> dict | None:
     """The API's ``/healthz`` answer (200 or 503 alike), or None while it does not answer."""
-    host = {"0.0.0.0": "127.0.0.1", "::": "::1", "": "127.0.0.1"}.get(config.host, config.host)
-    url = f"http://{f'[{host}]' if ':' in host else host}:{config.port}/healthz"
+    host = {"0.0.0.0": "127.0.0.1", "::": "::1", "": "127.0.0.1"}.get(launch.host, launch.host)
+    url = f"http://{f'[{host}]' if ':' in host else host}:{launch.port}/healthz"
     try:
         with urllib.request.urlopen(url, timeout=2) as answer:
             return json.load(answer)
@@ -49,36 +49,36 @@ def workers_phrase(count: int) -> str:
     return f"{count} worker{'' if count == 1 else 's'}"
 
 
-def _progress(config: Config, seen: dict | None) -> str:
+def _progress(launch: LaunchConfig, seen: dict | None) -> str:
     """Where the start is, from a ``/healthz`` answer."""
     if seen is None:
         return "the API does not answer yet"
     listening = (seen.get("workers") or {}).get(INTERACTIVE, 0)
     down = [name for name in ("redis", "database") if seen.get(name) == "down"]
-    return (f"{listening} of {workers_phrase(config.workers)} listen on the interactive queue"
+    return (f"{listening} of {workers_phrase(launch.workers)} listen on the interactive queue"
             + (f"; {' and '.join(down)} down" if down else ""))
 
 
-def wait_until_ready(config: Config, supervisor: Supervisor) -> bool | None:
+def wait_until_ready(launch: LaunchConfig, supervisor: Supervisor) -> bool | None:
     """Watch the children until ``/healthz`` answers ``ok`` (a worker listens on the
     ``interactive`` queue) and all ``WORKERS`` listen, or :data:`OTHERS_GRACE` after the first:
     True. False when it cannot come: the API or Redis died, every worker keeps dying as it
     starts, or none listens within :data:`READY_LIMIT` (no limit when ``WORKERS=0``: workers
     of other machines may come any time). None when a stop was requested meanwhile."""
     started = time.monotonic()
-    limit = READY_LIMIT if config.workers else math.inf
+    limit = READY_LIMIT if launch.workers else math.inf
     first_ready = None
     next_line = started + STILL_WAITING_EVERY
-    own = [f"worker-{number}" for number in range(config.workers)]
+    own = [f"worker-{number}" for number in range(launch.workers)]
     while not supervisor.stop_requested:
         if not supervisor.check():
             return False
-        seen = health(config)
+        seen = health(launch)
         now = time.monotonic()
         if seen is not None and seen.get("status") == "ok":
             first_ready = first_ready or now
             listening = (seen.get("workers") or {}).get(INTERACTIVE, 0)
-            if listening >= config.workers or now - first_ready >= OTHERS_GRACE:
+            if listening >= launch.workers or now - first_ready >= OTHERS_GRACE:
                 print(f"{workers_phrase(listening)} ready.", flush=True)
                 return True
         elif own and all(supervisor.early_deaths.get(name, 0) >= CRASH_LOOP for name in own):
@@ -86,11 +86,11 @@ def wait_until_ready(config: Config, supervisor: Supervisor) -> bool | None:
                   "see their output above. Stopping.", file=sys.stderr, flush=True)
             return False
         elif now - started >= limit:
-            print(f"Not ready after {limit:g} s: {_progress(config, seen)}; see the output "
+            print(f"Not ready after {limit:g} s: {_progress(launch, seen)}; see the output "
                   "above. Stopping.", file=sys.stderr, flush=True)
             return False
         elif now >= next_line:
-            print(f"Still starting after {now - started:.0f} s: {_progress(config, seen)}.",
+            print(f"Still starting after {now - started:.0f} s: {_progress(launch, seen)}.",
                   flush=True)
             next_line += STILL_WAITING_EVERY
         time.sleep(HEALTH_EVERY)

@@ -13,14 +13,13 @@ Ctrl-C stops it all in order (:mod:`launcher.supervisor`): API, workers, Redis.
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import logging
 import os
 import sys
 from pathlib import Path
 
 from api.openapi import BASE_PATH
-from core.config import ROOT, Config, load_or_exit
+from core.config import ROOT, ApiConfig, Config, LaunchConfig, load_or_exit
 from launcher.embedded import start_redis
 from launcher.ready import wait_until_ready, workers_phrase
 from launcher.supervisor import Supervisor
@@ -37,13 +36,13 @@ DEMO_PLAN = "enterprise"
 API_APP = "api:create_app()"
 
 
-def request_grace(config: Config) -> int:
+def request_grace(api: ApiConfig) -> int:
     """Seconds gunicorn gives the requests in flight to finish when it is stopped: their
     job's wait, plus a little for the answer."""
-    return config.job_wait_seconds + 5
+    return api.job_wait_seconds + 5
 
 
-def gunicorn_command(config: Config, app: str = API_APP) -> list[str]:
+def gunicorn_command(launch: LaunchConfig, api: ApiConfig, app: str = API_APP) -> list[str]:
     """gunicorn serving ``app``; its requests get ``JOB_WAIT_SECONDS`` to finish when it is
     stopped. The API's gunicorn reads requests without holding a thread and answers its own
     errors in the API's JSON error shape (``api.gunicorn_worker``); another app gets plain
@@ -53,10 +52,10 @@ def gunicorn_command(config: Config, app: str = API_APP) -> list[str]:
 
     worker = "api.gunicorn_worker.ApiWorker" if app == API_APP else "gthread"
     command = [
-        sys.executable, "-m", "gunicorn", "--bind", f"{config.host}:{config.port}",
-        "--worker-class", worker, "--workers", str(config.api_processes),
-        "--threads", str(config.api_threads), "--timeout", "120",
-        "--graceful-timeout", str(request_grace(config)),
+        sys.executable, "-m", "gunicorn", "--bind", f"{launch.host}:{launch.port}",
+        "--worker-class", worker, "--workers", str(launch.api_processes),
+        "--threads", str(launch.api_threads), "--timeout", "120",
+        "--graceful-timeout", str(request_grace(api)),
         "--access-logfile", "-", "--logger-class", "api.gunicorn_logger.ApiLogger",
     ]
     # gunicorn ≥ 25 opens a control socket at one path per user, shared by every instance.
@@ -113,37 +112,39 @@ def demo_key(app, var_dir: Path) -> str:
 
 def serve(config: Config, supervisor: Supervisor) -> bool:
     """Start everything under ``supervisor`` and watch it; False when a part died."""
-    private_dir(config.var_dir)
-    if config.redis_url_origin != "environment":
-        proc, url = start_redis(config.var_dir)
+    storage, launch = config.storage, config.launch
+    private_dir(storage.var_dir)
+    if storage.redis_url_origin != "environment":
+        proc, url = start_redis(storage.var_dir)
         supervisor.adopt("redis", proc)
-        config = dataclasses.replace(config, redis_url=url, redis_url_origin="environment")
-        write_private(config.redis_url_file, url)
+        config = config.replace(redis_url=url, redis_url_origin="environment")
+        storage = config.storage
+        write_private(storage.redis_url_file, url)
         print(f"Embedded Redis at {url}; for batch code and hand-run workers:\n"
               f"  export REDIS_URL={url}")
-    supervisor.env.update(REDIS_URL=config.redis_url, DATABASE_URL=config.database_url)
+    supervisor.env.update(REDIS_URL=storage.redis_url, DATABASE_URL=storage.database_url)
 
     from storage.db import migrate
 
-    migrate(config.database_url)
+    migrate(storage.database_url)
     from api import create_app
 
-    key = demo_key(create_app(config), config.var_dir)
+    key = demo_key(create_app(config), storage.var_dir)
     if supervisor.stop_requested:
         return True
-    supervisor.spawn("api", gunicorn_command(config))
-    for number in range(config.workers):
+    supervisor.spawn("api", gunicorn_command(launch, config.api))
+    for number in range(launch.workers):
         supervisor.spawn(f"worker-{number}", [sys.executable, "-m", "worker"])
     # RQ's cron scheduler: enqueues the sweep of abandoned reservations for the workers; named
     # worker-… so that it is restarted if it dies and stopped with the workers.
     supervisor.spawn("worker-cron", [sys.executable, "-m", "worker.cron"])
-    print(f"Starting the API and {workers_phrase(config.workers)}"
-          + ("" if config.workers else " (WORKERS=0: waiting for one started elsewhere on "
+    print(f"Starting the API and {workers_phrase(launch.workers)}"
+          + ("" if launch.workers else " (WORKERS=0: waiting for one started elsewhere on "
                                        "this REDIS_URL)") + "…", flush=True)
-    ready = wait_until_ready(config, supervisor)
+    ready = wait_until_ready(launch, supervisor)
     if not ready:
         return ready is None  # a stop requested while starting is a clean stop
-    base = f"http://{config.host}:{config.port}"
+    base = f"http://{launch.host}:{launch.port}"
     print(f"\nAPI on {base}  (docs: {base}{BASE_PATH}/docs)")
     print(f"API key: {key}")
     print(f"Console: {base}/console/  (sign in with the key)")
@@ -157,17 +158,17 @@ def serve(config: Config, supervisor: Supervisor) -> bool:
 def main() -> None:
     config = load_or_exit()
     # Requests get their job's wait to finish; a worker, its job's whole budget.
-    supervisor = Supervisor(dict(os.environ), ROOT, api_grace=request_grace(config) + 5,
-                            worker_grace=config.interactive_job_timeout + 10)
+    supervisor = Supervisor(dict(os.environ), ROOT, api_grace=request_grace(config.api) + 5,
+                            worker_grace=config.worker.interactive_job_timeout + 10)
     supervisor.install_signal_handlers()
     clean = False
     try:
         clean = serve(config, supervisor)
     finally:
         supervisor.stop()
-        if config.redis_url_origin != "environment":
+        if config.storage.redis_url_origin != "environment":
             with contextlib.suppress(FileNotFoundError):
-                config.redis_url_file.unlink()
+                config.storage.redis_url_file.unlink()
         print("Stopped.", file=sys.stderr, flush=True)
     sys.exit(0 if clean else 1)
 

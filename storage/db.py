@@ -17,14 +17,17 @@ import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import Connection, Engine, create_engine, event
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.exc import TimeoutError as PoolTimeout
 from sqlalchemy.orm import Session, sessionmaker
 
-from core.config_types import database_url
+from core.config.kinds import database_url
+
+if TYPE_CHECKING:
+    from core.config import StorageConfig
 
 #: Seconds a SQLite writer waits for the lock (or PostgreSQL for a connection) before giving
 #: up; the API passes ``DATABASE_TIMEOUT``.
@@ -211,6 +214,12 @@ def shared(url: str, timeout: float = DEFAULT_TIMEOUT) -> Database:
     """One :class:`Database` per process and URL (its connection pool serves every job of a
     worker process: the sweeps, the collections' slices)."""
     return Database(url, timeout)
+
+
+def shared_for(storage: StorageConfig) -> Database:
+    """The process's :func:`shared` database of the deployment's storage (``DATABASE_URL``,
+    ``DATABASE_TIMEOUT``)."""
+    return shared(storage.database_url, storage.database_timeout)
 
 
 def migrate(url: str, revision: str = "head") -> None:

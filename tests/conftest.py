@@ -207,10 +207,11 @@ def database_url(request, sqlite_url, postgres_url) -> str:
 
 
 def make_config(database_url: str, redis_url: str, **overrides) -> Config:
+    """The tests' configuration: ``overrides`` by field name, whatever their section."""
     values = dict(database_url=database_url, redis_url=redis_url, job_wait_seconds=30,
                   allowed_networks=ALLOWED)
     values.update(overrides)
-    return Config(**values)
+    return Config.of(**values)
 
 
 @pytest.fixture(scope="session")

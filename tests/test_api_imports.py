@@ -22,7 +22,7 @@ import api
 from api import create_app
 from core.config import Config
 
-app = create_app(Config(database_url=sys.argv[1], redis_url=sys.argv[2]))
+app = create_app(Config.of(database_url=sys.argv[1], redis_url=sys.argv[2]))
 health = app.test_client().get("/healthz").get_json()
 loaded = sorted({name.split(".")[0] for name in sys.modules} & set(sys.argv[3].split(",")))
 print(json.dumps({"health": [health["redis"], health["database"]], "loaded": loaded}))

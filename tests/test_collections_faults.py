@@ -114,7 +114,7 @@ def test_a_collection_no_worker_takes_fails_after_the_stall_time(sqlite_url, red
     """Its slice waits in the queue (no worker on ``collections``): resumed, no; failed with
     a stop_reason once it made no progress for COLLECTION_STALL_SECONDS."""
     redis_db = _redis_db(redis_url, DB_OFFSET)
-    config = Config(database_url=sqlite_url, redis_url=redis_db, collection_stall_seconds=1)
+    config = Config.of(database_url=sqlite_url, redis_url=redis_db, collection_stall_seconds=1)
     db = Database(sqlite_url)
     who = account_with_credits(db)
     row = collections.create(db, account_id=who, mode="batch", extract="page",

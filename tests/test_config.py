@@ -7,11 +7,23 @@ import os
 import re
 import subprocess
 import sys
+from dataclasses import fields
 from pathlib import Path
 
 import pytest
 
-from core.config import EXIT_STATUS, Config, ConfigError, variables
+from core.config import (
+    EXIT_STATUS,
+    ApiConfig,
+    Config,
+    ConfigError,
+    CrawlerConfig,
+    LaunchConfig,
+    LogConfig,
+    StorageConfig,
+    sections,
+    variables,
+)
 from storage.db import make_engine
 from tests.conftest import ROOT
 from tests.support.docs import section
@@ -93,15 +105,16 @@ def test_a_bad_value_never_shows_a_credential(tmp_path, name, value, shown):
 
 def test_defaults_and_the_empty_value_rule(tmp_path):
     config = Config.from_env(clean_env(tmp_path))
-    assert config == Config(database_url=f"sqlite:///{tmp_path / 'webdata.db'}",
-                            var_dir=tmp_path)
-    assert config.crawler_log_level == "WARNING" and config.log_level == "INFO"
+    assert config == Config.of(database_url=f"sqlite:///{tmp_path / 'webdata.db'}",
+                               var_dir=tmp_path)
+    assert config.log.crawler_log_level == "WARNING" and config.log.log_level == "INFO"
     # Empty text is unset: the default (also for a text variable whose default is not empty).
     empty = Config.from_env(clean_env(tmp_path, CRAWLER_ALLOWED_NETWORKS="", SEARCH_PROVIDER="",
                                       CRAWLER_CONTACT_URL="", REDIS_URL=""))
-    assert empty.allowed_networks == "" and empty.search_provider == ""
-    assert empty.contact_url == Config.contact_url
-    assert empty.redis_url == Config.redis_url and empty.redis_url_origin == "default"
+    assert empty.policy.allowed_networks == "" and empty.search.search_provider == ""
+    assert empty.crawler.contact_url == CrawlerConfig.contact_url
+    assert empty.storage.redis_url == StorageConfig.redis_url
+    assert empty.storage.redis_url_origin == "default"
 
 
 def test_values_are_typed_and_normalised(tmp_path):
@@ -110,13 +123,14 @@ def test_values_are_typed_and_normalised(tmp_path):
         CRAWLER_LOG_LEVEL="debug", CRAWLER_ALLOWED_NETWORKS=" 127.0.0.0/8 , ::1/128 ",
         CRAWLER_BLOCKED_DOMAINS="Tracker.Example., ads.example", SEARCH_PROVIDER="Brave",
         REDIS_URL="redis://127.0.0.1:6390/3"))
-    assert config.max_bytes == 2048 and config.download_timeout == 2.5 and config.workers == 0
-    assert config.crawler_log_level == "DEBUG"
-    assert config.allowed_networks == "127.0.0.0/8,::1/128"
-    assert config.blocked_domains == "tracker.example,ads.example"
-    assert config.search_provider == "brave"
-    assert (config.redis_url, config.redis_url_origin) == ("redis://127.0.0.1:6390/3",
-                                                            "environment")
+    assert config.crawler.max_bytes == 2048 and config.crawler.download_timeout == 2.5
+    assert config.launch.workers == 0
+    assert config.log.crawler_log_level == "DEBUG"
+    assert config.policy.allowed_networks == "127.0.0.0/8,::1/128"
+    assert config.policy.blocked_domains == "tracker.example,ads.example"
+    assert config.search.search_provider == "brave"
+    assert (config.storage.redis_url, config.storage.redis_url_origin) == (
+        "redis://127.0.0.1:6390/3", "environment")
 
 
 @pytest.mark.parametrize("written", ["postgresql://u@db:5432/x", "postgres://u@db:5432/x",
@@ -125,16 +139,55 @@ def test_a_postgresql_url_as_users_write_it_means_psycopg2(tmp_path, written):
     """SQLAlchemy 2.1 reads ``postgresql://`` as psycopg 3 (not installed: a traceback from
     the migrations) and refuses ``postgres://`` (what Heroku-style platforms hand out)."""
     config = Config.from_env(clean_env(tmp_path, DATABASE_URL=written))
-    assert config.database_url == "postgresql+psycopg2://u@db:5432/x"
+    assert config.storage.database_url == "postgresql+psycopg2://u@db:5432/x"
     assert make_engine(written).dialect.driver == "psycopg2"  # the engine of batch code too
 
 
 def test_the_embedded_redis_url_file_is_found_unless_redis_url_is_set(tmp_path):
     (tmp_path / "redis-url").write_text("redis://127.0.0.1:6391/0\n")
     found = Config.from_env(clean_env(tmp_path))
-    assert (found.redis_url, found.redis_url_origin) == ("redis://127.0.0.1:6391/0", "file")
-    assert Config.from_env(clean_env(tmp_path, REDIS_URL="redis://h:1/0")).redis_url == \
-        "redis://h:1/0"
+    assert (found.storage.redis_url, found.storage.redis_url_origin) == (
+        "redis://127.0.0.1:6391/0", "file")
+    assert Config.from_env(clean_env(tmp_path, REDIS_URL="redis://h:1/0")).storage.redis_url \
+        == "redis://h:1/0"
+
+
+def test_a_section_reads_its_own_variables_by_the_same_rules(tmp_path):
+    """``CrawlerConfig.from_env`` is the crawler section ``Config.from_env`` builds, and a bad
+    variable of another section is not its business; storage keeps its derived defaults."""
+    env = clean_env(tmp_path, CRAWLER_MAX_BYTES="2048", CRAWLER_USER_AGENT="Bot/1")
+    assert CrawlerConfig.from_env(env) == Config.from_env(env).crawler
+    assert CrawlerConfig.from_env({**env, "WORKERS": "abc"}).max_bytes == 2048
+    with pytest.raises(ConfigError, match=r"^CRAWLER_MAX_BYTES is empty"):
+        CrawlerConfig.from_env({**env, "CRAWLER_MAX_BYTES": ""})
+    (tmp_path / "redis-url").write_text("redis://127.0.0.1:6391/0\n")
+    storage = StorageConfig.from_env(env)
+    assert storage == Config.from_env(env).storage
+    assert storage.database_url == f"sqlite:///{tmp_path / 'webdata.db'}"
+    assert (storage.redis_url, storage.redis_url_origin) == ("redis://127.0.0.1:6391/0", "file")
+
+
+def test_config_of_routes_each_flat_name_to_its_section():
+    config = Config.of(port=8001, max_bytes=2048, redis_url="redis://h:1/0")
+    assert (config.launch.port, config.crawler.max_bytes) == (8001, 2048)
+    assert config.storage.redis_url == "redis://h:1/0"
+    assert config.launch.workers == 2 and config.api == Config().api  # the rest: defaults
+    changed = config.replace(workers=0)
+    assert (changed.launch.workers, changed.launch.port, config.launch.workers) == (0, 8001, 2)
+    with pytest.raises(TypeError, match="'max_byte'"):
+        Config.of(max_byte=1)
+
+
+def test_every_variable_is_one_field_of_one_section():
+    """Field names are unique across sections (``Config.of`` routes by them), and the
+    variables are the sections' variables, section by section."""
+    names = [spec.name for section in sections().values() for spec in fields(section)]
+    assert len(names) == len(set(names))
+    by_section = [variables(name) for name in sections()]
+    assert sum(len(section) for section in by_section) == len(variables())
+    assert [name for section in by_section for name in section] == list(variables())
+    assert set(variables("policy")) == {"CRAWLER_ALLOWED_NETWORKS", "CRAWLER_ALLOWED_PORTS",
+                                        "CRAWLER_BLOCKED_DOMAINS"}
 
 
 #: Each process's entry point.
@@ -188,7 +241,7 @@ def test_gunicorn_serving_the_api_stops_too(tmp_path):
     from launcher.embedded import free_port
     from launcher.serve import gunicorn_command
 
-    command = gunicorn_command(Config(port=free_port(), api_processes=1))
+    command = gunicorn_command(LaunchConfig(port=free_port(), api_processes=1), ApiConfig())
     done = subprocess.run(command, cwd=ROOT, env=clean_env(tmp_path, WORKERS="abc"),
                           capture_output=True, text=True, timeout=60)
     assert done.returncode == EXIT_STATUS, done.stderr
@@ -206,7 +259,7 @@ def test_scrapy_settings_are_derived_from_the_configuration(tmp_path):
 
     assert get("DOWNLOAD_MAXSIZE") == "4096"
     assert get("CRAWLER_ALLOWED_NETWORKS") == "10.0.0.0/8"
-    assert get("LOG_LEVEL") == Config.crawler_log_level
+    assert get("LOG_LEVEL") == LogConfig.crawler_log_level
 
 
 def test_every_setting_is_scrapys_or_read_by_our_code():
@@ -246,3 +299,18 @@ def test_the_documented_table_lists_every_variable_with_its_type_and_default():
             assert shown_default == f"`{shown}`", name
         elif isinstance(default, str) and default and "/var/" not in default:
             assert f"`{default}`" in shown_default, name
+
+
+def test_the_documented_tables_are_the_sections():
+    """One table per section under a heading naming it (``### <title>: `config.<name>```), in
+    :class:`Config`'s order, each listing its section's variables in field order."""
+    tables: dict[str, list[str]] = {}
+    rows: list[str] = []
+    for line in section("docs/operators.md", "Configuration").splitlines():
+        if line.startswith("### "):
+            rows = tables.setdefault(line.removeprefix("### "), [])
+        elif match := re.match(r"\| `([A-Z_]+)` \|", line):
+            assert tables, f"{match.group(1)} is in no section's table"
+            rows.append(match.group(1))
+    assert list(tables.items()) == [(f"{kind.title}: `config.{name}`", list(variables(name)))
+                                    for name, kind in sections().items()]

@@ -134,7 +134,7 @@ def test_the_session_lasts_its_lifetime_in_redis_and_sign_out_ends_it(app):
     mine = set(session_keys(app)) - keys_before
     assert len(mine) == 1
     redis = app.extensions["webdata.redis"]
-    lifetime = app.config["WEBDATA"].console_session_seconds
+    lifetime = app.config["WEBDATA"].api.console_session_seconds
     assert lifetime - 60 < redis.ttl(next(iter(mine))) <= lifetime
     answer = browser.post("/console/sign-out", data={"csrf_token": form_token(browser)})
     assert answer.status_code == 302
@@ -153,7 +153,7 @@ def test_the_lifetime_counts_from_the_sign_in_and_anonymous_sessions_are_short(a
     assert set(session_keys(app)) == keys_before
     browser.post("/console/sign-in", data={"key": who.key, "csrf_token": token(page)})
     (mine,) = set(session_keys(app)) - keys_before
-    lifetime = app.config["WEBDATA"].console_session_seconds
+    lifetime = app.config["WEBDATA"].api.console_session_seconds
     later = sessions.time.time() + lifetime - 30
     monkeypatch.setattr(sessions.time, "time", lambda: later)
     browser.post("/console/keys", data={"csrf_token": form_token(browser)})  # changes it

@@ -50,7 +50,7 @@ def test_a_single_page_operation_refuses_a_url_with_a_control_character(
         app, customer, site, site_server, name):
     """422 naming ``url``, before anything is held: no credit, no job, no fetch."""
     prefix = f"/never-{uuid.uuid4().hex[:8]}"
-    redis = Redis.from_url(app.config["WEBDATA"].redis_url)
+    redis = Redis.from_url(app.config["WEBDATA"].storage.redis_url)
     refused = []
     for path, video in SINGLE_PAGE.items():
         for place in PLACES:

@@ -57,8 +57,10 @@ ROWS = [row(1), row(2, data=None, error=ERROR), row(3)]
 
 
 def test_the_csv_columns_are_fixed_per_extract():
-    assert exports.csv_columns("page") == (*COMMON, "title", "text", "language", "links",
-                                           "metadata")
+    assert exports.csv_columns("page") == (*COMMON, "title", "text", "markdown", "html",
+                                           "raw_html", "language", "links", "metadata")
+    assert exports.csv_columns("page", formats=("markdown",)) == (
+        *COMMON, "title", "markdown", "language", "links", "metadata")
     assert exports.csv_columns("contacts") == (*COMMON, "emails", "phones", "social_links",
                                                "organization", "suggested_pages")
     assert exports.csv_columns("products") == (*COMMON, "products")

@@ -166,7 +166,8 @@ def test_both_flags_off() -> None:
 
 
 def assert_blank(result: dict[str, Any]) -> None:
-    assert set(result) == {"title", "text", "language", "links", "metadata"}
+    assert set(result) == {"title", "text", "markdown", "html", "raw_html", "language", "links",
+                           "metadata"}
     assert result["title"] is None
     assert result["text"] is None
     assert result["language"] is None

@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from lxml import etree
 
 from crawler.extract import text
 from crawler.extract.fetched import FetchedPage
@@ -58,14 +59,25 @@ def test_a_fragment_is_checked_against_recall_mode(monkeypatch, precise, recalle
 
     def extract(tree, url, **mode):
         runs.append("recall" if mode.get("favor_recall") else "precision")
-        return recalled if mode.get("favor_recall") else precise
+        return blocks(recalled if mode.get("favor_recall") else precise)
 
     monkeypatch.setattr(text, "_extract", extract)
     monkeypatch.setattr(text, "_visible_length", lambda tree: 100_000)
     chosen = text._best(FetchedPage.from_html("https://shop.example/", "<p>x</p>").tree, "u")
-    assert chosen == (recalled if expected == "recall" else precise)
+    assert text.blocks_text(chosen) == " ".join(
+        (recalled if expected == "recall" else precise).split())
     assert runs[0] == "precision"
     assert ("recall" in runs) == (0 < len(precise) < text.FRAGMENT)
+
+
+def blocks(lines: str) -> list:
+    """trafilatura's XML blocks of ``lines``: one paragraph each (blank-line separated)."""
+    made = []
+    for line in filter(None, lines.split("\n\n")):
+        paragraph = etree.Element("p")
+        paragraph.text = line
+        made.append(paragraph)
+    return made
 
 
 def test_empty_table_cells_do_not_leak():
@@ -97,17 +109,18 @@ def test_an_address_block_keeps_every_line():
     lines = result.text.split("\n\n")
     assert lines.index("Musterfirma GmbH") < lines.index("Musterstraße 12")
     assert "Erika Mustermann" in lines and "Start" not in lines and "Datenschutz" not in lines
-    assert text._extract(page.tree, page.address, favor_precision=True).count(
-        "Musterfirma GmbH") == 0  # what precision mode alone gives: the name is gone
+    assert text.blocks_text(text._extract(page.tree, page.address, favor_precision=True)
+                            ).count("Musterfirma GmbH") == 0  # precision mode alone: gone
 
 
 def test_gaps_are_filled_only_between_kept_lines():
     precise = "Impressum\n\nMusterstraße 12\n\n10115 Berlin"
     default = "Menu\n\nImpressum\n\nMusterfirma GmbH\n\nMusterstraße 12\n\n10115 Berlin\n\n© 2024"
-    assert text._fill_gaps(precise, default) == (
+    assert text.blocks_text(text._fill_gaps(blocks(precise), blocks(default))) == (
         "Impressum\n\nMusterfirma GmbH\n\nMusterstraße 12\n\n10115 Berlin")
     long_gap = "Impressum\n\n" + "\n\n".join(f"line {n}" for n in range(5)) + "\n\nEnd"
-    assert text._fill_gaps("Impressum\n\nEnd", long_gap) == "Impressum\n\nEnd"  # > MAX_GAP
+    assert text.blocks_text(text._fill_gaps(blocks("Impressum\n\nEnd"), blocks(long_gap))
+                            ) == "Impressum\n\nEnd"  # > MAX_GAP
 
 
 @pytest.mark.parametrize("beside", [

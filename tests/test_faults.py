@@ -26,7 +26,7 @@ def _error(response, status: int, code: str) -> dict:
 
 
 def test_a_body_over_the_limit_is_413_in_the_error_shape(app, customer):
-    limit = app.config["WEBDATA"].max_body_bytes
+    limit = app.config["WEBDATA"].api.max_body_bytes
     padding = "x" * (limit + 1)
     response = customer.post("/scrape", {"url": "http://example.com/", "pad": padding})
     body = _error(response, 413, "body_too_large")
@@ -47,7 +47,7 @@ def test_a_batch_as_large_as_the_plan_allows_is_read_whatever_max_body_bytes(app
     with app.extensions["webdata.db"].session() as session:
         allowed = accounts.get_plan(session, "standard").max_batch_urls
     long_urls = [f"http://example.com/{n}?q={'x' * 1500}" for n in range(allowed + 1)]
-    assert len(json.dumps(long_urls[:allowed])) > app.config["WEBDATA"].max_body_bytes
+    assert len(json.dumps(long_urls[:allowed])) > app.config["WEBDATA"].api.max_body_bytes
 
     fits = who.post("/collections", {"mode": "batch", "urls": long_urls[:allowed]})
     _error(fits, 402, "insufficient_credits")
@@ -57,7 +57,7 @@ def test_a_batch_as_large_as_the_plan_allows_is_read_whatever_max_body_bytes(app
                                        "pad": "x" * (allowed * 2100 + 2 * 1024 * 1024)})
     body = _error(padded, 413, "body_too_large")
     limit = int(body["message"].split("limit of ")[1].split()[0])
-    assert limit > app.config["WEBDATA"].max_body_bytes
+    assert limit > app.config["WEBDATA"].api.max_body_bytes
     assert who.balance() == 0
     assert_books_balance(app, who.account_id)
 

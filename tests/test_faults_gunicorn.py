@@ -14,7 +14,7 @@ import uuid
 
 import pytest
 
-from core.config import ROOT, Config
+from core.config import ROOT, ApiConfig, LaunchConfig
 from launcher.embedded import free_port
 from launcher.serve import gunicorn_command
 
@@ -22,13 +22,13 @@ from launcher.serve import gunicorn_command
 @pytest.fixture(scope="module")
 def api_port(sqlite_url, redis_url, workers, tmp_path_factory):
     port = free_port()
-    config = Config(port=port, api_processes=1, api_threads=2)
+    launch = LaunchConfig(port=port, api_processes=1, api_threads=2)
     log = tmp_path_factory.mktemp("gunicorn") / "gunicorn.log"
     home = tmp_path_factory.mktemp("home")  # where gunicorn's default control socket would go
     env = {**os.environ, "DATABASE_URL": sqlite_url, "REDIS_URL": redis_url, "HOME": str(home)}
     env.pop("XDG_RUNTIME_DIR", None)
     with log.open("wb") as out:  # gunicorn writes to its own copy of it
-        proc = subprocess.Popen(gunicorn_command(config), cwd=ROOT, env=env,
+        proc = subprocess.Popen(gunicorn_command(launch, ApiConfig()), cwd=ROOT, env=env,
                                 stdout=out, stderr=subprocess.STDOUT)
     deadline = time.monotonic() + 60
     while True:

@@ -20,7 +20,7 @@ import pytest
 import requests
 
 from api import inflight
-from core.config import Config, variables
+from core.config import ApiConfig, LaunchConfig, variables
 from launcher.embedded import free_port
 from launcher.serve import gunicorn_command
 from storage import collections
@@ -46,7 +46,8 @@ def server(sqlite_url, redis_url, workers, tmp_path_factory) -> Iterator[str]:
     env.update(DATABASE_URL=sqlite_url, REDIS_URL=redis_url, CRAWLER_ALLOWED_NETWORKS=ALLOWED,
                CLIENT_HEADER_TIMEOUT=str(HEADER_TIMEOUT), CLIENT_BODY_TIMEOUT=str(BODY_TIMEOUT),
                CLIENT_WRITE_TIMEOUT=str(WRITE_TIMEOUT))
-    command = gunicorn_command(Config(port=port, api_processes=1, api_threads=THREADS))
+    command = gunicorn_command(LaunchConfig(port=port, api_processes=1, api_threads=THREADS),
+                               ApiConfig())
     with log.open("wb") as out:  # gunicorn writes to its own copy of it
         proc = subprocess.Popen(command, cwd=ROOT, env=env, stdout=out,
                                 stderr=subprocess.STDOUT)

@@ -50,6 +50,9 @@ def test_the_usage_series_come_from_the_table():
 
 def test_options_take_their_defaults():
     page = EXTRACTIONS["page"]
-    assert page.option_values({}) == {"include_links": True, "include_metadata": True}
+    defaults = {"include_links": True, "include_metadata": True, "formats": ["text"],
+                "only_main_content": True, "include_selectors": [], "exclude_selectors": []}
+    assert page.option_values({}) == defaults
     assert page.option_values({"include_links": False, "other": 1}) == {
-        "include_links": False, "include_metadata": True}
+        **defaults, "include_links": False}
+    assert page.option_values({})["formats"] is not page.option_values({})["formats"]

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from api import create_app
-from core.config import Config
+from core.config import Config, SearchConfig, VideoConfig
 from tests.conftest import make_config
 
 pytest_plugins = ["tests.support.fakes.fixtures"]
@@ -237,10 +237,12 @@ def test_settings_are_read_from_the_environment(monkeypatch, sqlite_url, redis_u
     monkeypatch.setenv("YOUTUBE_API_URL", fakes["youtube"].url)
     monkeypatch.setenv("SEARCH_TIMEOUT", "2.5")
     config = Config.from_env()
-    assert (config.search_provider, config.news_search_provider,
-            config.video_search_provider) == ("brave", "searxng", "youtube")
-    assert (config.google_cse_key, config.google_cse_cx, config.search_timeout) == (
+    search = config.search
+    assert (search.search_provider, search.news_search_provider,
+            search.video_search_provider) == ("brave", "searxng", "youtube")
+    assert (search.google_cse_key, search.google_cse_cx, search.search_timeout) == (
         "google-env-key", "cx-env", 2.5)
+    assert config.video.youtube_api_key == "youtube-env-key"
     chosen = create_app(config).extensions["webdata.search"].chosen
     assert {kind: provider.name for kind, provider in chosen.items()} == {
         "web": "brave", "news": "searxng", "videos": "youtube"}
@@ -248,11 +250,11 @@ def test_settings_are_read_from_the_environment(monkeypatch, sqlite_url, redis_u
 
 
 def test_the_defaults_point_at_the_real_providers():
-    config = Config()
-    assert config.brave_api_url == "https://api.search.brave.com/res/v1"
-    assert config.google_cse_url == "https://www.googleapis.com/customsearch/v1"
-    assert config.youtube_api_url == "https://www.googleapis.com/youtube/v3"
-    assert config.search_timeout == 10.0
+    search, video = SearchConfig(), VideoConfig()
+    assert search.brave_api_url == "https://api.search.brave.com/res/v1"
+    assert search.google_cse_url == "https://www.googleapis.com/customsearch/v1"
+    assert video.youtube_api_url == "https://www.googleapis.com/youtube/v3"
+    assert search.search_timeout == 10.0
 
 
 def test_the_operations_are_documented(searcher):

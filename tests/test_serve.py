@@ -36,7 +36,7 @@ from rq import Queue, Worker
 from rq.registry import StartedJobRegistry
 
 from api.dispatch import NO_WORKER_MESSAGE
-from core.config import Config, variables
+from core.config import ApiConfig, LaunchConfig, variables
 from launcher.embedded import free_port
 from tests.conftest import ALLOWED, ROOT
 from tests.support.waits import wait_until
@@ -366,18 +366,17 @@ def test_make_run_stops_with_one_line_when_its_workers_never_listen(tmp_path, sq
     monkeypatch.setattr(launcher.ready, "READY_LIMIT", 3)
     monkeypatch.setattr(launcher.ready, "STILL_WAITING_EVERY", 1)
     redis, redis_url = start_redis(tmp_path)
-    config = Config(port=free_port(), redis_url=redis_url, database_url=sqlite_url,
-                    api_processes=1, api_threads=2, var_dir=tmp_path)
+    launch = LaunchConfig(port=free_port(), api_processes=1, api_threads=2)
     supervisor = Supervisor({**os.environ, "REDIS_URL": redis_url, "DATABASE_URL": sqlite_url},
                             ROOT, restart_delay=0.01, restart_delay_max=0.01, api_grace=10,
                             worker_grace=1)
     command, line = NEVER_LISTENING[kind]
     try:
-        supervisor.spawn("api", gunicorn_command(config))
-        wait_until(lambda: launcher.ready.health(config) is not None, "the API", PATIENCE)
-        for number in range(config.workers):
+        supervisor.spawn("api", gunicorn_command(launch, ApiConfig()))
+        wait_until(lambda: launcher.ready.health(launch) is not None, "the API", PATIENCE)
+        for number in range(launch.workers):
             supervisor.spawn(f"worker-{number}", command)
-        assert launcher.ready.wait_until_ready(config, supervisor) is False
+        assert launcher.ready.wait_until_ready(launch, supervisor) is False
     finally:
         supervisor.stop()
         redis.kill()

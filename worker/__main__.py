@@ -23,14 +23,16 @@ def main() -> None:
     parser.add_argument("--name", help="worker name (unique per Redis)")
     args = parser.parse_args()
     config = load_or_exit()
-    level = config.log_level
+    level = config.log.log_level
     logs.configure(level)
     # trafilatura reports every odd page it meets; that is crawl noise, not worker news.
     for name in ("scrapy", "trafilatura", "htmldate", "courlan"):
-        logging.getLogger(name).setLevel(config.crawler_log_level)
-    connection = redis_connection(config.redis_url, config.redis_timeout)
+        logging.getLogger(name).setLevel(config.log.crawler_log_level)
+    connection = redis_connection(config.storage.redis_url, config.storage.redis_timeout)
     queues = [queue(name, connection) for name in args.queues]
-    worker = WarmWorker(queues, connection=connection, name=args.name)
+    worker = WarmWorker(queues, connection=connection, name=args.name,
+                        concurrency=config.worker.worker_concurrency,
+                        interactive_reserve=config.worker.worker_interactive_reserve)
     worker.work(burst=args.burst, logging_level=level, with_scheduler=False)
 
 

@@ -68,11 +68,11 @@ def scheduler(config: Config, connection: Redis) -> JsonCronScheduler:
     """The schedule, every ``SWEEP_INTERVAL`` seconds: the reservation sweep, the
     collections' watchdog (resumes a collection whose slices were all lost), the webhook
     attempts that are due, and the purge of expired collections' results."""
-    cron = JsonCronScheduler(connection=connection, logging_level=config.log_level)
-    every = config.sweep_interval
+    cron = JsonCronScheduler(connection=connection, logging_level=config.log.log_level)
+    every = config.api.sweep_interval
     for job, timeout in ((release_abandoned_reservations, 60), (look_after_collections, 60),
                          # up to 100 attempts, 8 at once, each within WEBHOOK_TIMEOUT
-                         (deliver_due, 15 * config.webhook_timeout + 60),
+                         (deliver_due, 15 * config.collections.webhook_timeout + 60),
                          (purge_expired_collections, 3600)):
         # Not taken within an interval (no worker running): dropped, the next one follows.
         cron.register(job, queues.MAINTENANCE, interval=every,
@@ -83,8 +83,9 @@ def scheduler(config: Config, connection: Redis) -> JsonCronScheduler:
 
 def main() -> None:
     config = load_or_exit()
-    logs.configure(config.log_level)
-    scheduler(config, queues.redis_connection(config.redis_url, config.redis_timeout)).start()
+    logs.configure(config.log.log_level)
+    storage = config.storage
+    scheduler(config, queues.redis_connection(storage.redis_url, storage.redis_timeout)).start()
 
 
 if __name__ == "__main__":

@@ -21,9 +21,9 @@ from redis import Redis
 from rq import get_current_job
 
 from collecting import control
-from core.config import Config
+from core.config import Config, StorageConfig
 from storage import ledger, retention
-from storage.db import shared
+from storage.db import shared_for
 from worker import queues
 
 logger = logging.getLogger(__name__)
@@ -31,8 +31,7 @@ logger = logging.getLogger(__name__)
 def release_abandoned_reservations() -> int:
     """Release every reservation past its deadline; returns how many (idempotent: a second run
     finds none, and one racing a late settle loses to it cleanly)."""
-    config = Config.from_env()
-    released = ledger.release_expired(shared(config.database_url, config.database_timeout))
+    released = ledger.release_expired(shared_for(StorageConfig.from_env()))
     if released:
         logger.warning("Released %d abandoned reservation(s)", released)
     return released
@@ -47,16 +46,15 @@ def look_after_collections(config: Config | None = None, redis: Redis | None = N
     if redis is None:
         job = get_current_job()
         redis = job.connection if job is not None else queues.redis_connection()
-    db = shared(config.database_url, config.database_timeout)
-    return control.look_after(db, redis, config)
+    return control.look_after(shared_for(config.storage), redis, config)
 
 
 def purge_expired_collections(config: Config | None = None) -> int:
     """Delete the results of every collection past its ``expires_at``, in bounded batches;
     returns how many (idempotent: a second run deletes nothing)."""
     config = config or Config.from_env()
-    deleted = retention.purge_expired(shared(config.database_url, config.database_timeout),
-                                      batch=config.collection_purge_batch)
+    deleted = retention.purge_expired(shared_for(config.storage),
+                                      batch=config.collections.collection_purge_batch)
     if deleted:
         logger.info("Purged %d expired collection result(s)", deleted)
     return deleted

@@ -15,7 +15,7 @@ from redis.retry import Retry
 from rq import Queue
 from rq.serializers import JSONSerializer
 
-from core.config import Config
+from core.config import StorageConfig
 
 #: Single-page operations; an API request is waiting on each of these.
 INTERACTIVE = "interactive"
@@ -57,8 +57,8 @@ def redis_connection(url: str | None = None, timeout: float | None = None) -> Re
     blocks on results in slices shorter than it (``api.dispatch``).
     """
     if url is None or timeout is None:
-        config = Config.from_env()
-        url, timeout = url or config.redis_url, timeout or config.redis_timeout
+        storage = StorageConfig.from_env()
+        url, timeout = url or storage.redis_url, timeout or storage.redis_timeout
     return Redis.from_url(url, **client_options(timeout))
 
 

@@ -42,7 +42,7 @@ from core.config import Config
 from core.controls import escaped
 from core.policy import PolicyRefusal, SourcePolicy, host_name, literal_address
 from storage import webhooks
-from storage.db import shared
+from storage.db import shared_for
 from worker import queues
 
 logger = logging.getLogger(__name__)
@@ -75,11 +75,12 @@ def deliver(event_id: str, config: Config | None = None, now: datetime | None = 
     """Make the event's next attempt if it is due (at ``now``) and free; its status after,
     or None when there was nothing to do."""
     config = config or Config.from_env()
-    db = shared(config.database_url, config.database_timeout)
+    db = shared_for(config.storage)
     claimed = webhooks.claim(db, event_id, now)
     if claimed is None:
         return None
-    status, error = attempt(claimed, SourcePolicy.from_config(config), config.webhook_timeout)
+    status, error = attempt(claimed, SourcePolicy.from_config(config.policy),
+                            config.collections.webhook_timeout)
     outcome = webhooks.record(db, claimed, status=status, error=error, now=now)
     log = logger.info if outcome != "failed" else logger.warning
     log("Webhook %s, attempt %d: %s (%s)", event_id, claimed.attempts + 1,
@@ -90,7 +91,7 @@ def deliver(event_id: str, config: Config | None = None, now: datetime | None = 
 def deliver_due(config: Config | None = None) -> int:
     """Every due attempt, :data:`PARALLEL` at once; how many were made."""
     config = config or Config.from_env()
-    due = webhooks.due(shared(config.database_url, config.database_timeout))
+    due = webhooks.due(shared_for(config.storage))
     if not due:
         return 0
     with ThreadPoolExecutor(PARALLEL, thread_name_prefix="webhook") as pool:

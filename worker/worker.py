@@ -90,10 +90,12 @@ class WarmWorker(SimpleWorker):
             # sends the value of a job an API request waits on before RQ's bookkeeping
             self.job_class = ReplyingJob
         if concurrency is None or interactive_reserve is None:
-            config = load_or_exit()  # also when started by ``rq worker -w worker.worker…``
-            concurrency = concurrency or config.worker_concurrency
+            # Not given by ``python -m worker``: started by ``rq worker -w worker.worker…``,
+            # so this is the process's entry point and checks the whole configuration.
+            workers = load_or_exit().worker
+            concurrency = concurrency or workers.worker_concurrency
             if interactive_reserve is None:
-                interactive_reserve = config.worker_interactive_reserve
+                interactive_reserve = workers.worker_interactive_reserve
         self.concurrency = concurrency
         self.background_queues = frozenset(background_queues)
         #: Most slots the background queues may hold at once: all but the reserve, on a

@@ -66,7 +66,7 @@ def register(app: Flask) -> None:
     """Serve the console on ``app``: its sessions, then its routes."""
     from api.console import collection_pages, pages, sessions  # noqa: F401 (routes)
 
-    config = app.config["WEBDATA"]
-    sessions.install(app, app.extensions["webdata.redis"], config.console_session_seconds)
+    api = app.config["WEBDATA"].api
+    sessions.install(app, app.extensions["webdata.redis"], api.console_session_seconds)
     app.jinja_env.globals["csrf_token"] = sessions.csrf_token
     app.register_blueprint(blp)

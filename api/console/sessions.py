@@ -120,7 +120,7 @@ def _secret() -> str:
     longer: every process of the deployment signs with the same key, also after Redis lost
     it (with the sessions, which then sign in again anyway); a page's many forms share one
     read."""
-    configured = current_app.config["WEBDATA"].console_secret_key
+    configured = current_app.config["WEBDATA"].api.console_secret_key
     if configured:
         return configured
     if "console_secret" in g:

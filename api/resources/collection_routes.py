@@ -31,9 +31,11 @@ from api.schemas.collections import (
     PageQuerySchema,
     ResultsPageSchema,
     ResultsQuerySchema,
+    options_of,
 )
 from collecting import control
 from collecting import start as starting
+from core.config import Config
 from core.policy import PolicyRefusal
 from storage import collection_results, collections, webhooks
 from storage.ledger import InsufficientCredits
@@ -56,12 +58,12 @@ blp = authenticated(Blueprint("collections", __name__, url_prefix=BASE_PATH,
                                           "background: 1 credit per successful page."))
 
 
-def _config() -> Any:
+def _config() -> Config:
     return current_app.config["WEBDATA"]
 
 
 def _retention() -> timedelta:
-    return timedelta(seconds=_config().collection_retention_seconds)
+    return timedelta(seconds=_config().collections.collection_retention_seconds)
 
 
 def position_text(position: tuple[datetime, str]) -> str:
@@ -139,7 +141,7 @@ def start(args: dict) -> Collection:
             max_pages=args.get("max_pages"), max_depth=args["max_depth"],
             include_paths=args["include_paths"], exclude_paths=args["exclude_paths"],
             use_sitemap=args["use_sitemap"], request_id=g.request_id,
-            webhook_url=args["webhook_url"])
+            webhook_url=args["webhook_url"], options=options_of(args))
     except starting.TooManyUrls as exc:
         raise refuse(OPERATION, ApiError("too_many_urls", str(exc))) from None
     except starting.TooManyPages as exc:

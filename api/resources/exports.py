@@ -20,6 +20,7 @@ from api.extensions import db, redis
 from api.openapi import AUTHENTICATED, BASE_PATH, documented
 from api.resources.collection_routes import readable, selection_of
 from api.schemas.collections import ExportQuerySchema, ResultSchema
+from storage import collections
 from storage.exports import live, read_ahead
 
 #: Exports one API process streams at once: each holds a database connection of the pool
@@ -65,6 +66,7 @@ def export(args: dict, collection_id: str):
       `extract` (a
       missing value is an empty cell): `url`, `final_url`, `status`, `status_code`,
       `fetched_at`, `error` (its code), `error_message`, then for `page`: `title`, `text`,
+      `markdown`, `html`, `raw_html` (each only when the collection's `formats` asked for it),
       `language`, `links`, `metadata`; for `contacts`: `emails`, `phones`, `social_links`,
       `organization`, `suggested_pages`; for `products`: `products`.
 
@@ -78,7 +80,8 @@ def stream(collection_id: str, args: dict) -> Response:
     """The export of the account's collection ``collection_id`` as asked by ``args`` (a loaded
     :class:`ExportQuerySchema`): the API's and the console's download."""
     row = readable(collection_id)
-    selection = selection_of(row, args["field_names"]) or exports.select(row.extract)
+    selection = selection_of(row, args["field_names"]) or exports.select(
+        row.extract, formats=exports.asked_formats(row.extract, collections.spec_of(row)))
     kind = exports.FORMATS[args["format"]]
     headers = {"Content-Disposition": f'attachment; filename="{row.id}.{kind.extension}"',
                "Vary": "Accept-Encoding"}

@@ -8,9 +8,11 @@ from marshmallow import ValidationError, fields, validate, validates_schema
 
 from api.exports import FORMATS as EXPORT_FORMATS
 from api.schemas.fields import JsonBoolean, RequestSchema, Response, Url, WholeNumber
+from api.schemas.options import option_field
 from core.contract import COLLECTION_MODES as MODES
 from core.contract import DEFAULT_MAX_DEPTH, MAX_DEPTH
 from core.operations import COLLECTION_EXTRACTS as EXTRACTS
+from core.operations import COLLECTION_OPTIONS, EXTRACTIONS
 from core.patterns import MAX_PATTERN_LENGTH, MAX_PATTERNS, SYNTAX, pattern_errors
 from core.scope import page_url_error
 
@@ -50,8 +52,20 @@ class Patterns(fields.List):
         return patterns
 
 
-class CollectionRequestSchema(RequestSchema):
-    """``POST /collections``: a batch of URLs, or a crawl of one site."""
+def _option_note(name: str) -> str:
+    takers = [extract for extract in EXTRACTS
+              if any(option.name == name for option in EXTRACTIONS[extract].options)]
+    return f"extract {', '.join(takers)}: as on its operation."
+
+
+def options_of(args: dict[str, Any]) -> dict[str, Any]:
+    """The options a loaded request gave, every other field left out."""
+    return {name: args[name] for name in COLLECTION_OPTIONS if name in args}
+
+
+class _CollectionRequest(RequestSchema):
+    """``POST /collections``: a batch of URLs, or a crawl of one site (its extract's options:
+    :data:`CollectionRequestSchema`)."""
 
     mode = fields.String(required=True, validate=validate.OneOf(MODES), metadata={
         "description": "`batch`: the pages of `urls`; `crawl`: pages of the site of `url`, "
@@ -85,6 +99,16 @@ class CollectionRequestSchema(RequestSchema):
         "description": "Called once when the collection ends (see docs/api.md, Webhooks)."})
 
     @validates_schema
+    def _own_options(self, data: dict[str, Any], **_: Any) -> None:
+        """Each option given must be one of the extract's own."""
+        extract = data.get("extract", "page")
+        own = {option.name for option in EXTRACTIONS[extract].options}
+        errors = {name: [f"Not an option of extract {extract}."]
+                  for name in COLLECTION_OPTIONS if name in data and name not in own}
+        if errors:
+            raise ValidationError(errors)
+
+    @validates_schema
     def _one_mode(self, data: dict[str, Any], **_: Any) -> None:
         """``urls`` is batch's, ``url`` and ``max_pages`` are crawl's (the crawl's defaulted
         options are ignored in a batch)."""
@@ -96,6 +120,14 @@ class CollectionRequestSchema(RequestSchema):
             errors[needed] = ["Missing data for required field."]
         if errors:
             raise ValidationError(errors)
+
+
+#: ``POST /collections``: the fields above, then the options of the extracts (each accepted
+#: only with an extract that takes it), derived from the table of operations.
+CollectionRequestSchema = type("CollectionRequestSchema", (_CollectionRequest,), {
+    **{name: option_field(option, defaulted=False, note=_option_note(name))
+       for name, option in COLLECTION_OPTIONS.items()},
+    "__module__": __name__, "__doc__": _CollectionRequest.__doc__})
 
 
 class ProgressSchema(Response):

@@ -8,7 +8,8 @@ import functools
 
 from marshmallow import Schema, fields
 
-from api.schemas.fields import JsonBoolean, RequestSchema, Response, Url, item_schema
+from api.schemas.fields import RequestSchema, Response, Url, item_schema
+from api.schemas.options import option_field
 from core.operations import Extraction, Operation
 
 
@@ -47,11 +48,11 @@ class UrlRequestSchema(RequestSchema):
 
 @functools.cache
 def page_request_schema(extraction: Extraction) -> type[Schema]:
-    """The body of a page operation: its URL, and its options as JSON booleans (with their
-    defaults); the shared :class:`UrlRequestSchema` for one without options."""
+    """The body of a page operation: its URL, and its options (with their defaults); the
+    shared :class:`UrlRequestSchema` for one without options."""
     if not extraction.options:
         return UrlRequestSchema
-    fields_ = {"url": Url(), **{option.name: JsonBoolean(load_default=option.default)
+    fields_ = {"url": Url(), **{option.name: option_field(option)
                                for option in extraction.options}}
     return type(f"{extraction.title}RequestSchema", (RequestSchema,),
                 {**fields_, "__module__": __name__})

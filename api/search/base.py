@@ -27,7 +27,7 @@ from api.search.normalise import (
     published_at,
     web_url,
 )
-from core.config import Config
+from core.config import SearchConfig, VideoConfig
 from core.numbers import parse_duration
 from core.video_platform import API_KEY_HEADER
 
@@ -103,9 +103,10 @@ class SearchProvider:
         self.http = urllib3.PoolManager(num_pools=4, maxsize=16, retries=False)
 
     @classmethod
-    def from_config(cls, config: Config) -> SearchProvider | None:
-        """The provider as ``config`` sets it up; None when it is not configured, ValueError
-        when it is half-configured (a deployment should fail at startup, not per request)."""
+    def from_config(cls, search: SearchConfig, video: VideoConfig) -> SearchProvider | None:
+        """The provider as the search section (and, for the platform's own search, the video
+        section) sets it up; None when it is not configured, ValueError when it is
+        half-configured (a deployment should fail at startup, not per request)."""
         raise NotImplementedError
 
     def search(self, kind: str, query: SearchQuery) -> list[dict[str, Any]]:

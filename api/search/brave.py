@@ -20,7 +20,7 @@ from api.search.base import (
     json_error_reason,
     results_of,
 )
-from core.config import Config
+from core.config import SearchConfig, VideoConfig
 from core.formats import dig
 
 ENDPOINTS = {"web": "/web/search", "news": "/news/search", "videos": "/videos/search"}
@@ -54,10 +54,10 @@ class BraveProvider(SearchProvider):
         self.api_key = api_key
 
     @classmethod
-    def from_config(cls, config: Config) -> BraveProvider | None:
-        if not config.brave_api_key:
+    def from_config(cls, search: SearchConfig, video: VideoConfig) -> BraveProvider | None:
+        if not search.brave_api_key:
             return None
-        return cls(config.brave_api_url, config.brave_api_key, timeout=config.search_timeout)
+        return cls(search.brave_api_url, search.brave_api_key, timeout=search.search_timeout)
 
     def fetch(self, kind: str, query: SearchQuery) -> Page:
         reply = self.get_json(ENDPOINTS[kind], {

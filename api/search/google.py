@@ -19,7 +19,7 @@ from api.search.base import (
     google_key_header,
     results_of,
 )
-from core.config import Config
+from core.config import SearchConfig, VideoConfig
 
 #: Google's codes where they are not ISO 639-1 (``lr=lang_iw``, ``hl=zh-TW``…).
 LANGUAGES = {"he": "iw", "zh": "zh-CN"}
@@ -41,14 +41,14 @@ class GoogleProvider(SearchProvider):
         self.cx = cx
 
     @classmethod
-    def from_config(cls, config: Config) -> GoogleProvider | None:
-        if not config.google_cse_key and not config.google_cse_cx:
+    def from_config(cls, search: SearchConfig, video: VideoConfig) -> GoogleProvider | None:
+        if not search.google_cse_key and not search.google_cse_cx:
             return None
-        if not (config.google_cse_key and config.google_cse_cx):
+        if not (search.google_cse_key and search.google_cse_cx):
             raise ValueError("Google Programmable Search needs both GOOGLE_CSE_KEY and "
                              "GOOGLE_CSE_CX; only one is set.")
-        return cls(config.google_cse_url, config.google_cse_key, config.google_cse_cx,
-                   timeout=config.search_timeout)
+        return cls(search.google_cse_url, search.google_cse_key, search.google_cse_cx,
+                   timeout=search.search_timeout)
 
     def fetch(self, kind: str, query: SearchQuery) -> Page:
         language = google_language(query.language, query.country)

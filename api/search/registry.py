@@ -18,7 +18,7 @@ from api.search.brave import BraveProvider
 from api.search.google import GoogleProvider
 from api.search.searxng import SearxngProvider
 from api.search.youtube import YouTubeProvider
-from core.config import Config, ConfigError
+from core.config import ConfigError, SearchConfig, VideoConfig
 
 logger = logging.getLogger(__name__)
 
@@ -40,14 +40,16 @@ class Search:
         self.youtube = youtube
 
     @classmethod
-    def from_config(cls, config: Config) -> Search:
+    def from_config(cls, search: SearchConfig, video: VideoConfig) -> Search:
+        """The deployment's search: the search section, and the video section for the
+        platform's own search (``YOUTUBE_API_KEY``, shared with the video spider)."""
         configured: dict[str, SearchProvider] = {}
         for provider_class in PROVIDERS:
-            provider = provider_class.from_config(config)
+            provider = provider_class.from_config(search, video)
             if provider is not None:
                 configured[provider.name] = provider
-        default = _named(configured, config.search_provider, "SEARCH_PROVIDER")
-        chosen = {kind: _choose(kind, configured, default, config) for kind in KINDS}
+        default = _named(configured, search.search_provider, "SEARCH_PROVIDER")
+        chosen = {kind: _choose(kind, configured, default, search) for kind in KINDS}
         logger.info("Search providers: %s",
                     ", ".join(f"{k}={p.name if p else 'none'}" for k, p in chosen.items()))
         youtube = configured.get(YouTubeProvider.name)
@@ -68,12 +70,12 @@ class Search:
 
 
 def _choose(kind: str, configured: dict[str, SearchProvider], default: SearchProvider | None,
-            config: Config) -> SearchProvider | None:
+            search: SearchConfig) -> SearchProvider | None:
     """The provider of ``kind``: its override, else SEARCH_PROVIDER's when it can answer it,
     else the first configured that can; None when no configured provider can."""
     if kind in OVERRIDES:
         attribute, variable = OVERRIDES[kind]
-        override = _named(configured, getattr(config, attribute), variable)
+        override = _named(configured, getattr(search, attribute), variable)
         if override is not None:
             if kind not in override.supports:
                 raise ConfigError(f"{variable}={override.name}: {override.name} has no {kind} "

@@ -10,7 +10,7 @@ not the publisher), so a news result's ``source`` is the host of its URL.
 from __future__ import annotations
 
 from api.search.base import KINDS, Page, SearchProvider, SearchQuery, results_of
-from core.config import Config
+from core.config import SearchConfig, VideoConfig
 
 #: SearXNG's category for each kind of search.
 CATEGORIES = {"web": "general", "news": "news", "videos": "videos"}
@@ -29,10 +29,10 @@ class SearxngProvider(SearchProvider):
     supports = frozenset(KINDS)
 
     @classmethod
-    def from_config(cls, config: Config) -> SearxngProvider | None:
-        if not config.searxng_url:
+    def from_config(cls, search: SearchConfig, video: VideoConfig) -> SearxngProvider | None:
+        if not search.searxng_url:
             return None
-        return cls(config.searxng_url, timeout=config.search_timeout)
+        return cls(search.searxng_url, timeout=search.search_timeout)
 
     def fetch(self, kind: str, query: SearchQuery) -> Page:
         reply = self.get_json("/search", {

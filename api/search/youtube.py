@@ -22,7 +22,7 @@ from api.search.base import (
     google_key_header,
     results_of,
 )
-from core.config import Config
+from core.config import SearchConfig, VideoConfig
 from core.formats import dig
 from core.numbers import parse_duration
 from core.video_platform import (
@@ -54,11 +54,11 @@ class YouTubeProvider(SearchProvider):
         self.key_header = google_key_header(api_key)
 
     @classmethod
-    def from_config(cls, config: Config) -> YouTubeProvider | None:
-        if not config.youtube_api_key:
+    def from_config(cls, search: SearchConfig, video: VideoConfig) -> YouTubeProvider | None:
+        if not video.youtube_api_key:
             return None
-        return cls(config.youtube_api_url, config.youtube_api_key,
-                   timeout=config.search_timeout)
+        return cls(video.youtube_api_url, video.youtube_api_key,
+                   timeout=search.search_timeout)
 
     def fetch(self, kind: str, query: SearchQuery) -> Page:
         reply = self.get_json("/search", {

@@ -47,7 +47,16 @@ class Page:
 
     title: str | None = described("<title>, else og:title, else the first <h1>.", default=None)
     text: str | None = described(
-        "Readable main text; paragraphs separated by blank lines.", default=None)
+        "Readable main text; paragraphs separated by blank lines. null when `formats` does not "
+        "ask for `text`.", default=None)
+    markdown: str | None = described(
+        "The content as markdown (headings, lists, tables, code, links); null unless asked "
+        "for in `formats`.", default=None)
+    html: str | None = described(
+        "The content as clean HTML (no scripts, styles, event handlers or tracking "
+        "attributes; absolute URLs); null unless asked for in `formats`.", default=None)
+    raw_html: str | None = described(
+        "The page as fetched, decoded; null unless asked for in `formats`.", default=None)
     language: str | None = described("Primary language subtag, e.g. en.", default=None)
     links: list[Link] = described("[] when include_links is false.", factory=list)
     metadata: Metadata | None = described("null when include_metadata is false.", default=None)

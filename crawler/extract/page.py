@@ -9,15 +9,18 @@ tree it is given, so reading it here is safe.
 
 from __future__ import annotations
 
+import functools
 import logging
 import re
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from lxml.html import HtmlElement
 
 from core.items.page import Link, Metadata, Page
+from core.selectors import Selector, parse_selector
 from crawler.extract.authors import json_ld_names, page_author
+from crawler.extract.content import main_content
 from crawler.extract.dates import page_date
 from crawler.extract.fetched import FetchedPage
 from crawler.extract.language import page_language
@@ -30,7 +33,6 @@ from crawler.extract.structured import (
     join,
     json_ld_nodes,
 )
-from crawler.extract.text import main_text
 
 logger = logging.getLogger(__name__)
 
@@ -44,8 +46,12 @@ _MODIFIED = ("article:modified_time", "dateModified", ("og:updated_time", "datem
 
 @extracts("page")
 def extract_page(page: FetchedPage, *, include_links: bool = True,
-                 include_metadata: bool = True) -> Page:
-    """Extract everything a client asks about one page; every key is present.
+                 include_metadata: bool = True, formats: Sequence[str] = ("text",),
+                 only_main_content: bool = True, include_selectors: Sequence[str] = (),
+                 exclude_selectors: Sequence[str] = ()) -> Page:
+    """Extract everything a client asks about one page; every key is present, each format
+    not in ``formats`` null. The content (:func:`~crawler.extract.content.main_content`)
+    is chosen by ``only_main_content`` and the selectors (CSS, checked already).
 
     Links are resolved against the page's address (after redirects) and ``<base href>``; the
     Content-Language header is the language's fallback.
@@ -58,16 +64,35 @@ def extract_page(page: FetchedPage, *, include_links: bool = True,
     language = _language_code(page.header("content-language"))
     root = page.root
     if root is None:
-        return Page(language=language, metadata=Metadata() if include_metadata else None)
+        return Page(language=language, metadata=Metadata() if include_metadata else None,
+                    raw_html=page.html if "raw_html" in formats else None)
     meta, http_equiv = page.meta
-    text = main_text(page.tree, page.address) if page.is_document else None
+    content = main_content(page, only_main_content=only_main_content,
+                           include=_parsed(include_selectors), exclude=_parsed(exclude_selectors))
+    title = _title(root, meta)
+    text = content.text
     return Page(
-        title=_title(root, meta),
-        text=text,
+        title=title,
+        text=text if "text" in formats else None,
+        # the title heads the markdown, unless the client chose the content by selectors
+        markdown=(content.markdown(None if include_selectors else title)
+                  if "markdown" in formats else None),
+        html=content.html if "html" in formats else None,
+        raw_html=page.html if "raw_html" in formats else None,
         language=page_language(_language(root, meta, http_equiv) or language, text),
         links=_links(root, page.base, page.address) if include_links else [],
         metadata=_metadata(page) if include_metadata else None,
     )
+
+
+def _parsed(selectors: Sequence[str]) -> tuple[Selector, ...]:
+    return tuple(map(_parse_selector, selectors))
+
+
+@functools.lru_cache(maxsize=512)
+def _parse_selector(text: str) -> Selector:
+    """A collection's pages share their selectors: each is parsed once per process."""
+    return parse_selector(text)
 
 
 def _title(root: HtmlElement, meta: Mapping[str, str]) -> str | None:

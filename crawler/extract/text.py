@@ -36,7 +36,10 @@ from collections import defaultdict
 from typing import Any
 
 import trafilatura
+from lxml import etree
+from lxml.etree import Element, _Element
 from lxml.html import HtmlElement
+from trafilatura.xml import xmltotxt
 
 from core.controls import escaped
 from crawler.extract.visible_text import without_hidden
@@ -72,32 +75,64 @@ _BESIDE_MAIN = {"aside", "nav", "footer", "header"}
 #: Lines of a table trafilatura writes with nothing in their cells (``| | |``).
 _EMPTY_ROW = re.compile(r"^[|\s]*$")
 _EMPTY_CELLS = re.compile(r"(\|\s*){2,}")
+#: Brackets the language of a code block in trafilatura's text (a private-use character, which
+#: no page's text holds: the loader's tree would keep it, but nothing renders it).
+CODE_MARK = "\ue000"
+_CODE_LANGUAGE = re.compile(f"^{CODE_MARK}[^{CODE_MARK}]*{CODE_MARK}")
+_LANGUAGE_CLASS = re.compile(r"(?:^|\s)(?:language|lang|highlight-source|brush:)-?([\w+#.-]+)")
+_LANGUAGE_NAME = re.compile(r"[A-Za-z][\w+#.-]{0,30}")
 
 
-def main_text(tree: HtmlElement, url: str) -> str | None:
-    """The page's readable text, paragraphs separated by blank lines; None when none.
+def main_blocks(tree: HtmlElement, url: str) -> list[_Element]:
+    """The page's readable main content as trafilatura's XML blocks (``p``, ``head``,
+    ``list``, ``table``, ``code``, ``quote``… with ``hi`` formatting and ``ref`` links kept),
+    in order; ``[]`` when none. :func:`blocks_text` gives its text, ``crawler.extract.markup``
+    its HTML and markdown: every format of a page comes from this one extraction.
 
     Read from the page without what a reader never sees (:func:`without_hidden`): hidden
     honeypots, anti-spam spans, hover cards."""
-    tree = without_hidden(tree)
-    text = _best(tree, url)
+    tree = marked_code(without_hidden(tree))
+    blocks = _best(tree, url)
     split = _joined_bodies(tree)
     if split is not None:
         joined = _best(split, url)
-        if len(joined) > len(text):
-            text = joined
-    return text or None
+        if len(blocks_text(joined)) > len(blocks_text(blocks)):
+            blocks = joined
+    return blocks
 
 
-def _best(tree: HtmlElement, url: str) -> str:
+def main_text(tree: HtmlElement, url: str) -> str | None:
+    """The page's readable text, paragraphs separated by blank lines; None when none."""
+    return blocks_text(main_blocks(tree, url)) or None
+
+
+def blocks_text(blocks: list[_Element]) -> str:
+    """The plain text of ``blocks``: one paragraph (or list item, or table row) per line,
+    lines separated by a blank line, spaces squeezed, empty table cells left out."""
+    if not blocks:
+        return ""
+    body = Element("body")
+    body.extend(copy.deepcopy(block) for block in blocks)
+    etree.strip_tags(body, "ref", "hi")
+    for code in body.iter("code"):
+        code.text = _CODE_LANGUAGE.sub("", code.text or "")
+    raw = xmltotxt(body, include_formatting=False)
+    lines = (" ".join(line.split()) for line in raw.splitlines())
+    return "\n\n".join(_EMPTY_CELLS.sub("| ", line) for line in lines
+                        if line and not _EMPTY_ROW.match(line))
+
+
+def _best(tree: HtmlElement, url: str) -> list[_Element]:
     precise = _extract(tree, url, favor_precision=True)
+    precise_text = blocks_text(precise)
     # a fragment (not nothing: a page of links has no main text) that recall mode may beat,
     # when the page holds twice as much text at all
-    if precise and len(precise) < FRAGMENT and len(precise) < SHORT * _visible_length(tree):
+    if (precise_text and len(precise_text) < FRAGMENT
+            and len(precise_text) < SHORT * _visible_length(tree)):
         recalled = _extract(tree, url, favor_precision=False, favor_recall=True)
-        if len(precise) < SHORT * len(recalled):
+        if len(precise_text) < SHORT * len(blocks_text(recalled)):
             return recalled
-    if _list_like(precise):
+    if _list_like(precise_text):
         return _fill_gaps(precise, _extract(tree, url, favor_precision=False))
     return precise
 
@@ -108,26 +143,44 @@ def _list_like(text: str) -> bool:
     return bool(lines) and sum(len(line) < SHORT_LINE for line in lines) >= LIST_SHARE * len(lines)
 
 
-def _fill_gaps(precise: str, default: str) -> str:
-    """``precise`` with the short lines default mode keeps *between* two of its lines put
+def _fill_gaps(precise: list[_Element], default: list[_Element]) -> list[_Element]:
+    """``precise`` with the short blocks default mode keeps *between* two of its blocks put
     back: precision mode drops a company name or a street written without a full stop from
     the middle of an address block, never the boilerplate before or after the main text."""
-    lines = precise.split("\n\n")
-    fuller = default.split("\n\n") if default else []
+    precise = [line for block in precise for line in _lines(block)]
+    texts = [blocks_text([block]) for block in precise]
+    fuller = [(blocks_text([line]), line) for block in default for line in _lines(block)]
     where: dict[str, int] = {}
-    for index, line in enumerate(fuller):
-        where.setdefault(line, index)
-    known = set(lines)
-    filled: list[str] = []
-    for line, following in zip(lines, [*lines[1:], None], strict=True):
-        filled.append(line)
-        start, end = where.get(line), where.get(following) if following else None
+    for index, (text, _) in enumerate(fuller):
+        where.setdefault(text, index)
+    known = set(texts)
+    filled: list[_Element] = []
+    for block, text, following in zip(precise, texts, [*texts[1:], None], strict=True):
+        filled.append(block)
+        start, end = where.get(text), where.get(following) if following else None
         if start is None or end is None or not 1 <= end - start - 1 <= MAX_GAP:
             continue
         gap = fuller[start + 1:end]
-        if all(len(missing) < GAP_LINE and missing not in known for missing in gap):
-            filled.extend(gap)
-    return "\n\n".join(filled)
+        if all(len(missing) < GAP_LINE and missing not in known for missing, _ in gap):
+            filled.extend(block for _, block in gap)
+    return filled
+
+
+def _lines(block: _Element) -> list[_Element]:
+    """A paragraph of several lines (``<lb/>``: an address written with ``<br>``) as one
+    paragraph per line, so that lines are compared as the text shows them; any other block
+    as it is."""
+    if block.tag != "p" or block.find("lb") is None:
+        return [block]
+    lines = [Element("p")]
+    lines[0].text = block.text
+    for child in block:
+        if child.tag == "lb":
+            lines.append(Element("p"))
+            lines[-1].text = child.tail
+            continue
+        lines[-1].append(copy.deepcopy(child))
+    return [line for line in lines if blocks_text([line])]
 
 
 def _visible_length(tree: HtmlElement) -> int:
@@ -143,18 +196,47 @@ def _visible_length(tree: HtmlElement) -> int:
     return total
 
 
-def _extract(tree: HtmlElement, url: str, **mode: bool) -> str:
+def _extract(tree: HtmlElement, url: str, **mode: bool) -> list[_Element]:
     options = {**TRAFILATURA_OPTIONS, **mode}
     try:
-        raw = trafilatura.extract(tree, url=url, output_format="txt", **options)
+        document = trafilatura.bare_extraction(tree, url=url, include_formatting=True,
+                                               include_links=True, **options)
     except Exception:  # trafilatura raises anything on odd markup: keep the rest of the page
         logger.exception("text extraction failed for %s", escaped(url))
-        return ""
-    # one paragraph per line in trafilatura's txt output; squeeze the spaces it leaves inside,
-    # and the empty cells of layout tables
-    lines = (" ".join(line.split()) for line in (raw or "").splitlines())
-    return "\n\n".join(_EMPTY_CELLS.sub("| ", line) for line in lines
-                       if line and not _EMPTY_ROW.match(line))
+        return []
+    body = getattr(document, "body", None)
+    return [] if body is None else list(body)
+
+
+def marked_code(tree: HtmlElement) -> HtmlElement:
+    """``tree`` with each ``<pre>`` made one ``<span>`` of its text, its language (a
+    ``language-x``/``lang-x`` class, ``data-lang``) written first between two
+    :data:`CODE_MARK`: trafilatura then reads every ``<pre>`` as code (it takes a ``<pre>``
+    of one span for code, anything else by guessing) and keeps its language, which it would
+    drop with its attributes. On a copy; ``tree`` itself when it has no ``<pre>``."""
+    if next(tree.iter("pre"), None) is None:
+        return tree
+    tree = copy.deepcopy(tree)
+    for pre in list(tree.iter("pre")):
+        language = code_language(pre)
+        text = pre.text_content()
+        tail = pre.tail
+        pre.clear()
+        pre.tail = tail
+        span = etree.SubElement(pre, "span")
+        span.text = f"{CODE_MARK}{language}{CODE_MARK}{text}" if language else text
+    return tree
+
+
+def code_language(pre: HtmlElement) -> str:
+    """The language a ``<pre>`` (or its ``<code>``) names, lower-case; ``""`` when none."""
+    for element in (pre, *pre.iter("code")):
+        named = element.get("data-lang") or element.get("data-language") or ""
+        match = _LANGUAGE_CLASS.search(element.get("class") or "")
+        language = named or (match.group(1) if match else "")
+        if _LANGUAGE_NAME.fullmatch(language):
+            return language.lower()
+    return ""
 
 
 def _joined_bodies(tree: HtmlElement) -> HtmlElement | None:

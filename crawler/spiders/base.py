@@ -13,6 +13,7 @@ from core.contract import PageStatus
 from core.controls import control_character_error, escaped
 from core.items import PageResult
 from core.policy import ALLOWED_SCHEMES, ascii_url
+from core.selectors import SelectorBudgetExceeded
 from crawler.exceptions import (
     CrawlError,
     ExtractionFailed,
@@ -129,6 +130,9 @@ class SinglePageSpider(Spider):
             data = self.extract(fetched_page(self.url, response))
         except CrawlError as error:
             yield self._failure(error, response)
+            return
+        except SelectorBudgetExceeded as exc:  # the client's selectors, on this page
+            yield self._failure(UnsupportedContent(str(exc), url=response.url), response)
             return
         except Exception:
             self.logger.exception("Extraction failed on %s", escaped(response.url))

@@ -20,23 +20,35 @@ from scrapy.spiderloader import SpiderLoader
 from scrapy.utils.misc import walk_modules
 from scrapy.utils.spider import iter_spider_classes
 
-from core.operations import EXTRACTIONS, Extraction, page_operation
+from core.operations import EXTRACTIONS, Extraction, Option, page_operation
+from core.options import OptionError
 from crawler.extract.fetched import FetchedPage
 from crawler.extract.registry import extractor
-from crawler.spiders.base import SinglePageSpider, as_bool
+from crawler.spiders.base import SinglePageSpider
 
 
 class OperationSpider(SinglePageSpider):
     """Fetches ``url`` and answers with its extraction's item; its options come from ``-a``
-    (``-a include_links=false``), the operation's defaults otherwise."""
+    (``-a include_links=false``, ``-a formats=markdown,html``) or a job's JSON values, checked
+    by their kind's rule (:mod:`core.options`), the operation's defaults otherwise."""
 
     extraction: ClassVar[Extraction]
 
     def __init__(self, url: str | None = None, *args: Any, **kwargs: Any):
-        given = {option.name: as_bool(kwargs.pop(option.name))
+        given = {option.name: self._option(option, kwargs.pop(option.name))
                  for option in self.extraction.options if option.name in kwargs}
         super().__init__(url, *args, **kwargs)
         self.options = self.extraction.option_values(given)
+
+    def _option(self, option: Option, value: Any) -> Any:
+        """``value`` of ``option`` checked; a ``ValueError`` naming the spider and the option
+        (and each bad entry) when it is not one it takes."""
+        try:
+            return option.kind.check(option.kind.from_text(value) if isinstance(value, str)
+                                     else value)
+        except OptionError as exc:
+            entries = "".join(f"; [{index}] {message}" for index, message in exc.errors.items())
+            raise ValueError(f"{self.name}: {option.name}: {exc}{entries}") from None
 
     def extract(self, page: FetchedPage) -> Any:
         return extractor(self.extraction.name)(page, **self.options)

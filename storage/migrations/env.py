@@ -6,11 +6,11 @@ from alembic import context
 from sqlalchemy import engine_from_config, pool
 
 from core.config import load_or_exit
-from core.config_types import database_url
+from core.config.kinds import database_url
 from storage.models import Base
 
 config = context.config
-url = database_url(config.get_main_option("sqlalchemy.url") or load_or_exit().database_url)
+url = database_url(config.get_main_option("sqlalchemy.url") or load_or_exit().storage.database_url)
 config.set_main_option("sqlalchemy.url", url.replace("%", "%%"))
 
 

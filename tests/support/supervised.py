@@ -16,7 +16,7 @@ from pathlib import Path
 from redis import Redis
 from rq import Queue
 
-from core.config import ROOT, Config
+from core.config import ROOT, ApiConfig, LaunchConfig
 
 
 def app(environ, start_response):
@@ -38,7 +38,7 @@ def main() -> None:
     from launcher.supervisor import Supervisor
 
     port, var_dir = int(sys.argv[1]), Path(sys.argv[2])
-    config = Config(port=port, api_processes=2, api_threads=4, job_wait_seconds=30)
+    launch = LaunchConfig(port=port, api_processes=2, api_threads=4)
     supervisor = Supervisor(dict(os.environ), ROOT, api_grace=40, worker_grace=40)
     supervisor.install_signal_handlers()
     clean = False
@@ -47,7 +47,8 @@ def main() -> None:
         supervisor.adopt("redis", redis)
         supervisor.env["REDIS_URL"] = url
         write_private(var_dir / "redis-url", url)
-        supervisor.spawn("api", gunicorn_command(config, "tests.support.supervised:app"))
+        supervisor.spawn("api", gunicorn_command(launch, ApiConfig(job_wait_seconds=30),
+                                                 "tests.support.supervised:app"))
         for number in range(2):
             supervisor.spawn(f"worker-{number}", [
                 sys.executable, "-m", "rq.cli", "worker", "--url", url, "--worker-class",

@@ -2,7 +2,7 @@
 value, what the error line says when it cannot, and how the bad value is echoed there (never a
 credential: error lines land on stderr, in logs and CI output).
 
-Standard library only, like :mod:`core.config` (every process imports it first).
+Standard library only, like the rest of :mod:`core.config` (every process imports it first).
 """
 
 from __future__ import annotations

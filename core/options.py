@@ -1,0 +1,105 @@
+"""The kinds of value a page operation's option takes, each with its one rule.
+
+An option (:class:`core.operations.Option`) is a request field, a keyword argument of its job
+and extraction function, a collection's field and a spider's ``-a``. Its :class:`Kind` checks
+a JSON value (the API's 422, batch code's ``ValueError``) and reads a ``-a`` string, so every
+way in accepts the same values.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from core.selectors import MAX_SELECTORS, selector_errors
+
+#: What ``formats`` may ask for, in the order the answer lists them.
+FORMATS = ("text", "markdown", "html", "raw_html")
+
+
+class OptionError(ValueError):
+    """A value an option cannot take. ``errors`` names bad entries of a list by index."""
+
+    def __init__(self, message: str, errors: dict[int, str] | None = None):
+        super().__init__(message)
+        self.errors = errors or {}
+
+
+@dataclass(frozen=True)
+class Kind:
+    """A kind of option value: ``check`` a JSON value (normalised, or :class:`OptionError`),
+    ``from_text`` a ``scrapy crawl -a`` string (to a JSON value)."""
+
+    name: str
+    check: Callable[[Any], Any]
+    from_text: Callable[[str], Any]
+
+
+def _boolean(value: Any) -> bool:
+    if not isinstance(value, bool):
+        raise OptionError("Not a valid boolean.")
+    return value
+
+
+def _boolean_text(text: str) -> bool:
+    return text.strip().lower() not in {"", "0", "false", "no", "off"}
+
+
+def _strings(value: Any, most: int) -> list[str]:
+    if not isinstance(value, list | tuple):
+        raise OptionError("Not a valid list.")
+    if len(value) > most:
+        raise OptionError(f"At most {most} entries.")
+    bad = {index: "Not a valid string." for index, entry in enumerate(value)
+           if not isinstance(entry, str)}
+    if bad:
+        raise OptionError("Not a list of strings.", bad)
+    return list(value)
+
+
+def _formats(value: Any) -> list[str]:
+    asked = _strings(value, len(FORMATS))
+    unknown = {index: f"Unknown format {entry!r}: one of {', '.join(FORMATS)}."
+               for index, entry in enumerate(asked) if entry not in FORMATS}
+    if unknown:
+        raise OptionError("Unknown format.", unknown)
+    if not asked:
+        raise OptionError(f"Ask for at least one format: {', '.join(FORMATS)}.")
+    twice = {index: f"Format {entry!r} is asked for twice." for index, entry in enumerate(asked)
+             if entry in asked[:index]}
+    if twice:
+        raise OptionError("A format asked for twice.", twice)
+    return [name for name in FORMATS if name in asked]
+
+
+def _selectors(value: Any) -> list[str]:
+    selectors = _strings(value, MAX_SELECTORS)
+    errors = selector_errors(selectors)
+    if errors:
+        raise OptionError("Invalid selector.", errors)
+    return selectors
+
+
+def _list_text(text: str) -> list[str]:
+    """A JSON list (``'["nav", "div.ad, aside"]'``), else comma-separated names."""
+    stripped = text.strip()
+    if stripped.startswith("["):
+        try:
+            value = json.loads(stripped)
+        except ValueError:
+            raise OptionError("Not a valid JSON list.") from None
+        return value if isinstance(value, list) else [value]
+    return [part.strip() for part in stripped.split(",") if part.strip()]
+
+
+def _selector_text(text: str) -> list[str]:
+    """A JSON list of selectors, else one selector (which may hold commas: ``nav, footer``)."""
+    stripped = text.strip()
+    return _list_text(stripped) if stripped.startswith("[") else [stripped] if stripped else []
+
+
+BOOLEAN = Kind("boolean", _boolean, _boolean_text)
+FORMAT_LIST = Kind("formats", _formats, _list_text)
+SELECTOR_LIST = Kind("selectors", _selectors, _selector_text)
