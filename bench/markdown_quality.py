@@ -5,17 +5,26 @@
 One run, all 181 pages of ``../shared/data/article-extraction-benchmark``, in process and
 sequential. Candidates:
 
-- ``text``: ``crawler.extract.content.main_content(page).text``, today's readable text;
-- ``ours:NAME``: ``main_content(page).markdown(converter=NAME)`` for every converter in
-  ``content.CONVERTERS``, and ``ours:default`` (``markdown()`` with no converter: what the API
-  serves);
+- ``text``: ``crawler.extract.content.main_content(page).text``, the readable text;
+- ``ours:default``: ``main_content(page).markdown(None)``, what the API serves (no title: the
+  ground truth has none);
+- ``ours:NAME``: the same content's clean HTML (``Content.html``) through
+  ``crawler.extract.markup.markdown(html, converter=...)`` with each library in
+  ``markup.CONVERTERS`` and the candidates this script adds (:func:`candidate_converters`:
+  markdownify, html2text, set up as alike as their options allow: ATX headings, ``-`` bullets,
+  ``*`` emphasis, fenced code, no wrapping); a library that is not installed is left out
+  (``.venv/bin/pip install markdownify html2text``; the project itself does not depend on
+  them); ``ours:html_to_markdown+escape_misc`` is the project's settings with the library's
+  ``escape_misc`` on (text such as ``<The Palace: Tale>`` is otherwise left as raw HTML, which
+  a renderer hides); ``ours:trafilatura`` is trafilatura's own markdown writer (``xmltotxt`` with
+  formatting) on the same XML blocks the text comes from;
 - ``trafilatura``: trafilatura's own markdown of the raw page, the issue's call
   (``output_format="markdown"``, formatting, links, tables, favor_precision); and
   ``trafilatura-nc`` the same with ``include_comments=False`` as our text has it;
 - ``crawl4ai``: Crawl4AI's ``fit_markdown`` (``DefaultMarkdownGenerator`` with
   ``PruningContentFilter``, no browser) on the same HTML, run by ``bench/crawl4ai_markdown.py``
-  with Crawl4AI's own venv (``--crawl4ai-python``; made once with
-  ``python3 -m venv /work/venv-crawl4ai && /work/venv-crawl4ai/bin/pip install crawl4ai``),
+  with Crawl4AI's own venv (``--crawl4ai-python``, default ``../venv-crawl4ai``; made once
+  with ``python3 -m venv ../venv-crawl4ai && ../venv-crawl4ai/bin/pip install crawl4ai``),
   before the in-process part so the two never share the CPU.
 
 Quality: each markdown reduced to plain text (:func:`strip_markdown`) and scored against the
@@ -41,6 +50,8 @@ above trafilatura's and Crawl4AI's, and ≤ 3 ms over text at p50; 1 otherwise.
 from __future__ import annotations
 
 import argparse
+import copy
+import dataclasses
 import gzip
 import html as html_lib
 import json
@@ -55,18 +66,22 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import trafilatura
+from lxml import etree
+from trafilatura.xml import xmltotxt
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench import shared_tools  # noqa: E402
 from bench.shared_tools import load_quality  # noqa: E402
-from crawler.extract import content  # noqa: E402
+from crawler.extract import content, markup  # noqa: E402
 from crawler.extract.fetched import FetchedPage  # noqa: E402
+from crawler.extract.text import CODE_MARK  # noqa: E402
 
 DATA = shared_tools.DATA / "article-extraction-benchmark"
 LABELS = Path(__file__).resolve().parent / "markdown_structure_labels.json"
-CRAWL4AI_PYTHON = Path("/work/venv-crawl4ai/bin/python")
+#: Crawl4AI's own venv, beside the checkout (``../venv-crawl4ai``).
+CRAWL4AI_PYTHON = ROOT.parent / "venv-crawl4ai" / "bin" / "python"
 CRAWL4AI_RUNNER = Path(__file__).resolve().parent / "crawl4ai_markdown.py"
 KINDS = ("headings", "list_items", "table_cells", "links")
 BAR_F1, BAR_OVER_MS = 0.970, 3.0
@@ -80,14 +95,19 @@ TRAFILATURA_MARKDOWN = {"output_format": "markdown", "include_formatting": True,
 _FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
 #: A link's or image's destination: no spaces, one level of parentheses, an optional title.
 _DEST = r"\((?:[^()\s]|\([^()\s]*\))*(?:\s+(?:\"[^\"]*\"|'[^']*'))?\s*\)"
-#: A link's text: one level of brackets inside.
-_LABEL = r"\[((?:[^\[\]]|\[[^\[\]]*\])*)\]"
-_IMAGE = re.compile(r"!\[(?:[^\[\]]|\[[^\[\]]*\])*\](?:" + _DEST + r"|\[[^\]]*\])")
+#: A link's text: one level of brackets inside, line breaks but no blank line.
+_LABEL = r"\[((?:[^\[\]\n]|\n(?![ \t]*\n)|\[[^\[\]]*\])*)\]"
+_IMAGE = re.compile(r"!" + _LABEL + "(?:" + _DEST + r"|\[[^\]]*\])")
 _LINK = re.compile(_LABEL + "(?:" + _DEST + r"|\[[^\]]*\])")
 _AUTOLINK = re.compile(r"<((?:https?|ftp|mailto):[^>\s]+)>", re.IGNORECASE)
 _REF_DEF = re.compile(r"^\s{0,3}\[[^\]]+\]:\s*\S+.*$", re.MULTILINE)
 _IMG_TAG = re.compile(r"<img\b[^>]*>", re.IGNORECASE)
-_TAG = re.compile(r"</?[A-Za-z][A-Za-z0-9-]*(?:\s[^<>]*)?/?>")
+#: Raw HTML as CommonMark reads it (a renderer shows none of it): an open tag with its
+#: attributes, a closing tag, a comment. ``<The Palace: Tale>`` is one (tag "The", attributes
+#: "Palace:", "Tale"), ``1 < 2`` and ``<3`` are not.
+_TAG = re.compile(r"(?<!\\)(?:<[A-Za-z][A-Za-z0-9-]*(?:\s+[A-Za-z_:][\w.:-]*"
+                  r"(?:\s*=\s*(?:[^\s\"'=<>`]+|'[^']*'|\"[^\"]*\"))?)*\s*/?>"
+                  r"|</[A-Za-z][A-Za-z0-9-]*\s*>|<!--.*?-->)", re.DOTALL)
 _ATX = re.compile(r"^ {0,3}#{1,6}(?=\s|$)[ \t]*(.*?)(?:[ \t]+#+)?[ \t]*$")
 _SETEXT = re.compile(r"^ {0,3}(?:=+|-+)[ \t]*$")
 _RULE = re.compile(r"^ {0,3}([-*_])(?:[ \t]*\1){2,}[ \t]*$")
@@ -106,37 +126,54 @@ def strip_markdown(markdown: str) -> str:
     dropped whole (alt text too), table pipes and delimiter rows, code fences, heading and
     list markers, quote marks, emphasis, inline HTML tags and escapes gone."""
     lines: list[str] = []
-    fenced = False
     previous = ""
-    for line in _REF_DEF.sub("", markdown or "").splitlines():
-        if _FENCE.match(line):
-            fenced = not fenced
+    for code, block in _blocks(markdown):
+        if code:
+            lines.extend(block.splitlines())
             previous = ""
             continue
-        if fenced:
-            lines.append(line)
-            continue
-        if _RULE.match(line) or (_DELIMITER.match(line) and "-" in line):
-            previous = ""
-            continue
-        if _SETEXT.match(line) and previous.strip():
-            continue
-        previous = line
-        line = _QUOTE.sub("", line)
-        heading = _ATX.match(line)
-        line = heading.group(1) if heading else _BULLET.sub("", line)
-        lines.append(_inline(line))
+        block = _TAG.sub(" ", _links_to_text(_REF_DEF.sub("", block)))
+        for line in block.splitlines():
+            if _RULE.match(line) or (_DELIMITER.match(line) and "-" in line):
+                previous = ""
+                continue
+            if _SETEXT.match(line) and previous.strip():
+                continue
+            previous = line
+            line = _QUOTE.sub("", line)
+            heading = _ATX.match(line)
+            line = heading.group(1) if heading else _BULLET.sub("", line)
+            lines.append(_inline(line))
     return "\n".join(lines)
 
 
-def _inline(line: str) -> str:
-    line = _IMG_TAG.sub(" ", _IMAGE.sub(" ", line))
+def _blocks(markdown: str) -> list[tuple[bool, str]]:
+    """The markdown in runs of lines: (True, a fenced code block's content) or (False, the
+    text between code blocks); the fence lines themselves are left out."""
+    runs: list[tuple[bool, list[str]]] = [(False, [])]
+    fenced = False
+    for line in (markdown or "").splitlines():
+        if _FENCE.match(line):
+            fenced = not fenced
+            runs.append((fenced, []))
+            continue
+        runs[-1][1].append(line)
+    return [(code, "\n".join(lines)) for code, lines in runs if lines]
+
+
+def _links_to_text(text: str) -> str:
+    """Images gone (alt text too), links as their text (a link may span lines)."""
+    text = _IMG_TAG.sub(" ", _IMAGE.sub(" ", text))
     while True:  # [[x](a)](b): the inner link first
-        replaced = _LINK.sub(lambda m: m.group(1), line)
-        if replaced == line:
-            break
-        line = replaced
-    line = _AUTOLINK.sub(lambda m: m.group(1), line)
+        replaced = _LINK.sub(lambda m: m.group(1), text)
+        if replaced == text:
+            return _AUTOLINK.sub(lambda m: m.group(1), text)
+        text = replaced
+
+
+def _inline(line: str) -> str:
+    """One line without inline markup: links, code spans, emphasis, HTML, pipes, escapes."""
+    line = _links_to_text(line)
     line = _CODE_SPAN.sub(lambda m: m.group(2), line)
     for pattern in _EMPHASIS:
         line = pattern.sub(lambda m: m.group(m.lastindex), line)
@@ -157,8 +194,8 @@ _PIPED = re.compile(r"^[ \t]*\|.*\|[ \t]*$")
 
 def count_markdown(markdown: str) -> dict[str, int]:
     """Headings (ATX and setext), list item lines, table cells with words (pipe rows, or HTML
-    cells) and links with words in their text (inline,
-    reference, autolinks, HTML ``<a href>``); nothing inside code fences."""
+    cells) and links with words in their text (inline, reference, autolinks, HTML
+    ``<a href>``); nothing inside code fences."""
     counts = dict.fromkeys(KINDS, 0)
     plain: list[str] = []
     fenced = False
@@ -225,20 +262,22 @@ def _table_rows(lines: list[str]) -> list[bool]:
 
 
 def _count_links(text: str) -> int:
-    found = 0
-    for line in text.splitlines():
-        line = _IMG_TAG.sub(" ", _IMAGE.sub(" ", line))
-        found += len(_AUTOLINK.findall(line))
-        while True:
-            matches = list(_LINK.finditer(line))
-            if not matches:
-                break
-            found += sum(1 for m in matches if _WORD.search(_inline(m.group(1))))
-            line = _LINK.sub(" ", line)
-    return found
+    """Links with words in their text (a link may span lines); image-only links are not."""
+    text = _IMG_TAG.sub(" ", _IMAGE.sub(" ", text))
+    found = len(_AUTOLINK.findall(text))
+    while True:  # the inner link of [[x](a)](b) first
+        matches = list(_LINK.finditer(text))
+        if not matches:
+            return found
+        found += sum(1 for m in matches if _WORD.search(_inline(m.group(1))))
+        text = _LINK.sub(" ", text)
 
 
 # -- the run -----------------------------------------------------------------------------------
+
+
+#: How ours() makes the markdown: None Content.markdown, "trafilatura" its writer, or a library.
+Converter = Callable[[str], str] | str | None
 
 
 @dataclass
@@ -247,16 +286,87 @@ class Candidate:
     outputs: dict[str, str] = field(default_factory=dict)
     seconds: dict[str, float] = field(default_factory=dict)   # whole run, per page
     over: dict[str, float] = field(default_factory=dict)      # total - text alone, per page
-    step: dict[str, float] = field(default_factory=dict)      # the markdown() call alone
+    step: dict[str, float] = field(default_factory=dict)      # the markdown call alone
     markdown: bool = True
 
 
-def ours(page: FetchedPage, converter: str | None) -> tuple[str, float, float]:
+def candidate_converters() -> dict[str, Callable[[str], str]]:
+    """html → markdown by each library: the project's (``markup.CONVERTERS``) and the others
+    measured against it, when installed."""
+    converters = dict(markup.CONVERTERS)
+    project_options = getattr(markup, "_OPTIONS", None)
+    if project_options is not None:  # the project's html-to-markdown settings, text escaped
+        import html_to_markdown
+
+        escaping = dataclasses.replace(project_options, escape_misc=True)
+        converters["html_to_markdown+escape_misc"] = (
+            lambda html: html_to_markdown.convert(html, escaping).content or "")
+    try:
+        import markdownify
+    except ImportError:
+        print("markdownify not installed: left out")
+    else:
+        def language(element) -> str | None:  # <pre><code class="language-x">
+            code = element.find("code")
+            for name in ((code.get("class") or []) if code is not None else []):
+                if name.startswith("language-"):
+                    return name.removeprefix("language-")
+            return None
+
+        options = {"heading_style": "ATX", "bullets": "-", "strong_em_symbol": "*",
+                   "code_language_callback": language, "bs4_options": "lxml",
+                   "table_infer_header": True}
+        converters.setdefault("markdownify",
+                              lambda html: markdownify.markdownify(html, **options))
+    try:
+        import html2text
+    except ImportError:
+        print("html2text not installed: left out")
+    else:
+        def with_html2text(html: str) -> str:
+            converter = html2text.HTML2Text()
+            converter.body_width = 0
+            converter.unicode_snob = True
+            converter.ul_item_mark = "-"
+            converter.emphasis_mark = "*"
+            converter.backquote_code_style = True
+            converter.skip_internal_links = False
+            return converter.handle(html)
+
+        converters.setdefault("html2text", with_html2text)
+    return converters
+
+
+_CODE_LANGUAGE = re.compile(f"^{CODE_MARK}[^{CODE_MARK}]*{CODE_MARK}")
+
+
+def trafilatura_writer(found: content.Content) -> str:
+    """trafilatura's own markdown of the same XML blocks (its ``xmltotxt`` with formatting);
+    a page without blocks (a list of links) as ``Content.markdown`` writes it."""
+    if not found.blocks:
+        return found.markdown(None) or ""
+    body = etree.Element("body")
+    body.extend(copy.deepcopy(block) for block in found.blocks)
+    for code in body.iter("code"):
+        code.text = _CODE_LANGUAGE.sub("", code.text or "")
+    return xmltotxt(body, include_formatting=True)
+
+
+def ours(page: FetchedPage, converter: Converter) -> tuple[str, float, float]:
+    """(markdown, seconds for text and markdown, seconds for the markdown step alone);
+    ``converter`` None is ``Content.markdown``, "trafilatura" trafilatura's writer."""
     started = time.perf_counter()
     found = content.main_content(page)
     _ = found.text
     middle = time.perf_counter()
-    markdown = found.markdown(converter=converter) if converter != "" else found.markdown()
+    if converter is None:
+        markdown = found.markdown(None)
+    elif converter == "trafilatura":
+        markdown = trafilatura_writer(found)
+    elif found.blocks or found.elements:
+        markdown = markup.markdown(found.html or "", None, converter=converter)
+    else:  # a page of links: its list, whatever the converter
+        markdown = found.markdown(None)
     ended = time.perf_counter()
     return markdown or "", ended - started, ended - middle
 
@@ -333,8 +443,9 @@ def main() -> int:
     labels = json.loads(args.labels.read_text(encoding="utf-8"))
     crawl4ai = run_crawl4ai(args.crawl4ai_python, args.data)
 
-    converters: list[tuple[str, str | None]] = [("ours:default", "")]
-    converters += [(f"ours:{name}", name) for name in content.CONVERTERS]
+    converters: list[tuple[str, Converter]] = [("ours:default", None)]
+    converters += [(f"ours:{name}", fn) for name, fn in candidate_converters().items()]
+    converters.append(("ours:trafilatura", "trafilatura"))
     text = Candidate("text", markdown=False)
     candidates = {name: Candidate(name) for name, _ in converters}
     candidates["trafilatura"] = Candidate("trafilatura")
@@ -360,7 +471,7 @@ def main() -> int:
 
         jobs.append(time_text)
         for name, converter in converters:
-            def time_ours(name: str = name, converter: str | None = converter,
+            def time_ours(name: str = name, converter: Converter = converter,
                           page_id: str = page_id, html: str = html) -> None:
                 out, seconds, step = ours(FetchedPage.from_html(url(page_id), html), converter)
                 found = candidates[name]
@@ -401,7 +512,7 @@ def main() -> int:
           + ", ".join(f"{k} {v}" for k, v in label_totals.items()))
     print("structure: kept share (+extra share) of the labelled headings, list items, "
           "table cells, links")
-    header = (f"{'candidate':<22} {'F1':>6} {'P':>6} {'R':>6} {'p50 ms':>7} {'over text':>9} "
+    header = (f"{'candidate':<33} {'F1':>6} {'P':>6} {'R':>6} {'p50 ms':>7} {'over text':>9} "
               f"{'md step':>7}  " + "  ".join(f"{k:>13}" for k in KINDS))
     print(header)
     print("-" * len(header))
@@ -415,7 +526,7 @@ def main() -> int:
         shares = structure(labels, candidate.outputs) if candidate.markdown else None
         kinds = ("  ".join(f"{kept:>5.2f} (+{extra:.2f})" for kept, extra in shares.values())
                  if shares else "")
-        print(f"{candidate.name:<22} {f1:>6.4f} {p:>6.4f} {r:>6.4f} "
+        print(f"{candidate.name:<33} {f1:>6.4f} {p:>6.4f} {r:>6.4f} "
               f"{median_ms(candidate.seconds):>7.1f} "
               f"{'' if over is None else f'{over:+.2f}':>9} "
               f"{'' if step is None else f'{step:.2f}':>7}  {kinds}")
