@@ -5,6 +5,7 @@ From batch code::
     from client import Client
 
     api = Client()  # WEBDATA_API_KEY, WEBDATA_API_URL (default http://127.0.0.1:8000)
+    markdown = api.scrape("https://example.com/", formats=["markdown"])["markdown"]
     collection = api.collect(["https://example.com/"], extract="contacts")
     final = api.wait(collection["id"])
     api.export(collection["id"], "out.csv")

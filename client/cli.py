@@ -1,15 +1,19 @@
-"""``webdata``: collections from the command line.
+"""``webdata``: pages and collections from the command line.
 
+    webdata scrape https://site.example/post --format markdown > post.md
+    webdata scrape https://site.example/post --format markdown --format html   # JSON
     webdata collect urls.txt --extract contacts -o out.csv
-    webdata crawl https://site.example/ --max-pages 500 -o site.jsonl
+    webdata crawl https://site.example/ --max-pages 500 --format markdown -o site.jsonl
+    webdata crawl https://site.example/ --whole-page --exclude-selector nav -o site.csv
     webdata status col_…          webdata cancel col_…          webdata export col_… -o out.csv
 
 The key comes from ``WEBDATA_API_KEY``, the service from ``WEBDATA_API_URL`` (default
-``http://127.0.0.1:8000``). While a collection runs, a progress bar is drawn on stderr (stdout
-keeps only what a script would read: the id with ``--no-wait``, the collection with
+``http://127.0.0.1:8000``). ``scrape`` prints the page's content on stdout (one format as it
+is, several as the API's JSON). While a collection runs, a progress bar is drawn on stderr
+(stdout keeps only what a script would read: the id with ``--no-wait``, the collection with
 ``--json``). Ctrl-C asks whether to cancel the collection. Every failure is one line on stderr
 and a non-zero exit, never a traceback: 1 for an error or a collection that did not complete,
-2 for a bad command line, 130 after Ctrl-C.
+2 for a bad command line, 130 after Ctrl-C. The options are :mod:`client.arguments`'.
 """
 
 from __future__ import annotations
@@ -24,11 +28,11 @@ from typing import Any
 
 from rich.console import Console
 
+from client.arguments import page_options, parser
 from client.errors import ApiError, WebdataError
-from client.http import FINAL, FORMATS, Client, format_for
+from client.http import FINAL, Client, format_for
 from client.progress import ProgressDisplay, summary
 
-EXTRACTS = ("page", "contacts", "products")
 INTERRUPTED = 130  # 128 + SIGINT, as a shell reports a Ctrl-C
 #: Where a line of a URL file ends (see :func:`read_urls`).
 _LINE_END = re.compile(r"\r\n|\r|\n")
@@ -47,7 +51,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
     err = Console(stderr=True, highlight=False)
     try:
-        return args.run(args, err)
+        return COMMANDS[args.command](args, err)
     except Stop as stop:
         if stop.message:
             print(stop.message, file=sys.stderr)
@@ -60,87 +64,50 @@ def main(argv: list[str] | None = None) -> int:
         return INTERRUPTED
 
 
-def parser() -> argparse.ArgumentParser:
-    top = argparse.ArgumentParser(
-        prog="webdata", description="Run collections on the web-data service: batches of "
-        "URLs and crawls, with a live progress bar, and download their results.",
-        epilog="Environment: WEBDATA_API_KEY (required), WEBDATA_API_URL "
-               "(default http://127.0.0.1:8000).")
-    top.add_argument("--api-url", help="the service (default: $WEBDATA_API_URL, else "
-                                       "http://127.0.0.1:8000)")
-    top.add_argument("--retries", type=int, default=5, metavar="N",
-                     help="retries of a request answered 429/503 or not answered (default 5)")
-    commands = top.add_subparsers(dest="command", required=True, metavar="COMMAND")
-
-    collect = commands.add_parser("collect", help="fetch each URL of a file (a batch)",
-                                  description="Fetch each URL of a file once: one URL a line, "
-                                  "blank lines and lines starting with # skipped; - reads "
-                                  "stdin.")
-    collect.add_argument("urls_file", metavar="URLS_FILE")
-    _creating(collect)
-    collect.set_defaults(run=run_collect)
-
-    crawl = commands.add_parser("crawl", help="crawl one site from a start URL",
-                                description="Follow links within the start URL's site "
-                                "(and its sitemap).")
-    crawl.add_argument("url", metavar="URL")
-    crawl.add_argument("--max-pages", type=int, metavar="N", help="at most N pages (exact)")
-    crawl.add_argument("--max-depth", type=int, metavar="N", help="link hops from the start")
-    crawl.add_argument("--include", action="append", metavar="REGEX", dest="include_paths",
-                       help="only paths (+ query) matching it (RE2 syntax); repeatable")
-    crawl.add_argument("--exclude", action="append", metavar="REGEX", dest="exclude_paths",
-                       help="never paths (+ query) matching it (RE2 syntax); repeatable")
-    crawl.add_argument("--no-sitemap", action="store_false", dest="use_sitemap",
-                       default=None, help="do not read the site's sitemaps")
-    _creating(crawl)
-    crawl.set_defaults(run=run_crawl)
-
-    status = commands.add_parser("status", help="show a collection")
-    status.add_argument("id", metavar="ID")
-    status.add_argument("--json", action="store_true", help="the API's object, as JSON")
-    status.set_defaults(run=run_status)
-
-    cancel = commands.add_parser("cancel", help="cancel a queued or running collection")
-    cancel.add_argument("id", metavar="ID")
-    cancel.add_argument("--json", action="store_true", help="the API's object, as JSON")
-    cancel.set_defaults(run=run_cancel)
-
-    export = commands.add_parser("export", help="download a collection's results (waiting, "
-                                 "with the progress bar, while it runs)")
-    export.add_argument("id", metavar="ID")
-    _output(export, required=True)
-    export.add_argument("--status", choices=("succeeded", "failed"),
-                        help="only the pages that succeeded, or that failed")
-    export.set_defaults(run=run_export)
-    return top
+def run_scrape(args: argparse.Namespace, err: Console) -> int:
+    """One page: the asked format on stdout as it is, or the answer as JSON (several formats,
+    ``--json``). An empty content (selectors that match nothing) prints nothing and says so
+    on stderr: the page was fetched and charged, it is not an error."""
+    answer = _client(args).scrape(args.url, **page_options(args))
+    formats = args.formats or ["text"]
+    if args.json or len(formats) > 1:
+        return _print(json.dumps(answer, indent=2))
+    content = answer.get(formats[0])
+    if not content:
+        hint = ("do the selectors match anything?" if args.include_selectors
+                else "--whole-page takes all of its body")
+        print(f"webdata: the page gave no {formats[0]} ({hint}); "
+              f"{answer.get('credits_used', 1)} credit used.", file=sys.stderr)
+        return 0
+    return _print(content)
 
 
-def _creating(command: argparse.ArgumentParser) -> None:
-    command.add_argument("--extract", choices=EXTRACTS, default="page",
-                         help="what each page gives: page (text, links, metadata), contacts "
-                              "or products (default page)")
-    _output(command, required=False)
-    command.add_argument("--no-wait", action="store_true",
-                         help="print the collection's id and exit at once")
-    command.add_argument("--webhook-url", metavar="URL",
-                         help="the service POSTs the finished collection there")
-
-
-def _output(command: argparse.ArgumentParser, *, required: bool) -> None:
-    command.add_argument("-o", "--output", metavar="FILE", required=required,
-                         help="write the results there once final (.csv, .json or .jsonl)")
-    command.add_argument("--format", choices=FORMATS,
-                         help="the file's format, when its name does not tell")
-    command.add_argument("--fields", metavar="NAMES",
-                         help="keep only these keys (CSV: columns), in this order, "
-                              "comma-separated: url,status,data.title…")
+def _print(text: str) -> int:
+    """``text`` on stdout, ending with a line end; 0. A reader that went away (``| head``) ends
+    the command quietly; a character the output's encoding lacks is replaced, not a
+    traceback."""
+    out = sys.stdout
+    text = text if text.endswith("\n") else text + "\n"
+    try:
+        try:
+            out.write(text)
+        except UnicodeEncodeError:
+            encoding = out.encoding or "ascii"
+            out.write(text.encode(encoding, "replace").decode(encoding))
+        out.flush()
+    except BrokenPipeError:
+        # Python flushes stdout again at exit: point it at nothing, so that flush is quiet.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), out.fileno())
+        return 1
+    return 0
 
 
 def run_collect(args: argparse.Namespace, err: Console) -> int:
     output = _checked_output(args)
     urls = read_urls(args.urls_file)
     client = _client(args)
-    created = client.collect(urls, extract=args.extract, webhook_url=args.webhook_url)
+    created = client.collect(urls, extract=args.extract, webhook_url=args.webhook_url,
+                             **page_options(args))
     return _follow(client, created, args, output, err,
                    f"{len(urls)} URL{'s' if len(urls) > 1 else ''}")
 
@@ -151,7 +118,7 @@ def run_crawl(args: argparse.Namespace, err: Console) -> int:
     created = client.crawl(args.url, extract=args.extract, max_pages=args.max_pages,
                            max_depth=args.max_depth, include_paths=args.include_paths,
                            exclude_paths=args.exclude_paths, use_sitemap=args.use_sitemap,
-                           webhook_url=args.webhook_url)
+                           webhook_url=args.webhook_url, **page_options(args))
     return _follow(client, created, args, output, err, f"crawl of {args.url}")
 
 
@@ -173,7 +140,7 @@ def run_export(args: argparse.Namespace, err: Console) -> int:
     collection = client.get(args.id)
     if collection["status"] not in FINAL:
         collection = watch(client, collection["id"], err)
-    client.export(collection["id"], output, args.format, status=args.status,
+    client.export(collection["id"], output, args.file_format, status=args.status,
                   fields=args.fields)
     print(f"Saved {output}.", file=sys.stderr)
     return 0
@@ -195,7 +162,7 @@ def _follow(client: Client, created: dict[str, Any], args: argparse.Namespace,
                       f"webdata status {collection_id}") from None
     print(summary(final), file=sys.stderr)
     if output is not None:
-        client.export(collection_id, output, args.format, fields=args.fields)
+        client.export(collection_id, output, args.file_format, fields=args.fields)
         print(f"Saved {output}.", file=sys.stderr)
     return 0 if final["status"] == "completed" else 1
 
@@ -275,7 +242,7 @@ def _checked_output(args: argparse.Namespace) -> Path | None:
     if not args.output:
         return None
     path = Path(args.output)
-    format_for(path, args.format)
+    format_for(path, args.file_format)
     if not path.parent.is_dir():
         raise Stop(1, f"webdata: the folder of {path} does not exist.")
     if path.is_dir():
@@ -311,3 +278,8 @@ def describe(collection: dict[str, Any]) -> str:
         rows.append(("webhook", f"{webhook['status']} ({webhook['attempts']} attempts, last "
                                 f"HTTP {webhook.get('last_status') or '-'})"))
     return "\n".join(f"{name:<9} {value}" for name, value in rows)
+
+
+#: Each command's function, by its name (:func:`client.arguments.parser`).
+COMMANDS = {"scrape": run_scrape, "collect": run_collect, "crawl": run_crawl,
+            "status": run_status, "cancel": run_cancel, "export": run_export}

@@ -1,13 +1,13 @@
-"""The collections API as Python calls: :class:`Client`, for the ``webdata`` command and for
-batch code alike.
+"""The collections API, and ``/scrape``, as Python calls: :class:`Client`, for the ``webdata``
+command and for batch code alike.
 
 Built on ``requests`` (already in the platform's environment: tldextract and extruct need it),
 and on nothing of the platform itself, so the client works from any machine that can reach
 the service. Every call is safe to repeat, which is what makes the retries safe: reads are
-reads, a cancel may be repeated (docs/api.md, Cancel), and a create carries an
-``Idempotency-Key`` that stays the same across this client's retries of it, so a create whose
+reads, a cancel may be repeated (docs/api.md, Cancel), and a create or a scrape carries an
+``Idempotency-Key`` that stays the same across this client's retries of it, so a request whose
 answer was lost is answered from the service's record instead of starting a second, charged
-collection.
+collection or fetching (and charging) the page again.
 """
 
 from __future__ import annotations
@@ -36,7 +36,14 @@ DEFAULT_URL = "http://127.0.0.1:8000"
 BASE_PATH = "/api/service/v1"
 #: Statuses after which a collection never changes again.
 FINAL = frozenset({"completed", "cancelled", "failed", "expired"})
+#: The formats of a file of results (the export's).
 FORMATS = ("json", "jsonl", "csv")
+#: What a page's content may be answered as (``formats`` of ``/scrape`` and of a collection
+#: of ``extract`` page), in the order the answer lists them; disjoint from :data:`FORMATS`.
+CONTENT_FORMATS = ("text", "markdown", "html", "raw_html")
+#: Seconds to wait for a ``/scrape`` answer: the service waits for its page up to
+#: ``JOB_WAIT_SECONDS`` (60 by default) before answering 504.
+SCRAPE_READ_TIMEOUT = 120.0
 #: ``-o`` file endings and the export format each means.
 EXTENSIONS = {".json": "json", ".jsonl": "jsonl", ".ndjson": "jsonl", ".csv": "csv"}
 #: 429 and 503 say "not now": retried. A 429 ``collection_limit`` is not about time (the
@@ -97,26 +104,52 @@ class Client:
         self.session.headers.update({"Authorization": f"Bearer {key}",
                                      "User-Agent": "webdata-client/0.1"})
 
+    # -- one page -----------------------------------------------------------------------
+
+    def scrape(self, url: str, *, formats: Sequence[str] | None = None,
+               only_main_content: bool | None = None,
+               include_selectors: Sequence[str] | None = None,
+               exclude_selectors: Sequence[str] | None = None,
+               include_links: bool | None = None, include_metadata: bool | None = None,
+               idempotency_key: str | None = None) -> dict[str, Any]:
+        """``POST /scrape``: one page, 1 credit. Its answer: ``title``, ``text``,
+        ``markdown``, ``html``, ``raw_html`` (each format ``None`` unless asked for in
+        ``formats``; the service's default is ``["text"]``), ``links``, ``metadata``…
+        Options left ``None`` are not sent (the service's defaults, docs/api.md)."""
+        body = {"url": url, **_page_options({
+            "formats": formats, "only_main_content": only_main_content,
+            "include_selectors": include_selectors, "exclude_selectors": exclude_selectors,
+            "include_links": include_links, "include_metadata": include_metadata})}
+        key = idempotency_key or f"webdata-client-{uuid.uuid4()}"
+        timeout = (self.timeout[0], max(self.timeout[1], SCRAPE_READ_TIMEOUT))
+        return _json(self._request("POST", "/scrape", json=body, idempotency_key=key,
+                                   timeout=timeout))
+
     # -- collections --------------------------------------------------------------------
 
     def collect(self, urls: Iterable[str], *, extract: str = "page",
-                webhook_url: str | None = None, idempotency_key: str | None = None
-                ) -> dict[str, Any]:
-        """Start a batch: each URL fetched once. The collection object (status ``queued``)."""
+                webhook_url: str | None = None, idempotency_key: str | None = None,
+                **options: Any) -> dict[str, Any]:
+        """Start a batch: each URL fetched once. The collection object (status ``queued``).
+        ``options``: those of :meth:`scrape` (``formats=["markdown"]``…), for ``extract``
+        page only; left ``None``, not sent."""
         return self.create({"mode": "batch", "urls": list(urls), "extract": extract,
-                            "webhook_url": webhook_url}, idempotency_key)
+                            "webhook_url": webhook_url, **_page_options(options)},
+                           idempotency_key)
 
     def crawl(self, url: str, *, extract: str = "page", max_pages: int | None = None,
               max_depth: int | None = None, include_paths: list[str] | None = None,
               exclude_paths: list[str] | None = None, use_sitemap: bool | None = None,
-              webhook_url: str | None = None, idempotency_key: str | None = None
-              ) -> dict[str, Any]:
-        """Start a crawl of ``url``'s site; options left ``None`` take the service's defaults."""
-        options = {"max_pages": max_pages, "max_depth": max_depth,
-                   "include_paths": include_paths, "exclude_paths": exclude_paths,
-                   "use_sitemap": use_sitemap}
+              webhook_url: str | None = None, idempotency_key: str | None = None,
+              **options: Any) -> dict[str, Any]:
+        """Start a crawl of ``url``'s site; options left ``None`` take the service's defaults
+        (``options``: those of :meth:`scrape`, for ``extract`` page, as for :meth:`collect`)."""
+        crawl = {"max_pages": max_pages, "max_depth": max_depth,
+                 "include_paths": include_paths, "exclude_paths": exclude_paths,
+                 "use_sitemap": use_sitemap}
         body = {"mode": "crawl", "url": url, "extract": extract, "webhook_url": webhook_url,
-                **{name: value for name, value in options.items() if value is not None}}
+                **{name: value for name, value in crawl.items() if value is not None},
+                **_page_options(options)}
         return self.create(body, idempotency_key)
 
     def create(self, body: dict[str, Any], idempotency_key: str | None = None
@@ -203,7 +236,8 @@ class Client:
 
     def _request(self, method: str, path: str, *, json: Any = None,
                  params: dict[str, Any] | None = None, idempotency_key: str | None = None,
-                 stream: bool = False) -> requests.Response:
+                 stream: bool = False, timeout: tuple[float, float] | None = None
+                 ) -> requests.Response:
         """Send it, retrying what may be retried; the 2xx response, else :class:`ApiError`
         or :class:`Unreachable`."""
         headers = {"Idempotency-Key": idempotency_key} if idempotency_key else {}
@@ -212,7 +246,8 @@ class Client:
             try:
                 response = self.session.request(method, self.url + path, json=json,
                                                 params=params, headers=headers,
-                                                timeout=self.timeout, stream=stream)
+                                                timeout=timeout or self.timeout,
+                                                stream=stream)
             except requests.RequestException as exc:
                 if last:
                     raise Unreachable(f"Cannot reach the service at {self.url}: "
@@ -230,6 +265,22 @@ class Client:
             self.sleep(error.retry_after if error.retry_after is not None
                        else _backoff(attempt))
         raise AssertionError("unreachable")  # the loop returns or raises
+
+
+#: The options of a page's content (:meth:`Client.scrape`), also a collection's of extract page.
+PAGE_OPTIONS = ("formats", "only_main_content", "include_selectors", "exclude_selectors",
+                "include_links", "include_metadata")
+
+
+def _page_options(options: dict[str, Any]) -> dict[str, Any]:
+    """The page options given (not ``None``), sequences as lists; another name is a
+    ``TypeError``, as an unknown keyword argument is."""
+    for name in options:
+        if name not in PAGE_OPTIONS:
+            raise TypeError(f"unexpected keyword argument {name!r} (the page options are "
+                            f"{', '.join(PAGE_OPTIONS)})")
+    return {name: list(value) if isinstance(value, list | tuple) else value
+            for name, value in options.items() if value is not None}
 
 
 def _json(response: requests.Response) -> Any:

@@ -18,6 +18,6 @@ Its modules, and who imports them:
   finish, the watchdog), :mod:`~collecting.python_api` (collections from batch code:
   ``run_collection``);
 - on the warm crawler, for the workers only: :mod:`~collecting.slice` (the run loop of one
-  slice job) and :mod:`~collecting.seeding` (a batch's URLs, a crawl's start URL and
-  sitemaps).
+  slice job), :mod:`~collecting.seeding` (a batch's URLs, a crawl's start URL and
+  sitemaps) and :mod:`~collecting.repeats` (the blocks a crawl's pages repeat).
 """

@@ -47,7 +47,7 @@ from core.scope import CrawlScope
 #: Prefix of every key of a collection's frontier.
 PREFIX = "webdata:collection:"
 #: The keys of one frontier (each under :data:`PREFIX` and the collection's id).
-KEYS = ("queue", "seen", "leases", "meta", "overflow", "claims", "slices")
+KEYS = ("queue", "seen", "leases", "meta", "overflow", "claims", "slices", "blocks")
 #: Seconds the keys of a finished collection's frontier are kept (a late worker still finds
 #: them and stops cleanly), then dropped by Redis.
 LINGER = 3600

@@ -88,6 +88,7 @@ def start_collection(account_id: str, mode: str = "batch", *,
                      max_depth: int = DEFAULT_MAX_DEPTH, include_paths: Sequence[str] = (),
                      exclude_paths: Sequence[str] = (), use_sitemap: bool = True,
                      options: Mapping[str, Any] | None = None,
+                     remove_repeated_blocks: bool = True,
                      config: Config | None = None, redis: Redis | None = None) -> Collection:
     """Create the collection and enqueue its first slice; the ``queued`` row.
 
@@ -101,6 +102,8 @@ def start_collection(account_id: str, mode: str = "batch", *,
     """
     urls, url = _check(mode, extract, urls, url, max_pages, max_depth, include_paths,
                        exclude_paths, use_sitemap)
+    if not isinstance(remove_repeated_blocks, bool):
+        raise ValueError("remove_repeated_blocks must be True or False")
     errors = option_errors(extract, dict(options or {}))
     if errors:
         raise ValueError("; ".join(f"{name}: {message}" for name, message in errors.items()))
@@ -110,7 +113,8 @@ def start_collection(account_id: str, mode: str = "batch", *,
         db, SourcePolicy.from_config(config.policy),
         account_id=account_id, mode=mode, extract=extract, urls=urls, url=url,
         max_pages=max_pages, max_depth=max_depth, include_paths=include_paths,
-        exclude_paths=exclude_paths, use_sitemap=use_sitemap, options=options)
+        exclude_paths=exclude_paths, use_sitemap=use_sitemap, options=options,
+        remove_repeated_blocks=remove_repeated_blocks)
     redis = redis or queues.redis_connection(config.storage.redis_url,
                                              config.storage.redis_timeout)
     start.enqueue(db, redis, row.id, config)

@@ -35,6 +35,7 @@ from rq import get_current_job
 from collecting import control, seeding
 from collecting.frontier import Entry, Frontier, links_followed, page_addresses
 from collecting.host_gate import HostGate, host_of
+from collecting.repeats import RepeatedBlocks, clean_outcomes, clean_stored
 from core.config import Config
 from core.contract import ErrorCode, PageStatus
 from core.controls import escaped
@@ -100,6 +101,8 @@ class Slice:
     webhook: bool = False  #: the collection asked for a webhook (announced when it ends)
     #: The extract's options the collection gave (the spider takes its defaults for others).
     options: dict[str, Any] = field(default_factory=dict)
+    #: A crawl's counts of repeated blocks (None: it keeps them, or it is a batch).
+    repeats: RepeatedBlocks | None = None
     stats: dict[str, int] = field(default_factory=lambda: {"stored": 0, "duplicates": 0})
 
     def __post_init__(self) -> None:
@@ -138,6 +141,9 @@ class Slice:
         spec = collections.spec_of(row)
         self.extract, self.webhook = row.extract, bool(row.webhook_url)
         self.options = dict(spec.get("options") or {})
+        if row.mode == "crawl" and row.extract == "page" and spec.get(
+                "remove_repeated_blocks", True):
+            self.repeats = RepeatedBlocks(self.redis, self.frontier)
         self._budget = int(spec.get("max_pages") or 0)  # a crawl's pages in all; 0: none
         if row.mode == "crawl":
             self.scope = CrawlScope(start_url=spec["url"], max_depth=spec["max_depth"],
@@ -321,6 +327,10 @@ class Slice:
             links = [link for _, _, found in done for link in found]
             self.frontier.admit(links, self._budget)
         outcomes = [outcome for _, outcome, _ in done if outcome is not None]
+        if self.repeats is not None:  # without the blocks the crawl's pages repeat
+            for outcome, data in zip(outcomes, clean_outcomes(
+                    self.repeats, [outcome.data for outcome in outcomes]), strict=True):
+                outcome.data = data
         stored = collections.store(self.db, self.collection_id, outcomes)
         if stored.closed:
             self._stopped = "closed"
@@ -369,6 +379,8 @@ class Slice:
         elif self._stopped or state.cancelled:
             return
         elif state.seeded and state.idle:
+            if self.repeats is not None:  # pages stored before their blocks were known
+                clean_stored(self.db, self.collection_id, self.repeats.repeated())
             self._finish(CollectionStatus.COMPLETED)
         else:
             control.enqueue_slice(self.redis, self.collection_id, self.config)

@@ -54,8 +54,8 @@ def create(db: Database, policy: SourcePolicy, *, account_id: str, mode: str,
            max_pages: int | None = None, max_depth: int = DEFAULT_MAX_DEPTH,
            include_paths: Sequence[str] = (), exclude_paths: Sequence[str] = (),
            use_sitemap: bool = True, request_id: str | None = None,
-           webhook_url: str | None = None, options: Mapping[str, Any] | None = None
-           ) -> Collection:
+           webhook_url: str | None = None, options: Mapping[str, Any] | None = None,
+           remove_repeated_blocks: bool = True) -> Collection:
     """A new ``queued`` collection of the account, within its plan, with its line of history.
 
     Checked in this order: a batch's size (:class:`TooManyUrls`); a crawl's ``max_pages``
@@ -85,7 +85,7 @@ def create(db: Database, policy: SourcePolicy, *, account_id: str, mode: str,
         policy.check_url(url)
         spec = {"url": url, "max_pages": max_pages, "max_depth": max_depth,
                 "include_paths": list(include_paths), "exclude_paths": list(exclude_paths),
-                "use_sitemap": use_sitemap}
+                "use_sitemap": use_sitemap, "remove_repeated_blocks": remove_repeated_blocks}
     if options:  # the extract's options as given (checked already); its spider defaults others
         spec["options"] = dict(options)
     return collections.create(db, account_id=account_id, mode=mode, extract=extract, spec=spec,

@@ -93,6 +93,13 @@ class InvalidUrl(CrawlError):
     code = ErrorCode.VALIDATION_ERROR
 
 
+class InvalidOption(CrawlError):
+    """An option value the API would refuse with a 422 (``scrapy crawl page -a formats=pdf``,
+    batch code's job): the page is not fetched."""
+
+    code = ErrorCode.VALIDATION_ERROR
+
+
 class UnsupportedVideo(CrawlError):
     """The link is not one of the supported video platform's video links (checked before any
     fetch, by the API and by the ``video`` spider)."""

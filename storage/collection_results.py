@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import select, update
 
 from storage.db import Database
 from storage.models import CollectionResult
@@ -59,3 +59,20 @@ def body(row: CollectionResult) -> dict[str, Any]:
             "status_code": row.status_code, "fetched_at": row.fetched_at,
             "error": {"error": error["error"], "message": error["message"]} if error else None,
             "data": json.loads(row.data) if row.data else None}
+
+
+def data_of(row: CollectionResult) -> Any:
+    """A stored result's ``data``, parsed (None when it has none)."""
+    return json.loads(row.data) if row.data else None
+
+
+def rewrite_data(db: Database, collection_id: str, datas: dict[int, Any]) -> None:
+    """Replace the ``data`` of the results at positions ``datas`` (seq → data), in one
+    transaction: a crawl's stored pages cleaned once it knows their repeated blocks."""
+    with db.session() as session:
+        for seq, data in datas.items():
+            session.execute(
+                update(CollectionResult)
+                .where(CollectionResult.collection_id == collection_id,
+                       CollectionResult.seq == seq)
+                .values(data=json.dumps(data) if data is not None else None))

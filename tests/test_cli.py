@@ -127,6 +127,34 @@ def test_scrapy_crawl_page_writes_the_same_extraction(tmp_path, site):
     assert page["data"]["metadata"]["author"] == "Ada Marsh"
 
 
+def test_scrapy_crawl_page_takes_formats_and_selectors(tmp_path, site):
+    out = tmp_path / "page.jsonl"
+    env = {**os.environ, "CRAWLER_ALLOWED_NETWORKS": "127.0.0.2/32", "CRAWLER_LOG_LEVEL": "ERROR"}
+    subprocess.run(
+        [sys.executable, "-m", "scrapy", "crawl", "page", "-a", f"url={site}/article",
+         "-a", "formats=markdown,html", "-a", 'include_selectors=["h1, p"]', "-O", str(out)],
+        cwd=ROOT, env=env, check=True, timeout=120, capture_output=True,
+    )
+    data = json.loads(out.read_text())["data"]
+    assert data["text"] is None and data["markdown"].startswith("# Tide tables")
+    assert data["html"].startswith("<h1>Tide tables")
+
+
+def test_scrapy_crawl_answers_a_bad_option_value_with_a_failed_page(tmp_path, site):
+    env = {**os.environ, "CRAWLER_ALLOWED_NETWORKS": "127.0.0.2/32", "CRAWLER_LOG_LEVEL": "ERROR"}
+    out = tmp_path / "page.jsonl"
+    done = subprocess.run(
+        [sys.executable, "-m", "scrapy", "crawl", "page", "-a", f"url={site}/article",
+         "-a", "formats=markdown,pdf", "-O", str(out)],
+        cwd=ROOT, env=env, timeout=120, capture_output=True, text=True,
+    )
+    assert "Traceback" not in done.stderr and "ValueError" not in done.stderr
+    error = json.loads(out.read_text())["error"]
+    assert error["error"] == "validation_error"
+    assert error["message"].startswith("Invalid option: formats: Unknown format. [1] Unknown "
+                                       "format 'pdf'")
+
+
 def test_scrapy_crawl_obeys_the_source_policy(tmp_path, hit_counter):
     out = tmp_path / "page.jsonl"
     env = {**os.environ, "CRAWLER_ALLOWED_NETWORKS": "", "CRAWLER_LOG_LEVEL": "ERROR"}

@@ -1,6 +1,7 @@
 """The Python client and the ``webdata`` command against a fake of the collections API
-(tests/support/fakes/collections_api.py): retries and their Idempotency-Key, errors as one line on
-stderr, the export file, the plain progress lines of a run without a terminal."""
+(tests/support/fakes/collections_api.py, with canned ``/scrape`` answers): retries and their
+Idempotency-Key, errors as one line on stderr, the export file, the plain progress lines of a
+run without a terminal, the page options sent and ``scrape``'s output."""
 
 from __future__ import annotations
 
@@ -382,3 +383,161 @@ def test_a_url_file_saved_with_a_byte_order_mark_is_read(cli_env, tmp_path):
     assert main(["collect", str(urls), "--no-wait"]) == 0
     assert cli_env.requests("POST", "/collections")[0].body["urls"] == [
         "https://example.com/a", "https://example.com/b"]
+
+
+# -- one page: scrape, and the page options of collections ------------------------------------
+
+
+def scraped(**formats: str | None) -> dict:
+    """A ``/scrape`` answer (docs/api.md): every format present, null unless given."""
+    return {"request_id": "req_fake", "credits_used": 1, "url": "https://example.com/post",
+            "final_url": "https://example.com/post", "status_code": 200,
+            "fetched_at": "2026-11-21T08:40:46Z", "title": "Post",
+            **{name: formats.get(name) for name in ("text", "markdown", "html", "raw_html")},
+            "language": "en", "links": [], "metadata": None}
+
+
+def test_scrape_sends_only_the_options_given_under_one_key_for_every_retry(api, client, sleeps):
+    api.script += [Canned("POST", "/scrape", 503, UNAVAILABLE),
+                   Canned("POST", "/scrape", 200, scraped(markdown="# Post"))]
+    answer = client.scrape("https://example.com/post", formats=("markdown",),
+                           exclude_selectors=["nav", "footer"], only_main_content=False)
+    assert answer["markdown"] == "# Post" and answer["text"] is None
+    posts = api.requests("POST", "/scrape")
+    assert len(posts) == 2 and sleeps == [0.5]
+    assert posts[0].body == posts[1].body == {
+        "url": "https://example.com/post", "formats": ["markdown"],
+        "only_main_content": False, "exclude_selectors": ["nav", "footer"]}
+    assert len({post.headers["idempotency-key"] for post in posts}) == 1
+    api.script.append(Canned("POST", "/scrape", 200, scraped(text="Post")))
+    client.scrape("https://example.com/post")
+    assert api.requests("POST", "/scrape")[-1].body == {"url": "https://example.com/post"}
+
+
+def test_scrape_waits_longer_than_the_service_waits_for_its_page(api, client, monkeypatch):
+    """The service answers 504 after JOB_WAIT_SECONDS (60 s): the client must not give up
+    first, and retry a scrape still running."""
+    seen = []
+    send = client.session.request
+    monkeypatch.setattr(client.session, "request",
+                        lambda *a, **k: seen.append(k["timeout"]) or send(*a, **k))
+    api.script.append(Canned("POST", "/scrape", 200, scraped(text="Post")))
+    client.scrape("https://example.com/post")
+    assert seen == [(10.0, client_http.SCRAPE_READ_TIMEOUT)] and seen[0][1] > 60
+
+
+def test_collections_send_the_page_options_given(api, client):
+    client.collect(["https://example.com/a"], formats=["markdown", "html"],
+                   include_selectors=("article",))
+    client.crawl("https://example.com/", max_pages=3, only_main_content=False)
+    batch, crawl = (post.body for post in api.requests("POST", "/collections"))
+    assert batch == {"mode": "batch", "urls": ["https://example.com/a"], "extract": "page",
+                     "webhook_url": None, "formats": ["markdown", "html"],
+                     "include_selectors": ["article"]}
+    assert crawl == {"mode": "crawl", "url": "https://example.com/", "extract": "page",
+                     "webhook_url": None, "max_pages": 3, "only_main_content": False}
+    with pytest.raises(TypeError, match="format"):
+        client.collect(["https://example.com/a"], format=["markdown"])  # a typo is no option
+    assert len(api.requests("POST", "/collections")) == 2
+
+
+def test_webdata_scrape_prints_the_format_asked_as_it_is(cli_env, capsys):
+    markdown = "# Post\n\nSome *text* and <script>x</script>, as written."
+    cli_env.script.append(Canned("POST", "/scrape", 200, scraped(markdown=markdown)))
+    assert main(["scrape", "https://example.com/post", "--format", "markdown",
+                 "--format", "markdown", "--include-selector", "article"]) == 0
+    assert capsys.readouterr().out == markdown + "\n"  # the markdown itself, for a pipe
+    assert cli_env.requests("POST", "/scrape")[0].body == {
+        "url": "https://example.com/post", "formats": ["markdown"],
+        "include_selectors": ["article"]}
+    cli_env.script.append(Canned("POST", "/scrape", 200, scraped(text="Post\n")))
+    assert main(["scrape", "https://example.com/post"]) == 0  # text by default
+    assert capsys.readouterr().out == "Post\n"
+    assert cli_env.requests("POST", "/scrape")[1].body == {"url": "https://example.com/post"}
+
+
+@pytest.mark.parametrize("args", [["--format", "markdown", "--format", "html"],
+                                  ["--format", "markdown", "--json"], ["--json"]])
+def test_webdata_scrape_prints_json_for_several_formats_or_when_asked(cli_env, capsys, args):
+    cli_env.script.append(Canned("POST", "/scrape", 200, scraped(markdown="# Post",
+                                                                 html="<h1>Post</h1>")))
+    assert main(["scrape", "https://example.com/post", *args]) == 0
+    answer = json.loads(capsys.readouterr().out)
+    assert answer["markdown"] == "# Post" and answer["title"] == "Post"
+
+
+def test_webdata_scrape_of_empty_content_says_so_on_stderr(cli_env, capsys):
+    cli_env.script.append(Canned("POST", "/scrape", 200, scraped()))
+    assert main(["scrape", "https://example.com/post", "--include-selector", "#none"]) == 0
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err == ("webdata: the page gave no text (do the selectors match "
+                            "anything?); 1 credit used.\n")
+    cli_env.script.append(Canned("POST", "/scrape", 200, scraped()))
+    assert main(["scrape", "https://example.com/empty", "--format", "markdown"]) == 0
+    assert capsys.readouterr().err == ("webdata: the page gave no markdown (--whole-page takes "
+                                       "all of its body); 1 credit used.\n")
+
+
+def test_webdata_scrape_refused_is_one_line(cli_env, capsys):
+    cli_env.script.append(Canned("POST", "/scrape", 422, error(
+        422, "validation_error", "Invalid request: check include_selectors.",
+        errors={"include_selectors": {"0": "Not a valid CSS selector: expected a name."}})))
+    assert main(["scrape", "https://example.com/post", "--include-selector", "div["]) == 1
+    captured = capsys.readouterr()
+    assert captured.out == "" and captured.err == (
+        "webdata: Invalid request: check include_selectors. (validation_error, HTTP 422) "
+        "include_selectors.0: Not a valid CSS selector: expected a name.\n")
+
+
+def test_format_of_collect_names_content_and_file_formats(cli_env, tmp_path, capsys):
+    urls = tmp_path / "urls.txt"
+    urls.write_text("https://example.com/a\n")
+    out = tmp_path / "out.data"  # its name does not tell: --format csv does
+    assert main(["collect", str(urls), "--format", "markdown", "--format", "csv",
+                 "--format", "raw_html", "--whole-page", "--exclude-selector", "nav",
+                 "-o", str(out)]) == 0
+    assert cli_env.requests("POST", "/collections")[0].body == {
+        "mode": "batch", "urls": ["https://example.com/a"], "extract": "page",
+        "webhook_url": None, "formats": ["markdown", "raw_html"], "only_main_content": False,
+        "exclude_selectors": ["nav"]}
+    assert cli_env.requests("GET", f"/collections/{ID}/export")[0].query["format"] == "csv"
+    assert out.read_text().startswith("url,status\n")
+
+
+def test_bad_formats_are_bad_command_lines(cli_env, tmp_path, capsys):
+    urls = tmp_path / "urls.txt"
+    urls.write_text("https://example.com/a\n")
+    for args in (["scrape", "https://example.com/", "--format", "pdf"],
+                 ["scrape", "https://example.com/", "--format", "csv"],  # a file's format
+                 ["collect", str(urls), "--format", "csv", "--format", "json"]):
+        with pytest.raises(SystemExit) as exited:
+            main(args)
+        assert exited.value.code == 2
+        assert "Traceback" not in capsys.readouterr().err
+    assert not cli_env.seen  # nothing sent, nothing charged
+
+
+def test_export_keeps_its_file_format_only(cli_env, tmp_path, capsys):
+    with pytest.raises(SystemExit) as exited:
+        main(["export", ID, "-o", str(tmp_path / "out.x"), "--format", "markdown"])
+    assert exited.value.code == 2
+    assert main(["export", ID, "-o", str(tmp_path / "out.x"), "--format", "jsonl"]) == 0
+    assert cli_env.requests("GET", f"/collections/{ID}/export")[0].query["format"] == "jsonl"
+
+
+def test_a_reader_that_goes_away_ends_scrape_quietly(api, tmp_path):
+    """``webdata scrape URL --format raw_html | head -c 10``: a megabyte for a reader that
+    reads ten bytes and leaves. No traceback, no "Exception ignored" at exit."""
+    api.script.append(Canned("POST", "/scrape", 200,
+                             scraped(raw_html="<p>" + "x" * 1_000_000 + "</p>")))
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "PYTHONPATH": str(ROOT),
+           "WEBDATA_API_KEY": "wdp_test", "WEBDATA_API_URL": api.url}
+    with subprocess.Popen([sys.executable, "-m", "client", "scrape", "https://example.com/",
+                           "--format", "raw_html"], cwd=ROOT, env=env,
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE) as run:
+        assert run.stdout.read(10) == b"<p>xxxxxxx"
+        run.stdout.close()
+        stderr = run.stderr.read().decode()
+        status = run.wait(timeout=60)
+    assert status == 1 and stderr == ""

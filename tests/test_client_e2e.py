@@ -1,6 +1,8 @@
 """``webdata`` end to end: the command in a pseudo-terminal against a real stack (the API over
 real HTTP, workers on its Redis fetching the loopback test site, the database), as a person
-runs it: the bar advances, the file it leaves has one row per URL; Ctrl-C then y cancels."""
+runs it: the bar advances, the file it leaves has one row per URL; Ctrl-C then y cancels;
+``scrape`` prints a page's markdown, collections hold the asked formats, refusals are one line
+and free."""
 
 from __future__ import annotations
 
@@ -109,3 +111,93 @@ def test_the_documented_snippet_runs_as_written(stack, service, site, tmp_path):
         rows = {row["url"]: row for row in csv.DictReader(file)}
     assert set(rows) == {f"{site}/contact", f"{site}/article"}
     assert "Sales@harbour-tide.co.uk" in rows[f"{site}/contact"]["emails"]
+
+
+def run_webdata(service: str, who: Customer, tmp_path: Path, *args: str
+                ) -> subprocess.CompletedProcess:
+    """``webdata ARGS`` without a terminal, as a script or a pipe runs it."""
+    return subprocess.run([sys.executable, "-m", "client", *args], cwd=tmp_path,
+                          env=environment(service, who, tmp_path), capture_output=True,
+                          text=True, timeout=120)
+
+
+def test_scrape_prints_the_pages_markdown_ready_for_a_file(stack, service, site, tmp_path):
+    who = new_customer(stack.app, credits=10, plan="standard")
+    article = f"{site}/article"
+    markdown = run_webdata(service, who, tmp_path, "scrape", article, "--format", "markdown")
+    assert markdown.returncode == 0 and markdown.stderr == ""
+    assert markdown.stdout.startswith("# Tide tables of the Thames estuary\n\n")
+    assert "harmonic constants" in markdown.stdout and markdown.stdout.endswith("\n")
+    heading = run_webdata(service, who, tmp_path, "scrape", article, "--format", "markdown",
+                          "--include-selector", "h1")
+    assert heading.stdout == "# Tide tables of the Thames estuary\n"
+    text = run_webdata(service, who, tmp_path, "scrape", article)  # text by default
+    assert text.returncode == 0 and "harmonic constants" in text.stdout
+    assert not text.stdout.startswith("#")
+    both = run_webdata(service, who, tmp_path, "scrape", article, "--format", "html",
+                       "--format", "markdown", "--whole-page", "--exclude-selector", "p")
+    answer = json.loads(both.stdout)  # several formats: the API's answer
+    assert answer["text"] is None and answer["raw_html"] is None
+    assert answer["markdown"] and answer["html"].startswith("<")
+    assert "harmonic constants" not in answer["markdown"]  # its paragraphs were removed
+    assert answer["credits_used"] == 1 and answer["url"] == article
+    assert who.balance() == 10 - 4
+
+
+def test_scrape_refusals_are_one_line_and_free(stack, service, site, tmp_path):
+    who = new_customer(stack.app, credits=10, plan="standard")
+    article = f"{site}/article"
+    for selector, words in (("div[", "Not a valid CSS selector"),
+                            ("article:has(p)", ":has() is not supported")):
+        refused = run_webdata(service, who, tmp_path, "scrape", article,
+                              "--include-selector", "h1", "--include-selector", selector)
+        assert refused.returncode == 1 and refused.stdout == ""
+        line = refused.stderr
+        assert line.count("\n") == 1 and line.startswith("webdata: ")
+        assert "(validation_error, HTTP 422)" in line and "include_selectors.1: " in line
+        assert words in line, line
+    unknown = run_webdata(service, who, tmp_path, "scrape", article, "--format", "pdf")
+    assert unknown.returncode == 2 and "invalid choice: 'pdf'" in unknown.stderr
+    policy = run_webdata(service, who, tmp_path, "scrape", "http://127.0.0.1:9/")
+    assert policy.returncode == 1 and policy.stderr.count("\n") == 1
+    assert "(source_policy, HTTP 403)" in policy.stderr
+    for run in (unknown, policy):
+        assert "Traceback" not in run.stderr and run.stdout == ""
+    assert who.balance() == 10  # nothing charged
+
+
+def test_a_crawl_asks_for_markdown_and_a_batch_for_two_formats(stack, service, site,
+                                                              tmp_path):
+    who = new_customer(stack.app, credits=20, plan="standard")
+    crawl = run_webdata(service, who, tmp_path, "crawl", f"{site}/site/", "--max-pages", "3",
+                        "--no-sitemap", "--format", "markdown", "-o", "site.jsonl")
+    assert crawl.returncode == 0, crawl.stderr
+    pages = [json.loads(line) for line in (tmp_path / "site.jsonl").read_text().splitlines()]
+    assert len(pages) == 3
+    assert all(page["data"]["markdown"] and page["data"]["text"] is None for page in pages)
+    (tmp_path / "urls.txt").write_text(f"{site}/article\n")
+    batch = run_webdata(service, who, tmp_path, "collect", "urls.txt", "--format", "markdown",
+                        "--format", "html", "--exclude-selector", "footer", "--format", "csv",
+                        "-o", "out.data")
+    assert batch.returncode == 0, batch.stderr
+    with (tmp_path / "out.data").open(newline="") as file:
+        (row,) = list(csv.DictReader(file))
+    assert row["markdown"].startswith("# Tide tables") and row["html"].startswith("<")
+    assert "text" not in row and "raw_html" not in row  # a column per asked format
+
+
+def test_page_options_the_api_refuses_start_nothing(stack, service, site, tmp_path):
+    who = new_customer(stack.app, credits=20, plan="standard")
+    (tmp_path / "urls.txt").write_text(f"{site}/contact\n")
+    contacts = run_webdata(service, who, tmp_path, "collect", "urls.txt", "--extract",
+                           "contacts", "--format", "markdown", "--whole-page", "-o", "out.csv")
+    assert contacts.returncode == 1 and contacts.stdout == ""
+    assert contacts.stderr.count("\n") == 1 and "(validation_error, HTTP 422)" in contacts.stderr
+    assert "formats: Not an option of extract contacts." in contacts.stderr
+    assert "only_main_content: Not an option of extract contacts." in contacts.stderr
+    selector = run_webdata(service, who, tmp_path, "crawl", f"{site}/site/",
+                           "--exclude-selector", "a:hover")
+    assert selector.returncode == 1 and selector.stderr.count("\n") == 1
+    assert "exclude_selectors.0: " in selector.stderr
+    assert who.get("/collections").get_json()["collections"] == []  # nothing started
+    assert who.balance() == 20 and not (tmp_path / "out.csv").exists()

@@ -451,3 +451,154 @@ def test_an_unexpected_error_is_the_consoles_500_page(app, monkeypatch):
     assert answer.status_code == 500 and answer.mimetype == "text/html"
     assert "Something went wrong on our side" in page and "req_" in page
     assert "Traceback" not in page and "a bug" not in page
+
+
+# -- the page options of a collection (formats, the whole page, selectors) and its results -----
+
+PRE = re.compile(r'<pre class="content" id="result-(\d+)-(\w+)" data-format="\w+" '
+                 r'tabindex="0">\n(.*?)</pre>', re.S)
+
+
+def checked(page: str, name: str) -> list[str]:
+    """The values of the ticked checkboxes ``name`` of the page."""
+    return re.findall(rf'<input type="checkbox" name="{name}" value="(\w+)" checked>', page)
+
+
+def test_the_collection_form_offers_formats_the_whole_page_and_selectors(app):
+    page = signed_in(new_customer(app)).get("/console/collections").get_data(as_text=True)
+    boxes = re.findall(r'<input type="checkbox" name="formats" value="(\w+)"', page)
+    assert boxes == ["text", "markdown", "html", "raw_html"]
+    assert checked(page, "formats") == ["text"]  # the API's default
+    assert 'name="whole_page" id="whole_page" >' in page  # not ticked: the main content
+    assert 'name="include_selectors"' in page and 'name="exclude_selectors"' in page
+    assert '<input type="hidden" name="page_options" value="shown">' in page
+
+
+def test_the_form_sends_the_page_options_of_extract_page_only(app, site):
+    who = new_customer(app, credits=10, plan="standard")  # three running at once
+    browser = signed_in(who)
+    csrf = form_token(browser, "/console/collections")
+    common = {"csrf_token": csrf, "mode": "batch", "urls": f"{site}/article",
+              "page_options": "shown", "formats": ["markdown", "raw_html"],
+              "whole_page": "on", "include_selectors": "article\r\n\r\n  main > p  \n",
+              "exclude_selectors": "nav"}
+    assert browser.post("/console/collections", data=common).status_code == 302
+    contacts = browser.post("/console/collections", data={**common, "extract": "contacts"})
+    assert contacts.status_code == 302  # the hidden fields of extract page are not its
+    made = {row["extract"]: row["id"] for row in who.get("/collections").get_json()[
+        "collections"]}
+    with app.extensions["webdata.db"].session() as session:
+        specs = {extract: json.loads(session.get(Collection, made[extract]).spec)
+                 for extract in made}
+    assert specs["page"]["options"] == {
+        "formats": ["markdown", "raw_html"], "only_main_content": False,
+        "include_selectors": ["article", "main > p"], "exclude_selectors": ["nav"]}
+    assert "options" not in specs["contacts"]
+    by_hand = browser.post("/console/collections", data={  # an older page, a script
+        "csrf_token": csrf, "mode": "batch", "urls": f"{site}/article"})
+    assert by_hand.status_code == 302
+    (newest, *_) = who.get("/collections").get_json()["collections"]
+    with app.extensions["webdata.db"].session() as session:
+        assert "options" not in json.loads(session.get(Collection, newest["id"]).spec)
+
+
+def test_refused_page_options_are_shown_by_their_fields_and_cost_nothing(app, site):
+    who = new_customer(app, credits=10, plan="free")
+    browser = signed_in(who)
+    csrf = form_token(browser, "/console/collections")
+    sent = {"csrf_token": csrf, "mode": "batch", "urls": f"{site}/article",
+            "page_options": "shown", "formats": ["markdown", "html"]}
+    none_ticked = browser.post("/console/collections", data={**sent, "formats": []})
+    page = unescape(none_ticked.get_data(as_text=True))
+    assert none_ticked.status_code == 422
+    assert "Ask for at least one format: text, markdown, html, raw_html." in page
+    selectors = browser.post("/console/collections", data={
+        **sent, "include_selectors": "article\ndiv[", "exclude_selectors": "a:has(b)\nnav"})
+    page = selectors.get_data(as_text=True)
+    assert selectors.status_code == 422
+    problems = dict(re.findall(r'<textarea id="(\w+_selectors)".*?</textarea>\s*'
+                               r'<span class="problem" role="alert">([^<]*)</span>', page, re.S))
+    assert unescape(problems["include_selectors"]).startswith("div[: Not a valid CSS selector")
+    assert unescape(problems["exclude_selectors"]) == (
+        "a:has(b): :has() is not supported: it cannot be matched in linear time.")
+    assert checked(page, "formats") == ["markdown", "html"]  # the form as it was sent
+    assert ">article\ndiv[</textarea>" in page
+    unknown = browser.post("/console/collections", data={**sent, "formats": ["pdf", "text"]})
+    assert unknown.status_code == 422  # a hand-made value, named by itself
+    assert "pdf: Unknown format &#39;pdf&#39;" in unknown.get_data(as_text=True)
+    assert who.get("/collections").get_json()["collections"] == []
+    assert who.balance() == 10
+    assert {row["status"] for row in who.activity() if row["operation"] == "collection"} == {
+        "failed"}
+
+
+def test_the_results_show_each_asked_format_as_text_never_as_markup(stack, site, monkeypatch):
+    """A page whose markdown holds ``<script>`` and ``<img onerror>`` (as code and text a
+    page may well show), and whose raw HTML has a real script: all shown as text."""
+    from api.console import result_pages
+    from tests.support.collection_stack import all_results, wait_final
+
+    who = new_customer(stack.app, credits=10, plan="standard")
+    browser = signed_in(who)
+    started = browser.post("/console/collections", data={
+        "csrf_token": form_token(browser, "/console/collections"), "mode": "batch",
+        "urls": f"{site}/escaping\n{site}/missing", "page_options": "shown",
+        "formats": ["markdown", "html", "raw_html"], "exclude_selectors": "footer"})
+    assert started.status_code == 302
+    (made,) = who.get("/collections").get_json()["collections"]
+    assert wait_final(who, made["id"])["progress"] == {
+        "total": 2, "done": 2, "succeeded": 1, "failed": 1, "robots_blocked": 0}
+    (stored,) = [r["data"] for r in all_results(who, made["id"]) if r["status"] == "succeeded"]
+    assert "<script>document.title = 'pwned'</script>" in stored["markdown"]
+
+    listing = browser.get("/console/collections").get_data(as_text=True)
+    assert f'href="/console/collections/{made["id"]}">Results</a>' in listing
+    answer = browser.get(f"/console/collections/{made['id']}")
+    page = answer.get_data(as_text=True)
+    assert answer.status_code == 200 and answer.headers["Cache-Control"] == "no-store"
+    shown = {name: unescape(text) for _, name, text in PRE.findall(page)}
+    assert shown == {"markdown": stored["markdown"], "html": stored["html"],
+                     "raw_html": stored["raw_html"]}  # each asked format, whole, as text
+    assert re.findall(r"<script[^>]*>", page) == [
+        '<script src="/console/static/console.js" defer>']  # ours alone
+    assert "<img" not in page and "onerror=\"document" not in page
+    assert "&lt;script&gt;document.title = &#39;pwned&#39;&lt;/script&gt;" in page
+    assert "&lt;footer&gt;" in page  # the raw HTML has it; the formats not
+    assert "Notes on web security" not in shown["markdown"]
+    assert re.findall(r'data-copy="result-\d-(\w+)">Copy</button>', page) == [
+        "markdown", "html", "raw_html"]  # each its Copy button
+    options = " ".join(re.search(r'<p class="muted" id="asked-options">(.*?)</p>', page,
+                                 re.S).group(1).split())
+    assert options == ("Formats: Markdown, Clean HTML, Raw HTML (as fetched) · the main "
+                       "content · without <code>footer</code>")
+    assert "fetch_failed" in page or "target_http_error" in page  # the missing page's error
+    assert answer.headers["Content-Security-Policy"].count("unsafe-inline") == 0
+
+    monkeypatch.setattr(result_pages, "SHOWN_CHARACTERS", 40)
+    cut = browser.get(f"/console/collections/{made['id']}").get_data(as_text=True)
+    markdown = {name: unescape(text) for _, name, text in PRE.findall(cut)}["markdown"]
+    assert markdown == stored["markdown"][:40]
+    assert f"{len(stored['markdown']):,} characters, the first 40 shown" in cut
+
+
+def test_the_results_page_is_the_accounts_own_and_answers_odd_queries(stack, site):
+    from tests.support.collection_stack import wait_final
+
+    alice, bob = new_customer(stack.app, credits=10), new_customer(stack.app, credits=10)
+    created = bob.post("/collections", {"mode": "batch", "extract": "contacts",
+                                        "urls": [f"{site}/contact"]})
+    bobs = created.get_json()["id"]
+    wait_final(bob, bobs)
+    assert signed_in(alice).get(f"/console/collections/{bobs}").status_code == 404
+    assert stack.app.test_client().get(f"/console/collections/{bobs}").status_code == 302
+    browser = signed_in(bob)
+    page = browser.get(f"/console/collections/{bobs}").get_data(as_text=True)
+    data = {name: unescape(text) for _, name, text in PRE.findall(page)}["data"]
+    assert "Sales@harbour-tide.co.uk" in str(json.loads(data)["emails"])  # as JSON
+    assert "Formats:" not in page
+    for query in ("after=-1", "after=99999999999999999999999", "after=x", "after=1"):
+        answer = browser.get(f"/console/collections/{bobs}?{query}")
+        assert answer.status_code == 200, query
+    assert "No more results." in browser.get(f"/console/collections/{bobs}?after=1"
+                                             ).get_data(as_text=True)
+    assert browser.get("/console/collections/col_%00").status_code == 404

@@ -6,7 +6,8 @@ One walk through, step by step, a screenshot after each into ``var/e2e-screensho
 when a step fails; ``KEEP_SCREENSHOTS=1`` keeps them always): sign in, see the balance and the
 chart, history lines with hostile URLs shown as text with no script run, start a batch and
 watch its bar reach 100 % without a reload, download its CSV, create and revoke a key, rotate
-the webhook secret, a phone-sized screen, dark mode, the keyboard, sign out.
+the webhook secret, a phone-sized screen, dark mode, the keyboard, sign out. Then a batch asking
+for markdown, whose results page shows a page's ``<script>`` as text, ready to copy.
 
 Skipped when chromium or chromedriver is missing (``make e2e`` installs them).
 """
@@ -234,5 +235,83 @@ def test_an_account_holder_walks_through_the_console(stack, service, site, brows
     browser.get(f"{service}/console/keys")
     assert browser.current_url.endswith("/console/sign-in")
     steps.shot("signed-out")
+    assert policy_violations(browser) == []
+    steps.done()
+
+
+def test_a_collection_of_markdown_shows_it_as_text_ready_to_copy(stack, service, site, browser):
+    """The page options of the form (shown for extract page only), a refused selector named
+    next to its field, then the results page: the markdown of a page that writes about
+    ``<script>`` shown as text, nothing of it run, one click to copy it."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.keys import Keys
+    from selenium.webdriver.support.ui import Select
+
+    who = new_customer(stack.app, credits=20, plan="standard")
+    steps = Steps(browser, "formats")
+    find = browser.find_element
+    browser.get(f"{service}/console/")
+    find(By.ID, "key").send_keys(who.key, Keys.ENTER)
+    until(lambda: browser.current_url.endswith("/console/"), "the overview")
+    browser.get(f"{service}/console/collections")
+
+    options = find(By.ID, "page-options")
+    assert options.is_displayed()
+    Select(find(By.ID, "extract")).select_by_value("contacts")
+    assert not options.is_displayed()  # not options of extract contacts
+    Select(find(By.ID, "extract")).select_by_value("page")
+    assert options.is_displayed()
+    ticked = [box.get_attribute("value") for box in browser.find_elements(
+        By.CSS_SELECTOR, 'input[name="formats"]') if box.is_selected()]
+    assert ticked == ["text"]
+
+    def fill(selector: str) -> None:
+        find(By.ID, "urls").send_keys(f"{site}/escaping")
+        find(By.CSS_SELECTOR, 'input[name="formats"][value="text"]').click()  # untick
+        find(By.CSS_SELECTOR, 'input[name="formats"][value="markdown"]').click()
+        find(By.ID, "exclude_selectors").send_keys(selector)
+        find(By.CSS_SELECTOR, "#new-collection button[type=submit]").click()
+
+    fill("footer\ndiv[")
+    until(lambda: find(By.CSS_SELECTOR, "#exclude_selectors + .problem").is_displayed(),
+          "the selector's problem next to its field")
+    assert find(By.CSS_SELECTOR, "#exclude_selectors + .problem").text.startswith(
+        "div[: Not a valid CSS selector")
+    steps.shot("refused-selector")
+    assert who.balance() == 20 and not browser.find_elements(By.CSS_SELECTOR, ".collection")
+
+    browser.get(f"{service}/console/collections")
+    fill("footer")
+    until(lambda: browser.find_elements(By.CSS_SELECTOR, ".collection"), "the collection")
+    item = find(By.CSS_SELECTOR, ".collection")
+    until(lambda: item.find_element(By.CSS_SELECTOR, '[data-field="status"]').text
+          == "completed", "the collection to complete", timeout=120)
+    item.find_element(By.LINK_TEXT, "Results").click()
+    until(lambda: browser.find_elements(By.CSS_SELECTOR, "pre.content"), "the results")
+    blocks = browser.find_elements(By.CSS_SELECTOR, "pre.content")
+    assert [block.get_attribute("data-format") for block in blocks] == ["markdown"]
+    markdown = blocks[0].text
+    assert markdown.startswith("# Escaping in templates")
+    assert "<script>document.title = 'pwned'</script>" in markdown
+    assert "Notes on web security" not in markdown  # the footer was excluded
+    assert browser.title.startswith("Results of") and "pwned" not in browser.title
+    assert not browser.find_elements(By.CSS_SELECTOR, "pre script, pre img, pre code")
+    steps.shot("results")
+
+    copy = find(By.CSS_SELECTOR, "button.copy")
+    copy.click()
+    until(lambda: copy.text == "Copied", "the copy button to answer")
+    assert browser.execute_script("return window.getSelection().toString();").strip() == (
+        markdown.strip())
+
+    browser.set_window_size(390, 844)  # a phone: the text wraps, nothing wider than it
+    assert browser.execute_script(
+        "return document.documentElement.scrollWidth <= window.innerWidth;"), \
+        browser.execute_script(
+            "return [...document.querySelectorAll('main *')].filter("
+            "e => e.getBoundingClientRect().right > window.innerWidth)"
+            ".map(e => e.tagName + '.' + e.className).slice(0, 5);")
+    steps.shot("results-phone")
+    browser.set_window_size(1280, 900)
     assert policy_violations(browser) == []
     steps.done()

@@ -19,7 +19,7 @@ FRAMEWORKS = ("scrapy", "twisted", "flask", "werkzeug", "marshmallow", "flask_sm
 COLLECTING_CRAWLER_FREE = ("collecting.frontier", "collecting.private_redis",
                            "collecting.host_gate", "collecting.start", "collecting.control",
                            "collecting.python_api")
-COLLECTING_ON_THE_CRAWLER = ("collecting.slice", "collecting.seeding")
+COLLECTING_ON_THE_CRAWLER = ("collecting.slice", "collecting.seeding", "collecting.repeats")
 
 SCRIPT = """
 import importlib, json, pkgutil, sys

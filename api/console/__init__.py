@@ -64,7 +64,12 @@ def _error_page(status: int, message: str, headers: dict[str, str] | None = None
 
 def register(app: Flask) -> None:
     """Serve the console on ``app``: its sessions, then its routes."""
-    from api.console import collection_pages, pages, sessions  # noqa: F401 (routes)
+    from api.console import (  # noqa: F401 (routes)
+        collection_pages,
+        pages,
+        result_pages,
+        sessions,
+    )
 
     api = app.config["WEBDATA"].api
     sessions.install(app, app.extensions["webdata.redis"], api.console_session_seconds)

@@ -1,5 +1,7 @@
 """The console's collections: the list with live progress, the form that starts a batch or a
-crawl, cancel and downloads, each through the API's own code for it."""
+crawl (with the page options of extract page: formats, the whole page, CSS selectors), cancel
+and downloads, each through the API's own code for it. A collection's results are shown by
+:mod:`.result_pages`."""
 
 from __future__ import annotations
 
@@ -20,7 +22,8 @@ from api.schemas.collections import CollectionRequestSchema, ExportQuerySchema
 from api.schemas.fields import UNSTORABLE
 from core.contract import DEFAULT_MAX_DEPTH, MAX_DEPTH
 from core.controls import url_lines
-from core.operations import COLLECTION_EXTRACTS
+from core.operations import COLLECTION_EXTRACTS, EXTRACTIONS
+from core.options import FORMATS as CONTENT_FORMATS
 from storage import collections
 from storage import idempotency as records
 from storage.models import LIVE_STATUSES
@@ -31,9 +34,20 @@ PAGE = 20
 MAX_URL_FILE = 512 * 1024
 #: The form's fields that show their own problems (collections.html).
 FIELDS = ("urls", "urls_file", "url", "max_pages", "max_depth", "include_paths",
-          "exclude_paths", "extract")
+          "exclude_paths", "extract", "formats", "only_main_content", "include_selectors",
+          "exclude_selectors")
 #: The fields of patterns (``include_paths``, ``exclude_paths``), one a line.
 PATTERN_FIELDS = ("include_paths", "exclude_paths")
+#: The fields of CSS selectors, one a line.
+SELECTOR_FIELDS = ("include_selectors", "exclude_selectors")
+#: Fields whose refused entries the API names by index: the form names them by themselves.
+LISTED_FIELDS = (*PATTERN_FIELDS, *SELECTOR_FIELDS, "formats")
+#: The content formats as the form names them.
+FORMAT_LABELS = {"text": "Text", "markdown": "Markdown", "html": "Clean HTML",
+                 "raw_html": "Raw HTML (as fetched)"}
+#: What a new form asks for: a page's content options at the API's defaults.
+NEW_FORM = {"mode": "batch", "extract": "page", "use_sitemap": True,
+            "max_depth": DEFAULT_MAX_DEPTH, "formats": ["text"], "whole_page": False}
 #: The history's name of the collection operation.
 OPERATION = api_collections.OPERATION
 
@@ -51,11 +65,10 @@ def _page(form: dict[str, Any] | None = None, problems: dict[str, Any] | None = 
     return render_template(
         "console/collections.html", collections=api_collections.bodies(rows), older=older,
         plan=g.account.plan,
-        form=form or {"mode": "batch", "extract": "page", "use_sitemap": True,
-                      "max_depth": DEFAULT_MAX_DEPTH},
-        problems=problems or {}, extracts=COLLECTION_EXTRACTS, max_depth=MAX_DEPTH,
-        form_id=forms.new_form_id(),
-        formats=list(FORMATS), live=LIVE_STATUSES), status
+        form=form or NEW_FORM, problems=problems or {}, extracts=COLLECTION_EXTRACTS,
+        max_depth=MAX_DEPTH, form_id=forms.new_form_id(), export_formats=list(FORMATS),
+        content_formats=CONTENT_FORMATS, format_labels=FORMAT_LABELS,
+        live=LIVE_STATUSES), status
 
 
 @blp.route("/collections", methods=["POST"])
@@ -98,9 +111,10 @@ def start_collection() -> Any:
 
 def _request(form: Any) -> dict[str, Any]:
     """The ``POST /collections`` body the form describes (a batch's URLs pasted, one a
-    line, and/or from an uploaded .txt file)."""
+    line, and/or from an uploaded .txt file; the page options when its extract takes them)."""
     mode = form.get("mode", "batch")
-    wanted: dict[str, Any] = {"mode": mode, "extract": form.get("extract", "page")}
+    wanted: dict[str, Any] = {"mode": mode, "extract": form.get("extract", "page"),
+                              **_page_options(form)}
     if mode == "batch":
         listed = url_lines(form.get("urls", ""))
         upload = request.files.get("urls_file")
@@ -132,17 +146,35 @@ def _request(form: Any) -> dict[str, Any]:
     return wanted
 
 
+def _page_options(form: Any) -> dict[str, Any]:
+    """The page options of the form (formats, the whole page, selectors one a line), of those
+    its extract takes; none for a form without them (made by hand, or by an older page: the
+    API's defaults). No format ticked is sent as such: the API's 422 says to tick one."""
+    taken = {option.name for option in getattr(EXTRACTIONS.get(form.get("extract", "page")),
+                                               "options", ())}
+    if form.get("page_options") != "shown" or "formats" not in taken:
+        return {}
+    options: dict[str, Any] = {"formats": form.getlist("formats"),
+                               "only_main_content": form.get("whole_page") != "on"}
+    for name in SELECTOR_FIELDS:
+        selectors = [line.strip() for line in form.get(name, "").splitlines() if line.strip()]
+        if selectors:
+            options[name] = selectors
+    return {name: value for name, value in options.items() if name in taken}
+
+
 def _placed(messages: dict[str, Any], wanted: dict[str, Any]) -> dict[str, Any]:
     """The problems by the form field that shows them; those of no field (``mode``, a stray
-    key) shown above the form. A refused pattern is named by itself: the form has one a line,
-    not the API's indexes."""
+    key) shown above the form. A refused pattern, selector or format is named by itself: the
+    form has one a line (or a box each), not the API's indexes."""
     placed = {name: value for name, value in messages.items() if name in FIELDS}
-    for name in PATTERN_FIELDS:
+    for name in LISTED_FIELDS:
         if isinstance(placed.get(name), dict):
-            patterns = wanted.get(name, [])
+            entries = wanted.get(name, [])
             placed[name] = [
-                f"{patterns[i] if isinstance(i, int) and i < len(patterns) else i}: "
-                + " ".join(problems) for i, problems in placed[name].items()]
+                f"{entries[i] if isinstance(i, int) and i < len(entries) else i}: "
+                + (problems if isinstance(problems, str) else " ".join(problems))
+                for i, problems in placed[name].items()]
     stray = [f"{name}: {value}" for name, value in messages.items() if name not in FIELDS]
     if stray:
         placed["form"] = stray
@@ -156,7 +188,10 @@ def _storable(value: str | None) -> str | None:
 
 def _echo(form: Any) -> dict[str, Any]:
     """The form as sent, to show it again with its problems."""
-    return {**form.to_dict(), "use_sitemap": form.get("use_sitemap") == "on"}
+    shown = form.get("page_options") == "shown"
+    return {**form.to_dict(), "use_sitemap": form.get("use_sitemap") == "on",
+            "formats": form.getlist("formats") if shown else NEW_FORM["formats"],
+            "whole_page": form.get("whole_page") == "on"}
 
 
 @blp.route("/collections/<collection_id>/cancel", methods=["POST"])

@@ -141,6 +141,7 @@ def start(args: dict) -> Collection:
             max_pages=args.get("max_pages"), max_depth=args["max_depth"],
             include_paths=args["include_paths"], exclude_paths=args["exclude_paths"],
             use_sitemap=args["use_sitemap"], request_id=g.request_id,
+            remove_repeated_blocks=args["remove_repeated_blocks"],
             webhook_url=args["webhook_url"], options=options_of(args))
     except starting.TooManyUrls as exc:
         raise refuse(OPERATION, ApiError("too_many_urls", str(exc))) from None

@@ -93,7 +93,7 @@ class SinglePageSpider(Spider):
             raise ValueError(f"{self.name}: pass the page with -a url=…")
         self.url = url
 
-    def refused_url(self) -> InvalidUrl | None:
+    def refused_url(self) -> CrawlError | None:
         """The failure of a URL the API would refuse as invalid: one with a control character
         (:func:`~core.controls.control_character_error`), which is never requested."""
         refused = control_character_error(self.url)

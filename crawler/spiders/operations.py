@@ -22,6 +22,7 @@ from scrapy.utils.spider import iter_spider_classes
 
 from core.operations import EXTRACTIONS, Extraction, Option, page_operation
 from core.options import OptionError
+from crawler.exceptions import CrawlError, InvalidOption
 from crawler.extract.fetched import FetchedPage
 from crawler.extract.registry import extractor
 from crawler.spiders.base import SinglePageSpider
@@ -35,23 +36,33 @@ class OperationSpider(SinglePageSpider):
     extraction: ClassVar[Extraction]
 
     def __init__(self, url: str | None = None, *args: Any, **kwargs: Any):
-        given = {option.name: self._option(option, kwargs.pop(option.name))
-                 for option in self.extraction.options if option.name in kwargs}
+        given: dict[str, Any] = {}
+        refusals: list[str] = []
+        for option in self.extraction.options:
+            if option.name in kwargs:
+                try:
+                    given[option.name] = _checked(option, kwargs.pop(option.name))
+                except OptionError as exc:
+                    entries = "".join(f" [{i}] {message}" for i, message in exc.errors.items())
+                    refusals.append(f"{option.name}: {exc}{entries}")
         super().__init__(url, *args, **kwargs)
         self.options = self.extraction.option_values(given)
+        self._refusal = "; ".join(refusals)
 
-    def _option(self, option: Option, value: Any) -> Any:
-        """``value`` of ``option`` checked; a ``ValueError`` naming the spider and the option
-        (and each bad entry) when it is not one it takes."""
-        try:
-            return option.kind.check(option.kind.from_text(value) if isinstance(value, str)
-                                     else value)
-        except OptionError as exc:
-            entries = "".join(f"; [{index}] {message}" for index, message in exc.errors.items())
-            raise ValueError(f"{self.name}: {option.name}: {exc}{entries}") from None
+    def refused_url(self) -> CrawlError | None:
+        """An option the API would refuse fails the page (``validation_error``, nothing
+        fetched), in words naming it, like a URL it would refuse."""
+        if self._refusal:
+            return InvalidOption(f"Invalid option: {self._refusal}", url=self.url)
+        return super().refused_url()
 
     def extract(self, page: FetchedPage) -> Any:
         return extractor(self.extraction.name)(page, **self.options)
+
+
+def _checked(option: Option, value: Any) -> Any:
+    """``value`` of ``option``: a ``-a`` string read as its kind reads one, then checked."""
+    return option.kind.check(option.kind.from_text(value) if isinstance(value, str) else value)
 
 
 @functools.cache

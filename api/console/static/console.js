@@ -1,7 +1,7 @@
 /* The console's one script (the Content-Security-Policy allows no inline script): the usage
    chart (Chart.js, vendored), live progress bars on the collections page, copy buttons, and
-   the batch/crawl switch of the new-collection form. Every page works without it, but the
-   chart and the live bars. */
+   the batch/crawl and extract switches of the new-collection form. Every page works without
+   it, but the chart and the live bars. */
 "use strict";
 
 const SERIES_COLOURS = {
@@ -90,12 +90,15 @@ function followCollections() {
 }
 
 function copyButtons() {
+  // The field named by data-copy: an input's value, or a block's text (a result's format).
   for (const button of document.querySelectorAll("button.copy")) {
     button.addEventListener("click", async () => {
       const field = document.getElementById(button.dataset.copy);
-      field.select();
+      const isInput = "value" in field;
+      if (isInput) field.select();
+      else window.getSelection().selectAllChildren(field);
       try {
-        await navigator.clipboard.writeText(field.value);
+        await navigator.clipboard.writeText(isInput ? field.value : field.textContent);
       } catch (error) {
         document.execCommand("copy");
       }
@@ -105,12 +108,17 @@ function copyButtons() {
 }
 
 function modeSwitch() {
+  // The batch or crawl fields, and the page options with extract page only.
   const form = document.getElementById("new-collection");
   if (!form) return;
-  const show = () => { form.dataset.mode = form.elements.mode.value || "batch"; };
+  const show = () => {
+    form.dataset.mode = form.elements.mode.value || "batch";
+    form.dataset.extract = form.elements.extract.value;
+  };
   for (const radio of form.querySelectorAll('input[name="mode"]')) {
     radio.addEventListener("change", show);
   }
+  form.elements.extract.addEventListener("change", show);
   show();
 }
 

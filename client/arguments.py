@@ -1,0 +1,150 @@
+"""The ``webdata`` command line: its commands and their options (argparse), and the reading
+of ``--format``, which names a page's content formats and a file's format alike.
+
+Each command's ``run`` function is :mod:`client.cli`'s, looked up by the command's name.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from client.http import CONTENT_FORMATS, FORMATS
+
+EXTRACTS = ("page", "contacts", "products")
+#: What ``--format`` of ``collect`` and ``crawl`` takes: a page's content formats and a
+#: file's (the two sets are disjoint).
+COLLECTION_FORMATS = (*CONTENT_FORMATS, *FORMATS)
+_PAGE_ONLY = "(extract page)"
+
+
+class FormatAction(argparse.Action):
+    """``--format``, repeatable: a content format joins ``formats`` (each once, None: the
+    service's default, text); a file format (``collect``, ``crawl``) is ``file_format``, one
+    at most."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
+                 value: object, option_string: str | None = None) -> None:
+        if value in CONTENT_FORMATS:
+            asked = namespace.formats or []
+            namespace.formats = asked if value in asked else [*asked, value]
+        elif getattr(namespace, "file_format", None) not in (None, value):
+            parser.error(f"one file format at most: --format {namespace.file_format} or "
+                         f"--format {value}?")
+        else:
+            namespace.file_format = value
+
+
+def parser() -> argparse.ArgumentParser:
+    top = argparse.ArgumentParser(
+        prog="webdata", description="Scrape a page, run collections on the web-data service "
+        "(batches of URLs and crawls, with a live progress bar) and download their results.",
+        epilog="Environment: WEBDATA_API_KEY (required), WEBDATA_API_URL "
+               "(default http://127.0.0.1:8000).")
+    top.add_argument("--api-url", help="the service (default: $WEBDATA_API_URL, else "
+                                       "http://127.0.0.1:8000)")
+    top.add_argument("--retries", type=int, default=5, metavar="N",
+                     help="retries of a request answered 429/503 or not answered (default 5)")
+    commands = top.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    scrape = commands.add_parser(
+        "scrape", help="one page, as text, markdown or HTML (1 credit)",
+        description="Fetch one page and print its content on stdout: one format as it is "
+        "(ready for a file or a model), several formats or --json as the API's JSON answer. "
+        "1 credit, also when the content is empty; nothing for a refused request.")
+    scrape.add_argument("url", metavar="URL")
+    scrape.add_argument("--format", action=FormatAction, choices=CONTENT_FORMATS,
+                        dest="formats", metavar="FORMAT",
+                        help="text (default), markdown, html (the content as clean HTML) or "
+                             "raw_html (the page as fetched); repeatable")
+    _content(scrape, note="")
+    scrape.add_argument("--json", action="store_true",
+                        help="the API's whole answer as JSON (title, formats, links, "
+                             "metadata…)")
+
+    collect = commands.add_parser("collect", help="fetch each URL of a file (a batch)",
+                                  description="Fetch each URL of a file once: one URL a line, "
+                                  "blank lines and lines starting with # skipped; - reads "
+                                  "stdin.")
+    collect.add_argument("urls_file", metavar="URLS_FILE")
+    _creating(collect)
+
+    crawl = commands.add_parser("crawl", help="crawl one site from a start URL",
+                                description="Follow links within the start URL's site "
+                                "(and its sitemap).")
+    crawl.add_argument("url", metavar="URL")
+    crawl.add_argument("--max-pages", type=int, metavar="N", help="at most N pages (exact)")
+    crawl.add_argument("--max-depth", type=int, metavar="N", help="link hops from the start")
+    crawl.add_argument("--include", action="append", metavar="REGEX", dest="include_paths",
+                       help="only paths (+ query) matching it (RE2 syntax); repeatable")
+    crawl.add_argument("--exclude", action="append", metavar="REGEX", dest="exclude_paths",
+                       help="never paths (+ query) matching it (RE2 syntax); repeatable")
+    crawl.add_argument("--no-sitemap", action="store_false", dest="use_sitemap",
+                       default=None, help="do not read the site's sitemaps")
+    _creating(crawl)
+
+    status = commands.add_parser("status", help="show a collection")
+    status.add_argument("id", metavar="ID")
+    status.add_argument("--json", action="store_true", help="the API's object, as JSON")
+
+    cancel = commands.add_parser("cancel", help="cancel a queued or running collection")
+    cancel.add_argument("id", metavar="ID")
+    cancel.add_argument("--json", action="store_true", help="the API's object, as JSON")
+
+    export = commands.add_parser("export", help="download a collection's results (waiting, "
+                                 "with the progress bar, while it runs)")
+    export.add_argument("id", metavar="ID")
+    export.add_argument("--format", choices=FORMATS, dest="file_format",
+                        help="the file's format, when its name does not tell")
+    _output(export, required=True)
+    export.add_argument("--status", choices=("succeeded", "failed"),
+                        help="only the pages that succeeded, or that failed")
+    return top
+
+
+def _content(command: argparse.ArgumentParser, note: str) -> None:
+    """What a page's content is: the whole page or its main content, and CSS selectors."""
+    command.add_argument("--whole-page", action="store_false", dest="only_main_content",
+                         default=None,
+                         help="the whole <body> (no scripts, styles, hidden elements) instead "
+                              f"of the readable main content {note}".rstrip())
+    command.add_argument("--include-selector", action="append", metavar="CSS",
+                         dest="include_selectors",
+                         help="only the elements it matches are the content; repeatable "
+                              f"{note}".rstrip())
+    command.add_argument("--exclude-selector", action="append", metavar="CSS",
+                         dest="exclude_selectors",
+                         help="remove the elements it matches first; repeatable "
+                              f"{note}".rstrip())
+
+
+def _creating(command: argparse.ArgumentParser) -> None:
+    command.add_argument("--extract", choices=EXTRACTS, default="page",
+                         help="what each page gives: page (title, text, links, metadata), "
+                              "contacts or products (default page)")
+    command.add_argument("--format", action=FormatAction, choices=COLLECTION_FORMATS,
+                         dest="formats", metavar="FORMAT",
+                         help="repeatable: a content format of each page, text (default), "
+                              f"markdown, html or raw_html {_PAGE_ONLY}; or the file's "
+                              "format, csv, json or jsonl, when -o's name does not tell")
+    _content(command, note=_PAGE_ONLY)
+    _output(command, required=False)
+    command.set_defaults(file_format=None)
+    command.add_argument("--no-wait", action="store_true",
+                         help="print the collection's id and exit at once")
+    command.add_argument("--webhook-url", metavar="URL",
+                         help="the service POSTs the finished collection there")
+
+
+def _output(command: argparse.ArgumentParser, *, required: bool) -> None:
+    command.add_argument("-o", "--output", metavar="FILE", required=required,
+                         help="write the results there once final (.csv, .json or .jsonl)")
+    command.add_argument("--fields", metavar="NAMES",
+                         help="keep only these keys (CSV: columns), in this order, "
+                              "comma-separated: url,status,data.title…")
+
+
+def page_options(args: argparse.Namespace) -> dict[str, object]:
+    """The page options the command line gave (None: not given, not sent)."""
+    return {"formats": args.formats, "only_main_content": args.only_main_content,
+            "include_selectors": args.include_selectors,
+            "exclude_selectors": args.exclude_selectors}
