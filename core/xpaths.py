@@ -53,12 +53,10 @@ FUNCTIONS: dict[str, tuple[int, int, str]] = {
     "false": (0, 0, "any"), "position": (0, 0, "any"), "last": (0, 0, "any"),
     "name": (0, 1, "any"), "local-name": (0, 1, "any"),
 }
-#: The functions that read text (their cost is per character).
-_TEXT_FUNCTIONS = {"contains", "starts-with", "normalize-space", "string", "concat", "translate",
-                   "string-length", "number"}
-#: Passes over the text a function costs, where it is not one: translate() reads it character
-#: by character (15 ns per character; contains() and the others about 1).
-_TEXT_PASSES = {"translate": 16}
+#: The functions that read text, and the passes over it each costs: translate() reads it
+#: character by character (15 ns a character, the others about 1; concat() is apart).
+_TEXT_PASSES = {"contains": 1, "starts-with": 1, "normalize-space": 1, "string": 1,
+                "translate": 16, "string-length": 1, "number": 1}
 _AXES = {"child", "attribute", "self", "descendant", "descendant-or-self"}
 _DESCENDANT_AXES = {"descendant", "descendant-or-self"}
 _OUTWARD_AXES = {"parent", "ancestor", "ancestor-or-self", "following", "following-sibling",
@@ -436,5 +434,4 @@ class _Parser:
             raise XPathInvalid(f"{name}() takes a node-set.")
         if name == "concat":  # copies what it has joined at each argument
             self.text_ops += len(arguments) * (len(arguments) + 1) // 2
-        elif name in _TEXT_FUNCTIONS:
-            self.text_ops += _TEXT_PASSES.get(name, 1)
+        self.text_ops += _TEXT_PASSES.get(name, 0)

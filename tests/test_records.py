@@ -131,6 +131,15 @@ def test_xpath_values_stand_for_themselves():
     assert records == [{"count": 14, "none": 0, "has": "true", "joined": "7-y"}]
 
 
+def test_an_xpath_union_gives_its_nodes_in_document_order_once_each():
+    html = "<html><body><div><h3>a</h3><h2>b</h2><h3>c</h3></div></body></html>"
+    records = _records(html, {"selector_type": "xpath", "base_selector": "//div", "fields": [
+        {"name": "first", "selector": "./h2 | ./h3"},
+        {"name": "all", "selector": "./h2 | ./h3 | ./h2", "type": "list"},
+        {"name": "none", "selector": "./h1 | ./h4", "default": "-"}]})
+    assert records == [{"first": "a", "all": ["a", "b", "c"], "none": "-"}]
+
+
 @pytest.mark.parametrize(("text", "number"), [
     ("1,234.56", 1234.56), ("1.234,56", 1234.56), ("12 €", 12), ("€12,50", 12.5),
     ("1 234,56 €", 1234.56), ("1\u202f234,5", 1234.5), ("1'234'567.5", 1234567.5),
