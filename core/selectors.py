@@ -149,7 +149,10 @@ class Matcher:
 
     # --- one pass per part ---------------------------------------------------------------
 
-    def _spend(self, steps: int) -> None:
+    def spend(self, steps: int) -> None:
+        """Count ``steps`` element visits (or work that takes as long) against the page's
+        budget: past it, :class:`SelectorBudgetExceeded`. Matching spends its own; a record
+        schema (:mod:`crawler.extract.records`) spends what it reads besides."""
         self.steps_left -= steps
         if self.steps_left < 0:
             raise SelectorBudgetExceeded(
@@ -158,12 +161,12 @@ class Matcher:
 
     def _filter(self, candidates: set[Element], keep: Callable[[Element], bool]
                 ) -> set[Element]:
-        self._spend(len(candidates))
+        self.spend(len(candidates))
         return {el for el in candidates if keep(el)}
 
     def _match(self, node: Any) -> set[Element]:
         if isinstance(node, css.Element):
-            self._spend(len(self.elements))
+            self.spend(len(self.elements))
             if node.element in (None, "*"):
                 return set(self.elements)
             tag = node.element.lower()
@@ -193,7 +196,7 @@ class Matcher:
 
     def _combined(self, left: set[Element], combinator: str, right: set[Element]
                   ) -> set[Element]:
-        self._spend(len(self.elements))
+        self.spend(len(self.elements))
         if combinator == ">":
             return {el for el in right if el.getparent() in left}
         if combinator == "+":
@@ -226,7 +229,7 @@ class Matcher:
         """Each element's (position, of how many siblings, position among its type, of how
         many of its type), positions from 1."""
         if self._places is None:
-            self._spend(len(self.elements))
+            self.spend(len(self.elements))
             places: dict[Element, tuple[int, int, int, int]] = {self.root: (1, 1, 1, 1)}
             for parent in self.elements:
                 children = _children(parent)
