@@ -7,10 +7,13 @@ Each command's ``run`` function is :mod:`client.cli`'s, looked up by the command
 from __future__ import annotations
 
 import argparse
+import json
+import sys
+from pathlib import Path
 
 from client.http import CONTENT_FORMATS, FORMATS
 
-EXTRACTS = ("page", "contacts", "products")
+EXTRACTS = ("page", "contacts", "products", "schema")
 #: What ``--format`` of ``collect`` and ``crawl`` takes: a page's content formats and a
 #: file's (the two sets are disjoint).
 COLLECTION_FORMATS = (*CONTENT_FORMATS, *FORMATS)
@@ -57,6 +60,7 @@ def parser() -> argparse.ArgumentParser:
                         help="text (default), markdown, html (the content as clean HTML) or "
                              "raw_html (the page as fetched); repeatable")
     _content(scrape, note="")
+    _schema(scrape, "(printed as JSON: its records)")
     scrape.add_argument("--json", action="store_true",
                         help="the API's whole answer as JSON (title, formats, links, "
                              "metadata…)")
@@ -117,10 +121,28 @@ def _content(command: argparse.ArgumentParser, note: str) -> None:
                               f"{note}".rstrip())
 
 
+def _schema(command: argparse.ArgumentParser, note: str) -> None:
+    command.add_argument("--schema", metavar="FILE", type=_schema_file,
+                         help="a selector schema, as JSON (- reads stdin): the records it "
+                              f"reads from each page {note}")
+
+
+def _schema_file(name: str) -> object:
+    """The JSON of ``--schema``'s file (argparse's one-line error when it cannot be read)."""
+    try:
+        text = sys.stdin.read() if name == "-" else Path(name).read_text(encoding="utf-8-sig")
+        return json.loads(text)
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        raise argparse.ArgumentTypeError(f"cannot read a JSON schema from {name}: "
+                                         f"{getattr(exc, 'strerror', None) or exc}") from None
+
+
 def _creating(command: argparse.ArgumentParser) -> None:
     command.add_argument("--extract", choices=EXTRACTS, default="page",
                          help="what each page gives: page (title, text, links, metadata), "
-                              "contacts or products (default page)")
+                              "contacts, products, or schema (the records of --schema) "
+                              "(default page)")
+    _schema(command, "(extract schema)")
     command.add_argument("--format", action=FormatAction, choices=COLLECTION_FORMATS,
                          dest="formats", metavar="FORMAT",
                          help="repeatable: a content format of each page, text (default), "
@@ -147,4 +169,4 @@ def page_options(args: argparse.Namespace) -> dict[str, object]:
     """The page options the command line gave (None: not given, not sent)."""
     return {"formats": args.formats, "only_main_content": args.only_main_content,
             "include_selectors": args.include_selectors,
-            "exclude_selectors": args.exclude_selectors}
+            "exclude_selectors": args.exclude_selectors, "schema": args.schema}

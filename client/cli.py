@@ -72,6 +72,8 @@ def run_scrape(args: argparse.Namespace, err: Console) -> int:
     formats = args.formats or ["text"]
     if args.json or len(formats) > 1:
         return _print(json.dumps(answer, indent=2))
+    if args.schema is not None and not args.formats:  # the records are what was asked for
+        return _print(json.dumps(answer.get("records"), indent=2, ensure_ascii=False))
     content = answer.get(formats[0])
     if not content:
         hint = ("do the selectors match anything?" if args.include_selectors

@@ -111,15 +111,18 @@ class Client:
                include_selectors: Sequence[str] | None = None,
                exclude_selectors: Sequence[str] | None = None,
                include_links: bool | None = None, include_metadata: bool | None = None,
+               schema: dict[str, Any] | None = None,
                idempotency_key: str | None = None) -> dict[str, Any]:
         """``POST /scrape``: one page, 1 credit. Its answer: ``title``, ``text``,
         ``markdown``, ``html``, ``raw_html`` (each format ``None`` unless asked for in
-        ``formats``; the service's default is ``["text"]``), ``links``, ``metadata``…
-        Options left ``None`` are not sent (the service's defaults, docs/api.md)."""
+        ``formats``; the service's default is ``["text"]``), ``links``, ``metadata``, and
+        ``records`` (what a selector ``schema`` reads, else ``None``). Options left ``None``
+        are not sent (the service's defaults, docs/api.md)."""
         body = {"url": url, **_page_options({
             "formats": formats, "only_main_content": only_main_content,
             "include_selectors": include_selectors, "exclude_selectors": exclude_selectors,
-            "include_links": include_links, "include_metadata": include_metadata})}
+            "include_links": include_links, "include_metadata": include_metadata,
+            "schema": schema})}
         key = idempotency_key or f"webdata-client-{uuid.uuid4()}"
         timeout = (self.timeout[0], max(self.timeout[1], SCRAPE_READ_TIMEOUT))
         return _json(self._request("POST", "/scrape", json=body, idempotency_key=key,
@@ -132,7 +135,7 @@ class Client:
                 **options: Any) -> dict[str, Any]:
         """Start a batch: each URL fetched once. The collection object (status ``queued``).
         ``options``: those of :meth:`scrape` (``formats=["markdown"]``…), for ``extract``
-        page only; left ``None``, not sent."""
+        page only, and ``schema`` for ``extract="schema"``; left ``None``, not sent."""
         return self.create({"mode": "batch", "urls": list(urls), "extract": extract,
                             "webhook_url": webhook_url, **_page_options(options)},
                            idempotency_key)
@@ -269,7 +272,7 @@ class Client:
 
 #: The options of a page's content (:meth:`Client.scrape`), also a collection's of extract page.
 PAGE_OPTIONS = ("formats", "only_main_content", "include_selectors", "exclude_selectors",
-                "include_links", "include_metadata")
+                "include_links", "include_metadata", "schema")
 
 
 def _page_options(options: dict[str, Any]) -> dict[str, Any]:

@@ -23,8 +23,17 @@ from typing import Any
 from core.items.contacts import Contacts
 from core.items.page import Page
 from core.items.products import Products
+from core.items.records import Records
 from core.items.video import Video
-from core.options import BOOLEAN, FORMAT_LIST, FORMATS, SELECTOR_LIST, Kind, OptionError
+from core.options import (
+    BOOLEAN,
+    FORMAT_LIST,
+    FORMATS,
+    SCHEMA,
+    SELECTOR_LIST,
+    Kind,
+    OptionError,
+)
 from core.video_platform import parse_video_url
 
 
@@ -34,12 +43,14 @@ class Option:
     the operation is collectable), a keyword argument of its job and of its extraction
     function, a spider's ``-a``. ``kind`` is the rule of its values (:mod:`core.options`);
     ``description`` its OpenAPI words. A list default is a tuple (the table is immutable)
-    and given out as a list."""
+    and given out as a list. A ``required`` option has no default: without it the request
+    is a 422 (``scrapy crawl``: a failed page)."""
 
     name: str
     default: Any
     kind: Kind = BOOLEAN
     description: str = ""
+    required: bool = False
 
     @property
     def default_value(self) -> Any:
@@ -106,6 +117,19 @@ class Operation:
     common_fields: bool = True
 
 
+_SCHEMA_WORDS = (
+    "A selector schema: `base_selector` (one record per element it matches; none: the page is "
+    "one record), `selector_type` (`css`, the default, or `xpath`), `fields` (each `name`, "
+    "`selector`, `type` one of text, attribute, html, number, url, nested, list, `attribute`, "
+    "`default`, and `fields` for nested and list). At most 64 KB, 8 levels, 500 fields; a bad "
+    "one is a 422 naming where (`schema.fields[2].selector`).")
+#: Records by a selector schema: an extraction of collections (``extract: "schema"``) and of
+#: ``scrapy crawl schema``, without an operation of its own (``/scrape`` reads the same records
+#: with its ``schema`` option).
+SCHEMA_RECORDS = Extraction(
+    name="schema", item=Records, title="Records", collectable=True,
+    options=(Option("schema", None, SCHEMA, _SCHEMA_WORDS, required=True),))
+
 SCRAPE = Operation(
     name="scrape", path="/scrape", cost=1, usage="scrape", operation_id="scrape",
     extraction=Extraction(
@@ -124,7 +148,9 @@ SCRAPE = Operation(
                    "500 characters; `:has()` and `:contains()` are refused."),
             Option("exclude_selectors", (), SELECTOR_LIST,
                    "CSS selectors: the elements they match are removed before anything is "
-                   "extracted. Same limits as `include_selectors`."))),
+                   "extracted. Same limits as `include_selectors`."),
+            Option("schema", None, SCHEMA, _SCHEMA_WORDS + " Its records are the answer's "
+                   "`records`."))),
     summary="Extract one page.",
     description="Fetches exactly one HTML page (each redirect hop checked against source "
                 "policy and\nrobots.txt) and returns its title, readable text, links and "
@@ -183,8 +209,9 @@ PAGE_OPERATIONS = tuple(operation for operation in OPERATIONS if operation.extra
 BY_EXTRACTION = {operation.extraction.name: operation for operation in PAGE_OPERATIONS
                  if operation.extraction is not None}
 EXTRACTIONS: dict[str, Extraction] = {
-    name: operation.extraction for name, operation in BY_EXTRACTION.items()
-    if operation.extraction is not None}
+    **{name: operation.extraction for name, operation in BY_EXTRACTION.items()
+       if operation.extraction is not None},
+    SCHEMA_RECORDS.name: SCHEMA_RECORDS}
 #: What each page of a collection may give (``extract``), in the order the API documents.
 COLLECTION_EXTRACTS = tuple(name for name, extraction in EXTRACTIONS.items()
                             if extraction.collectable)
@@ -197,9 +224,11 @@ FORMAT_FIELDS = FORMATS
 
 def option_errors(extract: str, given: dict[str, Any]) -> dict[str, str]:
     """Option name → message for each of ``given`` (JSON values) that extraction ``extract``
-    does not take or that its kind refuses; ``{}`` when all are good."""
+    does not take or that its kind refuses, and each it requires that is missing; ``{}``
+    when all are good."""
     own = {option.name: option for option in EXTRACTIONS[extract].options}
-    errors: dict[str, str] = {}
+    errors: dict[str, str] = {name: "Missing data for required field." for name, option
+                              in own.items() if option.required and given.get(name) is None}
     for name, value in given.items():
         if name not in own:
             errors[name] = f"Not an option of extract {extract}."

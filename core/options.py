@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from core.record_schema import SchemaInvalid, parse_schema
 from core.selectors import MAX_SELECTORS, selector_errors
 
 #: What ``formats`` may ask for, in the order the answer lists them.
@@ -100,6 +101,26 @@ def _selector_text(text: str) -> list[str]:
     return _list_text(stripped) if stripped.startswith("[") else [stripped] if stripped else []
 
 
+def _schema(value: Any) -> Any:
+    """A selector schema (:func:`core.record_schema.parse_schema`), kept as JSON: what travels
+    to a worker and is stored is the client's schema, parsed again where it is applied."""
+    if value is None:
+        return None
+    try:
+        parse_schema(value)
+    except SchemaInvalid as exc:
+        raise OptionError(str(exc)) from None
+    return value
+
+
+def _schema_text(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except ValueError:
+        raise OptionError("Not valid JSON.") from None
+
+
 BOOLEAN = Kind("boolean", _boolean, _boolean_text)
 FORMAT_LIST = Kind("formats", _formats, _list_text)
 SELECTOR_LIST = Kind("selectors", _selectors, _selector_text)
+SCHEMA = Kind("schema", _schema, _schema_text)

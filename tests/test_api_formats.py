@@ -88,3 +88,56 @@ def test_a_collection_refuses_options_its_extract_does_not_take(stack, site):
                                          "extract": "contacts", "formats": ["markdown"]})
     assert response.status_code == 422
     assert response.get_json()["errors"]["formats"] == ["Not an option of extract contacts."]
+
+
+SCHEMA = {"fields": [{"name": "title", "selector": "h1"},
+                     {"name": "first_link", "selector": "a", "type": "url"},
+                     {"name": "missing", "selector": ".no-such-thing", "default": "n/a"}]}
+
+
+def test_scrape_reads_records_by_a_schema(customer, site):
+    body = customer.post("/scrape", {"url": f"{site}/article", "schema": SCHEMA}).get_json()
+    assert body["records"] == [{"title": "Tide tables of the Thames estuary",
+                                "first_link": body["records"][0]["first_link"],
+                                "missing": "n/a"}]
+    assert body["records"][0]["first_link"].startswith(site)
+    assert body["credits_used"] == 1
+    assert customer.post("/scrape", {"url": f"{site}/article"}).get_json()["records"] is None
+
+
+@pytest.mark.parametrize(("schema", "words"), [
+    ({"fields": []}, "schema.fields: "),
+    ({"fields": [{"name": "a", "selector": "div["}]}, "schema.fields[0].selector: "),
+    ({"fields": [{"name": "a", "type": "colour"}]}, "schema.fields[0].type: "),
+    ({"baseSelector": "li", "fields": [{"name": "a"}]}, "write base_selector"),
+    ({"selector_type": "xpath", "fields": [{"name": "a", "selector": "./following::p"}]},
+     "schema.fields[0].selector: "),
+    ({"fields": [{"name": f"f{i}", "selector": "p" * 700} for i in range(100)]}, "65,536 bytes"),
+    ("not an object", "schema"),
+])
+def test_a_bad_schema_is_a_free_422_saying_where(customer, site, schema, words):
+    before = customer.balance()
+    response = customer.post("/scrape", {"url": f"{site}/article", "schema": schema})
+    assert response.status_code == 422, response.get_json()
+    assert words in str(response.get_json()["errors"]["schema"])
+    assert customer.balance() == before
+
+
+def test_a_schema_collection_stores_records_and_needs_its_schema(stack, site):
+    who = new_customer(stack.app, credits=10, plan="standard")
+    missing = who.post("/collections", {"mode": "batch", "urls": [f"{site}/article"],
+                                        "extract": "schema"})
+    assert missing.status_code == 422
+    assert missing.get_json()["errors"]["schema"] == ["Missing data for required field."]
+    created = who.post("/collections", {"mode": "batch", "urls": [f"{site}/article"],
+                                        "extract": "schema", "schema": SCHEMA})
+    assert created.status_code == 202, created.get_json()
+    collection = created.get_json()["id"]
+    assert wait_final(who, collection)["progress"]["succeeded"] == 1
+    [result] = all_results(who, collection)
+    assert result["data"] == {"records": [{"title": "Tide tables of the Thames estuary",
+                                           "first_link": result["data"]["records"][0][
+                                               "first_link"], "missing": "n/a"}]}
+    exported = who.get(f"/collections/{collection}/export?format=csv")
+    header, row = list(csv.reader(io.StringIO(exported.get_data(as_text=True))))
+    assert header[-1] == "records" and "Tide tables" in row[-1]

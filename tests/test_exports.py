@@ -58,12 +58,13 @@ ROWS = [row(1), row(2, data=None, error=ERROR), row(3)]
 
 def test_the_csv_columns_are_fixed_per_extract():
     assert exports.csv_columns("page") == (*COMMON, "title", "text", "markdown", "html",
-                                           "raw_html", "language", "links", "metadata")
+                                           "raw_html", "language", "links", "metadata", "records")
     assert exports.csv_columns("page", formats=("markdown",)) == (
-        *COMMON, "title", "markdown", "language", "links", "metadata")
+        *COMMON, "title", "markdown", "language", "links", "metadata", "records")
     assert exports.csv_columns("contacts") == (*COMMON, "emails", "phones", "social_links",
                                                "organization", "suggested_pages")
     assert exports.csv_columns("products") == (*COMMON, "products")
+    assert exports.csv_columns("schema") == (*COMMON, "records")
 
 
 def test_fields_pick_keys_and_columns_in_the_order_asked():

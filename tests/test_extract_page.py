@@ -167,7 +167,7 @@ def test_both_flags_off() -> None:
 
 def assert_blank(result: dict[str, Any]) -> None:
     assert set(result) == {"title", "text", "markdown", "html", "raw_html", "language", "links",
-                           "metadata"}
+                           "metadata", "records"}
     assert result["title"] is None
     assert result["text"] is None
     assert result["language"] is None

@@ -57,7 +57,7 @@ CONTRACT = {
     "Health": ["status", "redis", "database"],
     "Error": ["code", "status", "error", "message", "request_id", "errors"],
     "ScrapeResponse": [*_PAGE, "title", "text", "markdown", "html", "raw_html", "language",
-                       "links", "metadata"],
+                       "links", "metadata", "records"],
     "Link": ["url", "text", "rel", "internal"],
     "Metadata": ["description", "canonical_url", "author", "published_at", "modified_at",
                  "site_name", "image", "keywords", "open_graph", "twitter", "json_ld",

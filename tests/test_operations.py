@@ -8,6 +8,7 @@ from dataclasses import fields
 from api.exports import DATA_KEYS
 from core.items.page import Page
 from core.operations import (
+    BY_EXTRACTION,
     BY_PATH,
     COLLECTION_EXTRACTS,
     EXTRACTIONS,
@@ -37,7 +38,8 @@ def test_every_operation_keeps_its_route_and_history_name():
 def test_the_page_operations_and_what_collections_may_extract():
     assert [op.name for op in PAGE_OPERATIONS] == ["scrape", "contacts", "products",
                                                     "video_platform"]
-    assert COLLECTION_EXTRACTS == ("page", "contacts", "products")
+    assert COLLECTION_EXTRACTS == ("page", "contacts", "products", "schema")
+    assert "schema" not in BY_EXTRACTION  # a collection's extraction, no operation of its own
     assert page_operation("page") is operation("scrape")
     assert EXTRACTIONS["page"].data_keys == tuple(f.name for f in fields(Page))
     assert {name: EXTRACTIONS[name].data_keys for name in COLLECTION_EXTRACTS} == DATA_KEYS
@@ -51,7 +53,8 @@ def test_the_usage_series_come_from_the_table():
 def test_options_take_their_defaults():
     page = EXTRACTIONS["page"]
     defaults = {"include_links": True, "include_metadata": True, "formats": ["text"],
-                "only_main_content": True, "include_selectors": [], "exclude_selectors": []}
+                "only_main_content": True, "include_selectors": [], "exclude_selectors": [],
+                "schema": None}
     assert page.option_values({}) == defaults
     assert page.option_values({"include_links": False, "other": 1}) == {
         **defaults, "include_links": False}

@@ -5,6 +5,7 @@ and downloads, each through the API's own code for it. A collection's results ar
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from flask import flash, g, jsonify, redirect, render_template, request, url_for
@@ -35,7 +36,7 @@ MAX_URL_FILE = 512 * 1024
 #: The form's fields that show their own problems (collections.html).
 FIELDS = ("urls", "urls_file", "url", "max_pages", "max_depth", "include_paths",
           "exclude_paths", "extract", "formats", "only_main_content", "include_selectors",
-          "exclude_selectors")
+          "exclude_selectors", "schema")
 #: The fields of patterns (``include_paths``, ``exclude_paths``), one a line.
 PATTERN_FIELDS = ("include_paths", "exclude_paths")
 #: The fields of CSS selectors, one a line.
@@ -152,6 +153,8 @@ def _page_options(form: Any) -> dict[str, Any]:
     API's defaults). No format ticked is sent as such: the API's 422 says to tick one."""
     taken = {option.name for option in getattr(EXTRACTIONS.get(form.get("extract", "page")),
                                                "options", ())}
+    if "schema" in taken and "formats" not in taken:  # extract schema: its JSON, as typed
+        return {"schema": _json_schema(form.get("schema", ""))}
     if form.get("page_options") != "shown" or "formats" not in taken:
         return {}
     options: dict[str, Any] = {"formats": form.getlist("formats"),
@@ -161,6 +164,16 @@ def _page_options(form: Any) -> dict[str, Any]:
         if selectors:
             options[name] = selectors
     return {name: value for name, value in options.items() if name in taken}
+
+
+def _json_schema(text: str) -> Any:
+    """The schema box's JSON (None when empty: the API says it is required)."""
+    if not text.strip():
+        return None
+    try:
+        return json.loads(text)
+    except ValueError as exc:
+        raise ValidationError({"schema": [f"Not valid JSON: {exc}."]}) from None
 
 
 def _placed(messages: dict[str, Any], wanted: dict[str, Any]) -> dict[str, Any]:

@@ -67,8 +67,9 @@ def export(args: dict, collection_id: str):
       missing value is an empty cell): `url`, `final_url`, `status`, `status_code`,
       `fetched_at`, `error` (its code), `error_message`, then for `page`: `title`, `text`,
       `markdown`, `html`, `raw_html` (each only when the collection's `formats` asked for it),
-      `language`, `links`, `metadata`; for `contacts`: `emails`, `phones`, `social_links`,
-      `organization`, `suggested_pages`; for `products`: `products`.
+      `language`, `links`, `metadata`, `records`; for `contacts`: `emails`, `phones`,
+      `social_links`, `organization`, `suggested_pages`; for `products`: `products`; for
+      `schema`: `records`.
 
     `fields` keeps the keys (CSV: the columns) named, in that order: `error` gives the
     columns `error` and `error_message`, `data` every column of `data`, `data.<key>` one.

@@ -71,7 +71,8 @@ class _CollectionRequest(RequestSchema):
         "description": "`batch`: the pages of `urls`; `crawl`: pages of the site of `url`, "
                        "following links."})
     extract = fields.String(load_default="page", validate=validate.OneOf(EXTRACTS), metadata={
-        "description": "What each page gives: `page` (as /scrape), `contacts`, `products`."})
+        "description": "What each page gives: `page` (as /scrape), `contacts`, `products`, "
+                       "`schema` (the records of `schema`)."})
     urls = fields.List(
         Url(rule=page_url),
         validate=validate.Length(min=1), metadata={
@@ -111,6 +112,9 @@ class _CollectionRequest(RequestSchema):
         own = {option.name for option in EXTRACTIONS[extract].options}
         errors = {name: [f"Not an option of extract {extract}."]
                   for name in COLLECTION_OPTIONS if name in data and name not in own}
+        errors.update({option.name: ["Missing data for required field."]
+                       for option in EXTRACTIONS[extract].options
+                       if option.required and data.get(option.name) is None})
         if errors:
             raise ValidationError(errors)
 

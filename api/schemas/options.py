@@ -10,7 +10,7 @@ from marshmallow import ValidationError, fields, missing, validate
 
 from api.schemas.fields import JsonBoolean
 from core.operations import Option
-from core.options import BOOLEAN, FORMAT_LIST, FORMATS, Kind, OptionError
+from core.options import BOOLEAN, FORMAT_LIST, FORMATS, SCHEMA, Kind, OptionError
 from core.selectors import MAX_SELECTOR_LENGTH, MAX_SELECTORS
 
 
@@ -29,6 +29,20 @@ class CheckedList(fields.List):
             raise ValidationError(exc.errors or str(exc)) from None
 
 
+class CheckedSchema(fields.Dict):
+    """A selector schema: a JSON object checked by its kind (a 422 saying where it is bad)."""
+
+    def __init__(self, kind: Kind, **kwargs: Any):
+        super().__init__(**kwargs)
+        self.kind = kind
+
+    def _deserialize(self, value: Any, attr: Any, data: Any, **kwargs: Any) -> Any:
+        try:
+            return self.kind.check(value)
+        except OptionError as exc:
+            raise ValidationError(str(exc)) from None
+
+
 def option_field(option: Option, *, defaulted: bool = True, note: str = "") -> fields.Field:
     """The request field of ``option``; with its default when ``defaulted`` (a collection's
     are not: an option its extract does not take is refused, so which were given matters).
@@ -38,6 +52,9 @@ def option_field(option: Option, *, defaulted: bool = True, note: str = "") -> f
     default = option.default
     if option.kind is BOOLEAN:
         return JsonBoolean(load_default=default if defaulted else missing, metadata=metadata)
+    if option.kind is SCHEMA:
+        return CheckedSchema(option.kind, metadata=metadata, allow_none=True,
+                             load_default=default if defaulted else missing)
     if option.kind is FORMAT_LIST:
         inner: fields.Field = fields.String(validate=validate.OneOf(FORMATS))
         size = validate.Length(min=1, max=len(FORMATS))

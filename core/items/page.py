@@ -60,3 +60,6 @@ class Page:
     language: str | None = described("Primary language subtag, e.g. en.", default=None)
     links: list[Link] = described("[] when include_links is false.", factory=list)
     metadata: Metadata | None = described("null when include_metadata is false.", default=None)
+    records: list[dict[str, Any]] | None = described(
+        "The records the request's `schema` reads (at most 1,000); null without a schema.",
+        default=None)

@@ -25,6 +25,7 @@ from crawler.extract.dates import page_date
 from crawler.extract.fetched import FetchedPage
 from crawler.extract.language import page_language
 from crawler.extract.links import anchors, canonical_href, link_url, rel_values
+from crawler.extract.records import extract_records, parsed_schema
 from crawler.extract.registry import extracts
 from crawler.extract.schema import id_index
 from crawler.extract.structured import (
@@ -48,10 +49,11 @@ _MODIFIED = ("article:modified_time", "dateModified", ("og:updated_time", "datem
 def extract_page(page: FetchedPage, *, include_links: bool = True,
                  include_metadata: bool = True, formats: Sequence[str] = ("text",),
                  only_main_content: bool = True, include_selectors: Sequence[str] = (),
-                 exclude_selectors: Sequence[str] = ()) -> Page:
+                 exclude_selectors: Sequence[str] = (), schema: Any = None) -> Page:
     """Extract everything a client asks about one page; every key is present, each format
     not in ``formats`` null. The content (:func:`~crawler.extract.content.main_content`)
-    is chosen by ``only_main_content`` and the selectors (CSS, checked already).
+    is chosen by ``only_main_content`` and the selectors (CSS, checked already); ``schema``
+    (a selector schema, checked already) gives ``records``.
 
     Links are resolved against the page's address (after redirects) and ``<base href>``; the
     Content-Language header is the language's fallback.
@@ -82,6 +84,7 @@ def extract_page(page: FetchedPage, *, include_links: bool = True,
         language=page_language(_language(root, meta, http_equiv) or language, text),
         links=_links(root, page.base, page.address) if include_links else [],
         metadata=_metadata(page) if include_metadata else None,
+        records=extract_records(page, parsed_schema(schema)) if schema is not None else None,
     )
 
 

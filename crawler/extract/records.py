@@ -22,6 +22,8 @@ in every record, with its default when nothing was found.
 from __future__ import annotations
 
 import copy
+import functools
+import json
 import math
 import re
 from array import array
@@ -30,10 +32,12 @@ from typing import Any
 
 from lxml import etree
 
-from core.record_schema import FieldSpec, Query, RecordSchema
+from core.items.records import Records
+from core.record_schema import FieldSpec, Query, RecordSchema, parse_schema
 from core.selectors import MAX_STEPS, Matcher, SelectorBudgetExceeded
 from crawler.extract.fetched import FetchedPage
 from crawler.extract.links import link_url
+from crawler.extract.registry import extracts
 
 #: Records of one page.
 MAX_RECORDS = 1000
@@ -73,6 +77,24 @@ _GROUPING = re.compile(r"[ \u00a0\u2009\u202f']")
 
 class AnswerTooLarge(SelectorBudgetExceeded):
     """The records of a page would hold more than :data:`MAX_ANSWER_CHARS` characters."""
+
+
+@extracts("schema")
+def extract_schema(page: FetchedPage, *, schema: Any) -> Records:
+    """The records of ``schema`` (a client's JSON schema, checked already) on ``page``: a
+    collection's ``extract: "schema"``, ``scrapy crawl schema``."""
+    return Records(records=extract_records(page, parsed_schema(schema)))
+
+
+def parsed_schema(schema: Any) -> RecordSchema:
+    """A client's schema parsed, once per process for each schema (a collection's pages all
+    share theirs; extraction runs on the crawler's one thread)."""
+    return _parsed(json.dumps(schema, sort_keys=True, separators=(",", ":")))
+
+
+@functools.lru_cache(maxsize=64)
+def _parsed(text: str) -> RecordSchema:
+    return parse_schema(json.loads(text))
 
 
 def extract_records(page: FetchedPage, schema: RecordSchema, *, max_steps: int = MAX_STEPS

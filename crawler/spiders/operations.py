@@ -20,7 +20,7 @@ from scrapy.spiderloader import SpiderLoader
 from scrapy.utils.misc import walk_modules
 from scrapy.utils.spider import iter_spider_classes
 
-from core.operations import EXTRACTIONS, Extraction, Option, page_operation
+from core.operations import BY_EXTRACTION, EXTRACTIONS, Extraction, Option
 from core.options import OptionError
 from crawler.exceptions import CrawlError, InvalidOption
 from crawler.extract.fetched import FetchedPage
@@ -45,6 +45,8 @@ class OperationSpider(SinglePageSpider):
                 except OptionError as exc:
                     entries = "".join(f" [{i}] {message}" for i, message in exc.errors.items())
                     refusals.append(f"{option.name}: {exc}{entries}")
+        refusals += [f"{option.name}: required" for option in self.extraction.options
+                     if option.required and given.get(option.name) is None]
         super().__init__(url, *args, **kwargs)
         self.options = self.extraction.option_values(given)
         self._refusal = "; ".join(refusals)
@@ -75,11 +77,12 @@ def spider_class(name: str) -> type[SinglePageSpider]:
                 if spider.name == name and issubclass(spider, SinglePageSpider):
                     return spider
         raise KeyError(f"No spider of this package is called {name!r}")
-    operation = page_operation(name)
+    operation = BY_EXTRACTION.get(name)
+    what = (f"``POST {operation.path}``. {operation.summary}" if operation is not None
+            else f"a collection's ``extract: {name}``.")
     return type(f"{extraction.title}Spider", (OperationSpider,), {
         "name": name, "extraction": extraction, "__module__": __name__,
-        "__doc__": f"``scrapy crawl {name} -a url=…``: ``POST {operation.path}``. "
-                   f"{operation.summary}"})
+        "__doc__": f"``scrapy crawl {name} -a url=…``: {what}"})
 
 
 class OperationSpiderLoader:
