@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 import zlib
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence, Set
 from dataclasses import dataclass
 from typing import Any
 
@@ -69,12 +69,12 @@ class Selection:
 
 
 def select(extract: str, names: Sequence[str] | None = None,
-           formats: Sequence[str] | None = None) -> Selection:
+           unasked: Set[str] = frozenset()) -> Selection:
     """The selection of ``names`` (result keys and ``data.<key>``, in the order asked;
     duplicates ignored), or of everything when ``names`` is empty. Raises
     :class:`UnknownFields` naming what a result of an ``extract`` collection lacks.
-    ``formats``: those the collection asked for; a CSV of all of ``data`` has a column for
-    each of them and none for the formats it did not ask for (always null)."""
+    ``unasked``: the keys of ``data`` the collection did not ask for (:func:`unasked`),
+    always null: a CSV of all of ``data`` has no column for them."""
     own = DATA_KEYS[extract]
     names = list(dict.fromkeys(names or ()))
     unknown = [name for name in names if name not in RESULT_KEYS
@@ -89,8 +89,7 @@ def select(extract: str, names: Sequence[str] | None = None,
     columns: list[str] = []
     for name in names:
         if name == "data":
-            columns += (key for key in own if formats is None or key not in FORMAT_FIELDS
-                        or key in formats)
+            columns += (key for key in own if key not in unasked)
         elif name.startswith("data."):
             columns.append(name[5:])
         else:
@@ -98,19 +97,22 @@ def select(extract: str, names: Sequence[str] | None = None,
     return Selection(keys, data_keys, tuple(dict.fromkeys(columns)))
 
 
-def csv_columns(extract: str, formats: Sequence[str] | None = None) -> tuple[str, ...]:
+def csv_columns(extract: str, unasked_keys: Set[str] = frozenset()) -> tuple[str, ...]:
     """The columns of an ``extract`` collection's CSV when no ``fields`` are given."""
-    return select(extract, formats=formats).columns
+    return select(extract, unasked=unasked_keys).columns
 
 
-def asked_formats(extract: str, spec: Mapping[str, Any]) -> tuple[str, ...] | None:
-    """The formats a collection (its ``extract`` and stored ``spec``) asked for; None when
-    its extract has no formats."""
-    option = next((option for option in EXTRACTIONS[extract].options
-                   if option.name == "formats"), None)
-    if option is None:
-        return None
-    return tuple((spec.get("options") or {}).get("formats", option.default))
+def unasked(extract: str, spec: Mapping[str, Any]) -> frozenset[str]:
+    """The keys of ``data`` a collection (its ``extract`` and stored ``spec``) left null on
+    every page: the formats it did not ask for, ``records`` without a ``schema``."""
+    own = {option.name: option for option in EXTRACTIONS[extract].options}
+    given = spec.get("options") or {}
+    keys: set[str] = set()
+    if "formats" in own:
+        keys |= set(FORMAT_FIELDS) - set(given.get("formats", own["formats"].default))
+    if "schema" in own and "records" in DATA_KEYS[extract] and given.get("schema") is None:
+        keys.add("records")
+    return frozenset(keys)
 
 
 def pick(result: dict[str, Any], selection: Selection) -> dict[str, Any]:

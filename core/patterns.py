@@ -17,6 +17,8 @@ from typing import Any
 
 import re2
 
+from core.inputs import checked_text, errors_by_index
+
 #: Characters in one include/exclude pattern: they are meant for path prefixes and query
 #: markers, not programs.
 MAX_PATTERN_LENGTH = 500
@@ -54,13 +56,8 @@ def compile_pattern(pattern: object) -> Pattern:
     (:data:`SYNTAX`). ``re2.compile`` keeps the last 128 compiled: a crawl's slices, which each
     build their scope again, compile a pattern once.
     """
-    if not isinstance(pattern, str):
-        raise PatternError("A pattern must be a string.")
-    if not pattern:
-        raise PatternError("A pattern may not be empty.")
-    if len(pattern) > MAX_PATTERN_LENGTH:
-        raise PatternError(f"A pattern may have at most {MAX_PATTERN_LENGTH} characters, "
-                           f"this one has {len(pattern)}.")
+    pattern = checked_text(pattern, "a pattern", MAX_PATTERN_LENGTH, PatternError,
+                           blank_is_empty=False)
     try:
         return re2.compile(pattern, _OPTIONS)
     except re2.error as exc:
@@ -88,13 +85,7 @@ def pattern_errors(patterns: Sequence[object]) -> dict[int, str]:
     """Index → message in words for each pattern that cannot be used; ``{}`` when all can
     (:func:`compile_pattern`'s rules). The API (a 422 naming each index), the console's form,
     ``scrapy crawl site`` and batch code all ask this before a crawl starts."""
-    errors: dict[int, str] = {}
-    for index, pattern in enumerate(patterns):
-        try:
-            compile_pattern(pattern)
-        except PatternError as exc:
-            errors[index] = str(exc)
-    return errors
+    return errors_by_index(patterns, compile_pattern, PatternError)
 
 
 def compile_patterns(patterns: Sequence[object], name: str) -> tuple[Pattern, ...]:

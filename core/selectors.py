@@ -24,6 +24,8 @@ from typing import Any
 from cssselect import parser as css
 from cssselect.parser import SelectorError, parse_series
 
+from core.inputs import checked_text, errors_by_index
+
 #: Selectors in each of ``include_selectors`` and ``exclude_selectors``.
 MAX_SELECTORS = 20
 #: Characters in one selector.
@@ -54,13 +56,7 @@ class SelectorBudgetExceeded(RuntimeError):
 def parse_selector(text: object) -> Selector:
     """``text`` parsed, or :class:`SelectorInvalid` saying why (syntax, length, or a feature
     that cannot be matched in linear time)."""
-    if not isinstance(text, str):
-        raise SelectorInvalid("A selector must be a string.")
-    if not text.strip():
-        raise SelectorInvalid("A selector may not be empty.")
-    if len(text) > MAX_SELECTOR_LENGTH:
-        raise SelectorInvalid(f"A selector may have at most {MAX_SELECTOR_LENGTH} characters, "
-                              f"this one has {len(text)}.")
+    text = checked_text(text, "a selector", MAX_SELECTOR_LENGTH, SelectorInvalid)
     try:
         group = css.parse(text)
     except SelectorError as exc:
@@ -75,13 +71,7 @@ def parse_selector(text: object) -> Selector:
 
 def selector_errors(selectors: Sequence[object]) -> dict[int, str]:
     """Index → message for each selector that cannot be used; ``{}`` when all can."""
-    errors: dict[int, str] = {}
-    for index, text in enumerate(selectors):
-        try:
-            parse_selector(text)
-        except SelectorInvalid as exc:
-            errors[index] = str(exc)
-    return errors
+    return errors_by_index(selectors, parse_selector, SelectorInvalid)
 
 
 def _check(node: Any) -> None:

@@ -35,6 +35,8 @@ from typing import Any
 
 from lxml import etree
 
+from core.inputs import checked_text
+
 #: Characters in one expression.
 MAX_XPATH_LENGTH = 500
 #: Descendant steps (``//``, ``descendant::``, ``descendant-or-self::``) in one expression.
@@ -108,13 +110,7 @@ def parse_xpath(text: object, *, absolute: bool = False) -> XPathQuery:
     """``text`` checked and compiled, or :class:`XPathInvalid` saying why. ``absolute``: whether
     the expression may start at the page's root (``//div``: a schema's ``base_selector``,
     evaluated once); a field's starts at its record."""
-    if not isinstance(text, str):
-        raise XPathInvalid("An XPath must be a string.")
-    if not text.strip():
-        raise XPathInvalid("An XPath may not be empty.")
-    if len(text) > MAX_XPATH_LENGTH:
-        raise XPathInvalid(f"An XPath may have at most {MAX_XPATH_LENGTH} characters, this one "
-                           f"has {len(text)}.")
+    text = checked_text(text, "an XPath", MAX_XPATH_LENGTH, XPathInvalid)
     tokens = _tokens(text)
     kinds, compiled, firsts, weight, text_weight, below = [], [], [], 0, 0, False
     for branch in _branches(tokens):

@@ -141,3 +141,25 @@ def test_a_schema_collection_stores_records_and_needs_its_schema(stack, site):
     exported = who.get(f"/collections/{collection}/export?format=csv")
     header, row = list(csv.reader(io.StringIO(exported.get_data(as_text=True))))
     assert header[-1] == "records" and "Tide tables" in row[-1]
+
+
+def test_batch_code_jobs_take_the_same_options(redis_url, workers, site):
+    """``worker.jobs.scrape`` enqueued by batch code: the options as the API takes them; a
+    value the API would refuse fails the page (validation_error) and fetches nothing."""
+    from redis import Redis
+    from rq import Queue
+
+    from worker import jobs, queues
+
+    queue = Queue(queues.INTERACTIVE, connection=Redis.from_url(redis_url),
+                  serializer=queues.SERIALIZER)
+    done = queue.enqueue(jobs.scrape, f"{site}/article", formats=["markdown"],
+                         exclude_selectors=["footer"]).latest_result(timeout=60)
+    assert done is not None
+    page = done.return_value
+    assert page["status"] == "succeeded" and page["data"]["markdown"].startswith("# Tide")
+    refused = queue.enqueue(jobs.scrape, f"{site}/article",
+                            include_selectors=["a:hover"]).latest_result(timeout=60)
+    assert refused is not None
+    error = refused.return_value["error"]
+    assert error["error"] == "validation_error" and "include_selectors" in error["message"]

@@ -144,6 +144,28 @@ def test_scrape_prints_the_pages_markdown_ready_for_a_file(stack, service, site,
     assert who.balance() == 10 - 4
 
 
+def test_scrape_and_collect_read_records_by_a_schema_file(stack, service, site, tmp_path):
+    who = new_customer(stack.app, credits=10, plan="standard")
+    (tmp_path / "schema.json").write_text(json.dumps(
+        {"fields": [{"name": "title", "selector": "h1"}]}))
+    records = run_webdata(service, who, tmp_path, "scrape", f"{site}/article",
+                          "--schema", str(tmp_path / "schema.json"))
+    assert records.returncode == 0, records.stderr
+    assert json.loads(records.stdout) == [{"title": "Tide tables of the Thames estuary"}]
+    (tmp_path / "urls.txt").write_text(f"{site}/article\n")
+    batch = run_webdata(service, who, tmp_path, "collect", str(tmp_path / "urls.txt"),
+                        "--extract", "schema", "--schema", str(tmp_path / "schema.json"),
+                        "-o", str(tmp_path / "records.jsonl"))
+    assert batch.returncode == 0, batch.stderr
+    [page] = [json.loads(line) for line in (tmp_path / "records.jsonl").read_text().splitlines()]
+    assert page["data"] == {"records": [{"title": "Tide tables of the Thames estuary"}]}
+    (tmp_path / "bad.json").write_text("{not json")
+    bad = run_webdata(service, who, tmp_path, "scrape", f"{site}/article",
+                      "--schema", str(tmp_path / "bad.json"))
+    assert bad.returncode == 2 and "cannot read a JSON schema" in bad.stderr
+    assert "Traceback" not in bad.stderr
+
+
 def test_scrape_refusals_are_one_line_and_free(stack, service, site, tmp_path):
     who = new_customer(stack.app, credits=10, plan="standard")
     article = f"{site}/article"

@@ -59,8 +59,12 @@ ROWS = [row(1), row(2, data=None, error=ERROR), row(3)]
 def test_the_csv_columns_are_fixed_per_extract():
     assert exports.csv_columns("page") == (*COMMON, "title", "text", "markdown", "html",
                                            "raw_html", "language", "links", "metadata", "records")
-    assert exports.csv_columns("page", formats=("markdown",)) == (
+    assert exports.unasked("page", {}) == {"markdown", "html", "raw_html", "records"}
+    asked = exports.unasked("page", {"options": {"formats": ["markdown"], "schema": {}}})
+    assert asked == {"text", "html", "raw_html"}
+    assert exports.csv_columns("page", asked) == (
         *COMMON, "title", "markdown", "language", "links", "metadata", "records")
+    assert exports.unasked("schema", {"options": {"schema": {}}}) == set()
     assert exports.csv_columns("contacts") == (*COMMON, "emails", "phones", "social_links",
                                                "organization", "suggested_pages")
     assert exports.csv_columns("products") == (*COMMON, "products")

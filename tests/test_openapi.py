@@ -309,5 +309,6 @@ def test_the_export_documents_its_formats_and_csv_columns(spec):
     for extract in DATA_KEYS:
         columns = csv_columns(extract)
         assert ", ".join(f"`{c}`" for c in columns[7:]) in text.replace(
-            " (each only when the collection's `formats` asked for it)", ""), extract
+            " (each only when the collection's `formats` asked for it)", "").replace(
+            " (only with a `schema`)", ""), extract
     assert ", ".join(f"`{c}`" for c in csv_columns("page")[:5]) in text

@@ -22,6 +22,7 @@ from api.cursors import MAX_ROW_ID
 from api.exports import FORMATS
 from api.extensions import db
 from api.resources import collection_routes as api_collections
+from core.operations import EXTRACTIONS, FORMAT_FIELDS
 from storage import collection_results, collections
 from storage.models import LIVE_STATUSES
 
@@ -44,11 +45,15 @@ def collection_page(collection_id: str) -> Any:
     rows, more = collection_results.page(db(), row.id, after=after, limit=RESULTS_PAGE,
                                          max_bytes=RESULTS_PAGE_BYTES)
     spec = collections.spec_of(row)
-    asked = exports.asked_formats(row.extract, spec)
+    unasked = exports.unasked(row.extract, spec)
+    asked = (tuple(name for name in FORMAT_FIELDS if name not in unasked)
+             if any(option.name == "formats" for option in EXTRACTIONS[row.extract].options)
+             else None)
     return render_template(
         "console/collection.html", c=api_collections.body(row),
         results=[_shown(collection_results.body(result), asked) for result in rows],
-        asked=asked, options=spec.get("options") or {}, format_labels=FORMAT_LABELS,
+        asked=asked, options=spec.get("options") or {},
+        format_labels={**FORMAT_LABELS, "records": "Records (JSON)"},
         next_after=more, first=after == 0, live=row.status in LIVE_STATUSES,
         export_formats=list(FORMATS), shown_characters=SHOWN_CHARACTERS)
 
@@ -60,6 +65,9 @@ def _shown(result: dict[str, Any], asked: tuple[str, ...] | None) -> dict[str, A
     texts: list[tuple[str, str | None, int]] = []
     if data is not None and asked is not None:
         texts = [_cut(name, data.get(name)) for name in asked]
+        if data.get("records") is not None:  # a page's records by the collection's schema
+            texts.append(_cut("records", json.dumps(data["records"], indent=2,
+                                                    ensure_ascii=False)))
     elif data is not None:
         texts = [_cut("data", json.dumps(data, indent=2, ensure_ascii=False))]
     return {**result, "title": (data or {}).get("title"), "texts": texts}

@@ -62,12 +62,12 @@ def export(args: dict, collection_id: str):
     - `csv` (`text/csv`, UTF-8): a header row, then one row a page, nested values as JSON
       text; a cell that starts with `=`, `+`, `-`, `@`, tab or CR, also behind whitespace
       or invisible characters (NBSP, zero-width space, joiners, word joiner, BOM), gets a
-      `'` in front, so that no spreadsheet runs it as a formula. The columns are fixed per
-      `extract` (a
-      missing value is an empty cell): `url`, `final_url`, `status`, `status_code`,
-      `fetched_at`, `error` (its code), `error_message`, then for `page`: `title`, `text`,
-      `markdown`, `html`, `raw_html` (each only when the collection's `formats` asked for it),
-      `language`, `links`, `metadata`, `records`; for `contacts`: `emails`, `phones`,
+      `'` in front, so that no spreadsheet runs it as a formula. The columns are fixed by
+      the collection's `extract` and options (a missing value is an empty cell): `url`,
+      `final_url`, `status`, `status_code`, `fetched_at`, `error` (its code),
+      `error_message`, then for `page`: `title`, `text`, `markdown`, `html`, `raw_html`
+      (each only when the collection's `formats` asked for it), `language`, `links`,
+      `metadata`, `records` (only with a `schema`); for `contacts`: `emails`, `phones`,
       `social_links`, `organization`, `suggested_pages`; for `products`: `products`; for
       `schema`: `records`.
 
@@ -82,7 +82,7 @@ def stream(collection_id: str, args: dict) -> Response:
     :class:`ExportQuerySchema`): the API's and the console's download."""
     row = readable(collection_id)
     selection = selection_of(row, args["field_names"]) or exports.select(
-        row.extract, formats=exports.asked_formats(row.extract, collections.spec_of(row)))
+        row.extract, unasked=exports.unasked(row.extract, collections.spec_of(row)))
     kind = exports.FORMATS[args["format"]]
     headers = {"Content-Disposition": f'attachment; filename="{row.id}.{kind.extension}"',
                "Vary": "Accept-Encoding"}
