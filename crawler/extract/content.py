@@ -25,69 +25,62 @@ from html import escape
 from lxml.etree import _Element
 from lxml.html import HtmlElement
 
-from core.selectors import Matcher, Selector, parse_selector
+from core.selectors import Matcher, Selector
 from crawler.extract import markup
 from crawler.extract.fetched import FetchedPage
-from crawler.extract.links import anchors
-from crawler.extract.structured import clean
+from crawler.extract.link_lists import Link, index_content, listed_links
 from crawler.extract.text import blocks_text, main_blocks
 from crawler.extract.visible_text import without_hidden
 
 #: Elements never content, whichever way it is chosen.
 _NEVER_CONTENT = ("script", "style", "noscript", "template", "svg", "iframe", "object",
                   "embed")
-#: Where the links of a page without main text are looked for first.
-_MAIN_AREAS = tuple(map(parse_selector, ("main", "article", "[role=main]")))
-#: Boilerplate around an index's own list.
-_AROUND = ("header", "footer", "nav", "aside")
-#: At most this many links make a page's list of links.
-MAX_LISTED_LINKS = 1000
 
 
 @dataclass(frozen=True)
 class Content:
-    """A page's content, chosen once; each format made from it when first asked."""
+    """A page's content, chosen once; each format made from it when first asked. It is
+    trafilatura's ``blocks`` or a page's ``elements``, then (an index) a list of ``links``."""
 
     page: FetchedPage
     blocks: tuple[_Element, ...] = ()
     elements: tuple[HtmlElement, ...] = ()
-    links: tuple[tuple[str, str], ...] = ()
+    links: tuple[Link, ...] = ()
 
     @cached_property
     def html(self) -> str | None:
         """The content as clean HTML; None when there is none."""
+        parts = []
         if self.blocks:
-            return markup.blocks_html(self.blocks, self.page.base)
+            parts.append(markup.blocks_html(self.blocks, self.page.base))
         if self.elements:
-            return markup.clean_html(self.elements, self.page.base)
+            parts.append(markup.clean_html(self.elements, self.page.base))
         if self.links:
-            return "<ul>\n" + "\n".join(
-                f"<li>{_link_html(url, text)}</li>" for url, text in self.links) + "\n</ul>"
-        return None
+            parts.append("<ul>\n" + "\n".join(f'<li><a href="{escape(url)}">{escape(text)}</a>'
+                                               "</li>" for url, text in self.links) + "\n</ul>")
+        return "\n".join(part for part in parts if part) or None
 
     @cached_property
     def text(self) -> str | None:
         """The content's plain text: paragraphs (list items, table rows) separated by blank
-        lines; a page of links lists them as markdown links, one per line."""
+        lines; a page's list of entries as markdown links, one per line."""
+        parts = []
         if self.blocks:
-            return blocks_text(list(self.blocks)) or None
-        if self.elements and self.html is not None:
-            return markup.plain_text(markup.markdown(self.html, tables_as_html=False)) or None
-        return self._link_list()
+            parts.append(blocks_text(list(self.blocks)))
+        if self.elements:
+            parts.append(markup.plain_text(markup.markdown(
+                markup.clean_html(self.elements, self.page.base), tables_as_html=False)))
+        if self.links:
+            parts.append("\n".join(f"- [{_escaped(text)}]({_destination(url)})"
+                                   for url, text in self.links))
+        return "\n\n".join(part for part in parts if part) or None
 
     def markdown(self, title: str | None) -> str | None:
-        """The content as markdown, ``title`` as its first heading unless it starts with it."""
-        if self.links and not self.blocks and not self.elements:
-            listed = self._link_list()
-            return markup.markdown("", title) + "\n\n" + listed if title else listed
+        """The content as markdown, ``title`` as its first heading unless it has it."""
         html = self.html
         if html is None:
             return None
         return markup.markdown(html, title) or None
-
-    def _link_list(self) -> str | None:
-        return "\n".join(f"- [{_escaped(text)}]({_destination(url)})"
-                         for url, text in self.links) or None
 
 
 def main_content(page: FetchedPage, *, only_main_content: bool = True,
@@ -110,9 +103,13 @@ def main_content(page: FetchedPage, *, only_main_content: bool = True,
         body = visible.find("body")
         return Content(page, elements=(_copy_of(body if body is not None else visible),))
     blocks = main_blocks(tree, page.address)
-    if blocks_text(blocks):
-        return Content(page, blocks=tuple(blocks))
-    return Content(page, links=tuple(_listed_links(tree, page.base)))
+    if not blocks_text(blocks):  # no main text: an index, or a table of contents
+        return Content(page, links=tuple(listed_links(tree, page.base)))
+    index = index_content(blocks, tree, page.base)
+    if index is not None:  # its entries read as words: the links back
+        kept, links = index
+        return Content(page, blocks=tuple(kept), links=tuple(links))
+    return Content(page, blocks=tuple(blocks))
 
 
 def _without(tree: HtmlElement, selectors: Sequence[Selector]) -> HtmlElement:
@@ -134,38 +131,6 @@ def _copy_of(element: HtmlElement) -> HtmlElement:
     return copied
 
 
-def _listed_links(tree: HtmlElement, base: str) -> list[tuple[str, str]]:
-    """The links of a page without main text, each once, in document order: those of its
-    main area when it marks one, else of its body without header, footer, navigation and
-    asides (unless nothing else holds links)."""
-    matcher = Matcher(tree)
-    areas: list[HtmlElement] = []
-    for selector in _MAIN_AREAS:
-        areas = matcher.select_outermost([selector])
-        if areas:
-            break
-    if not areas:
-        body = tree.find("body")
-        whole = body if body is not None else tree
-        trimmed = copy.deepcopy(whole)
-        for element in list(trimmed.iter(*_AROUND)):
-            if element.getparent() is not None:
-                element.drop_tree()
-        areas = [trimmed] if any(True for _ in anchors(trimmed, base)) else [whole]
-    seen: set[str] = set()
-    links: list[tuple[str, str]] = []
-    for area in areas:
-        for anchor, url in anchors(area, base):
-            text = clean(anchor.text_content())
-            if not text or url in seen:
-                continue
-            seen.add(url)
-            links.append((url, text))
-            if len(links) == MAX_LISTED_LINKS:
-                return links
-    return links
-
-
 def _escaped(text: str) -> str:
     return text.replace("\\", "\\\\").replace("[", "\\[").replace("]", "\\]")
 
@@ -176,6 +141,4 @@ def _destination(url: str) -> str:
     return f"<{url}>" if any(c in url for c in " ()<>") else url
 
 
-def _link_html(url: str, text: str) -> str:
-    return f'<a href="{escape(url)}">{escape(text)}</a>'
 

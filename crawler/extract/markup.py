@@ -146,6 +146,7 @@ def _html_to_markdown(html: str) -> str:
 
 _OPTIONS = html_to_markdown.ConversionOptions(
     heading_style="atx", bullets="-", strong_em_symbol="*", code_block_style="backticks",
+    newline_style="backslash",  # a <br> as "\\" at the line's end: trailing spaces get lost
     extract_metadata=False, autolinks=False, url_escape_style="angle",
     # the content is chosen before conversion: a whole body keeps its navigation
     preprocessing=html_to_markdown.PreprocessingOptions(enabled=False))
@@ -229,9 +230,12 @@ def _irregular(table: HtmlElement) -> bool:
 
 
 def _has_heading(text: str, title: str) -> bool:
+    """Whether the content has the title as a heading, or starts with it (a heading read
+    as a paragraph)."""
     wanted = " ".join(title.split()).casefold()
+    first = text.lstrip().split("\n", 1)[0]
     return any(" ".join(heading.split()).casefold() == wanted
-               for heading in _HEADING.findall(text))
+               for heading in [*_HEADING.findall(text), first])
 
 
 _IMAGE = re.compile(r"!\[[^\]]*\]\([^)]*\)")
@@ -240,6 +244,7 @@ _HEADING_MARK = re.compile(r"^#{1,6}\s+", re.MULTILINE)
 _QUOTE = re.compile(r"^(?:>\s?)+", re.MULTILINE)
 _FENCE = re.compile(r"^(?:```|~~~).*$\n?", re.MULTILINE)
 _EMPHASIS = re.compile(r"(\*\*|__|\*|`)(?=\S)(.+?)(?<=\S)\1")
+_HARD_BREAK = re.compile(r"\\$", re.MULTILINE)
 _ESCAPE = re.compile(r"\\([!-/:-@\[-`{-~])")
 _RULE = re.compile(r"^\|?(?:\s*:?-{3,}:?\s*\|)+\s*$\n?", re.MULTILINE)
 
@@ -253,6 +258,6 @@ def plain_text(markdown_text: str) -> str:
                      text)
     text = _FENCE.sub("", _RULE.sub("", text))
     text = _QUOTE.sub("", _HEADING_MARK.sub("", text))
-    text = _ESCAPE.sub(r"\1", _EMPHASIS.sub(r"\2", text))
+    text = _ESCAPE.sub(r"\1", _EMPHASIS.sub(r"\2", _HARD_BREAK.sub("", text)))
     lines = (" ".join(line.split()) for line in text.splitlines())
     return "\n\n".join(line for line in lines if line)
