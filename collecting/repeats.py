@@ -13,7 +13,7 @@ content, not a template's).
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence, Set
+from collections.abc import Iterable, Mapping, Sequence, Set
 from typing import Any
 
 from redis import Redis
@@ -34,6 +34,7 @@ PAGES = "#pages"
 
 _COUNT = """
 -- KEYS: the blocks hash; ARGV: sample, then per page: its count of fingerprints, them
+-- (count_pages is this script in Python: keep the two the same)
 local sample = tonumber(ARGV[1])
 local out = {}
 local i = 2
@@ -52,9 +53,29 @@ return counts
 """
 
 
-def threshold(pages: int) -> int:
+def threshold(pages: int, share: float = SHARE, min_pages: int = MIN_PAGES) -> int:
     """Pages a block must be on to be repeated, of ``pages`` counted."""
-    return max(MIN_PAGES, math.ceil(SHARE * pages))
+    return max(min_pages, math.ceil(share * pages))
+
+
+def count_pages(counts: dict[str, int], pages: Iterable[Set[str]], sample: int = SAMPLE
+                ) -> None:
+    """Add ``pages`` (each its set of fingerprints) to ``counts`` (fingerprint → pages, and
+    :data:`PAGES` → pages counted) as the Redis script does: every block of the first
+    ``sample`` pages, after them only the blocks already counted. The script's twin, for
+    what runs without Redis (bench/repeated_blocks.py; a test holds the two the same)."""
+    for units in pages:
+        counts[PAGES] = counted = counts.get(PAGES, 0) + 1
+        for unit in units:
+            if counted <= sample or unit in counts:
+                counts[unit] = counts.get(unit, 0) + 1
+
+
+def repeated_in(counts: Mapping[str, int], share: float = SHARE, min_pages: int = MIN_PAGES
+                ) -> set[str]:
+    """The repeated fingerprints of ``counts`` (as :func:`count_pages` keeps them)."""
+    least = threshold(counts.get(PAGES, 0), share, min_pages)
+    return {unit for unit, count in counts.items() if unit != PAGES and count >= least}
 
 
 class RepeatedBlocks:
@@ -82,9 +103,7 @@ class RepeatedBlocks:
 
 
 def _repeated(flat: list[Any]) -> set[str]:
-    counts = {_text(flat[i]): int(flat[i + 1]) for i in range(0, len(flat), 2)}
-    least = threshold(counts.pop(PAGES, 0))
-    return {fingerprint for fingerprint, count in counts.items() if count >= least}
+    return repeated_in({_text(flat[i]): int(flat[i + 1]) for i in range(0, len(flat), 2)})
 
 
 def _text(value: Any) -> str:

@@ -8,7 +8,14 @@ import pytest
 from redis import Redis
 
 from collecting.frontier import Frontier
-from collecting.repeats import MIN_PAGES, SAMPLE, RepeatedBlocks, threshold
+from collecting.repeats import (
+    MIN_PAGES,
+    SAMPLE,
+    RepeatedBlocks,
+    count_pages,
+    repeated_in,
+    threshold,
+)
 from crawler.extract.repeated import fingerprint, page_units, without_repeated
 from tests.conftest import new_customer
 from tests.support.collection_stack import all_results, wait_final
@@ -71,6 +78,23 @@ def test_counts_across_slices_and_a_bounded_sample(redis_url):
     first.count([{"notice", "late"}] * 10)
     assert not redis.hexists(frontier.keys["blocks"], "late")
     assert redis.hlen(frontier.keys["blocks"]) <= SAMPLE + 10
+    redis.delete(frontier.keys["blocks"])
+
+
+def test_the_scripts_python_twin_counts_the_same(redis_url):
+    """count_pages (the bench's counting, without Redis) is the Lua script in Python."""
+    redis = Redis.from_url(redis_url)
+    frontier = Frontier(redis, "col_repeats_twin")
+    redis.delete(frontier.keys["blocks"])
+    blocks, counts = RepeatedBlocks(redis, frontier), {}
+    pages = [{"notice", f"own-{page}", f"section-{page % 3}"}
+             | ({"late"} if page > SAMPLE else set()) for page in range(SAMPLE + 20)]
+    for start in range(0, len(pages), 7):
+        assert blocks.count(pages[start:start + 7]) == (
+            count_pages(counts, pages[start:start + 7]) or repeated_in(counts))
+    assert {field.decode(): int(value) for field, value in
+            redis.hgetall(frontier.keys["blocks"]).items()} == counts
+    assert "late" not in counts and repeated_in(counts) == {"notice"}
     redis.delete(frontier.keys["blocks"])
 
 

@@ -98,10 +98,10 @@ class _CollectionRequest(RequestSchema):
                        "and /sitemap.xml) as depth 1."})
     remove_repeated_blocks = JsonBoolean(load_default=True, metadata={
         "description": "crawl, extract `page`: drop from `text`, `markdown` and `html` the "
-                       "blocks (paragraphs, list items, table rows) that at least half of "
-                       "the crawl's pages, and 4 at least, repeat word for word (cookie "
-                       "notices, sidebars); the pages stored before a block was recognised "
-                       "are cleaned when the crawl completes."})
+                       "blocks (paragraphs, list items, headings, table rows; never code) "
+                       "that at least half of the crawl's pages, and 4 at least, repeat word "
+                       "for word (cookie notices, sidebars); the pages stored before a block "
+                       "was recognised are cleaned when the crawl completes."})
     webhook_url = Url(required=False, allow_none=True, load_default=None, metadata={
         "description": "Called once when the collection ends (see docs/api.md, Webhooks)."})
 

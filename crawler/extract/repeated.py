@@ -4,7 +4,9 @@ sidebar), found by their fingerprints and removed from a page's text, markdown a
 A *unit* is what a reader sees as one block: a paragraph, a list item, a heading, a row of a
 table (a line of ``text``, a line of ``markdown`` outside code blocks, a ``p``/``li``/``tr``/
 ``h1``… element of ``html``). Its fingerprint is a hash of its plain text, whitespace
-squeezed, so the same block has the same fingerprint in every format and on every page.
+squeezed: the same on every page, and in every format for a paragraph or a heading (a list
+item or a table row is written "- Home" or "| a | b |" in text and markdown, "Home" or "ab"
+in html: one fingerprint per writing, each on the same pages, so counted alike).
 Which fingerprints are repeated is the crawl's business (:mod:`collecting.repeats`); this
 module only reads units and removes the repeated ones. Pure functions of a page's ``data``.
 """
@@ -46,8 +48,14 @@ def page_units(data: dict[str, Any] | None) -> set[str]:
     for name in FORMATS:
         value = data.get(name)
         if isinstance(value, str) and value:
-            found.update(fingerprint(unit) for unit in _UNITS[name](value) if unit.strip())
+            found.update(map(fingerprint, format_units(name, value)))
     return found
+
+
+def format_units(name: str, value: str) -> list[str]:
+    """The plain text of each unit of one format's ``value`` (``name``: one of :data:`FORMATS`),
+    in page order: what :func:`page_units` fingerprints (bench/repeated_blocks.py reads them)."""
+    return [unit for unit in _UNITS[name](value) if unit.strip()]
 
 
 def without_repeated(data: dict[str, Any] | None, repeated: Set[str]
