@@ -72,7 +72,7 @@ sys.path.insert(0, str(ROOT))
 
 from bench.shared_tools import SHARED  # noqa: E402
 from collecting import repeats  # noqa: E402
-from collecting.repeats import SAMPLE, count_pages, repeated_in  # noqa: E402
+from collecting.repeats import SAMPLE, WARMUP, count_pages, repeated_in  # noqa: E402
 from core.items.result import plain  # noqa: E402
 from crawler.extract.fetched import FetchedPage  # noqa: E402
 from crawler.extract.page import extract_page  # noqa: E402
@@ -293,7 +293,7 @@ def crawl(site: Extracted, order: list[int], share: float, min_pages: int, batch
     gone: dict[int, frozenset[str]] = {}
     for stored in batches(order, batch):
         count_pages(counts, [site.units[i] for i in stored])
-        repeated = repeated_in(counts, share, min_pages)
+        repeated = repeated_in(counts, share, min_pages, WARMUP)
         for i in stored:
             gone[i] = frozenset(repeated & site.units[i])
     final = repeated_in(counts, share, min_pages)
@@ -311,7 +311,7 @@ class _Blocks:
 
     def count(self, pages: list[set[str]]) -> set[str]:
         count_pages(self.counts, pages)
-        return repeated_in(self.counts, self.share, self.min_pages)
+        return repeated_in(self.counts, self.share, self.min_pages, WARMUP)
 
 
 def check_uncached(site: Extracted, order: list[int], batch: int) -> None:

@@ -27,6 +27,10 @@ from storage.db import Database
 SHARE = 0.5
 #: …and on at least this many pages.
 MIN_PAGES = 4
+#: Pages counted before a page is cleaned as it is stored: the first pages of a crawl are
+#: cleaned when it completes, from its final counts (a block on 3 of the first 5 pages may be
+#: on 3 of 500; measured in docs/benchmarks.md, Repeated blocks).
+WARMUP = 20
 #: Pages whose every block is counted; later pages only count blocks already known.
 SAMPLE = 200
 #: The hash field that counts the pages (a fingerprint is 16 hex digits: never this).
@@ -71,9 +75,12 @@ def count_pages(counts: dict[str, int], pages: Iterable[Set[str]], sample: int =
                 counts[unit] = counts.get(unit, 0) + 1
 
 
-def repeated_in(counts: Mapping[str, int], share: float = SHARE, min_pages: int = MIN_PAGES
-                ) -> set[str]:
-    """The repeated fingerprints of ``counts`` (as :func:`count_pages` keeps them)."""
+def repeated_in(counts: Mapping[str, int], share: float = SHARE, min_pages: int = MIN_PAGES,
+                warmup: int = 0) -> set[str]:
+    """The repeated fingerprints of ``counts`` (as :func:`count_pages` keeps them); none
+    before ``warmup`` pages are counted (:data:`WARMUP`, at store time)."""
+    if counts.get(PAGES, 0) < warmup:
+        return set()
     least = threshold(counts.get(PAGES, 0), share, min_pages)
     return {unit for unit, count in counts.items() if unit != PAGES and count >= least}
 
@@ -92,7 +99,7 @@ class RepeatedBlocks:
         for units in pages:
             args += [len(units), *units]
         flat = self._count(keys=[self.key], args=args) if pages else []
-        return _repeated(flat)
+        return _repeated(flat, WARMUP)
 
     def repeated(self) -> set[str]:
         """The repeated fingerprints, as counted so far."""
@@ -102,8 +109,9 @@ class RepeatedBlocks:
         return _repeated(flat)
 
 
-def _repeated(flat: list[Any]) -> set[str]:
-    return repeated_in({_text(flat[i]): int(flat[i + 1]) for i in range(0, len(flat), 2)})
+def _repeated(flat: list[Any], warmup: int = 0) -> set[str]:
+    return repeated_in({_text(flat[i]): int(flat[i + 1]) for i in range(0, len(flat), 2)},
+                       warmup=warmup)
 
 
 def _text(value: Any) -> str:

@@ -11,6 +11,7 @@ from collecting.frontier import Frontier
 from collecting.repeats import (
     MIN_PAGES,
     SAMPLE,
+    WARMUP,
     RepeatedBlocks,
     count_pages,
     repeated_in,
@@ -71,8 +72,10 @@ def test_counts_across_slices_and_a_bounded_sample(redis_url):
     redis.delete(frontier.keys["blocks"])
     first, second = RepeatedBlocks(redis, frontier), RepeatedBlocks(redis, frontier)
     assert first.count([{"notice", "a"}, {"notice", "b"}]) == set()
-    assert second.count([{"notice", "c"}, {"notice", "d"}]) == {"notice"}  # 4 of 4 pages
-    assert first.repeated() == {"notice"}
+    assert second.count([{"notice", "c"}, {"notice", "d"}]) == set()  # 4 of 4: warming up
+    assert first.repeated() == {"notice"}  # what the end of the crawl cleans with
+    pages = [{"notice", f"warm-{page}"} for page in range(WARMUP - 4)]
+    assert first.count(pages) == {"notice"}  # cleaned as stored from the WARMUP-th page
     for page in range(SAMPLE):  # past the sample, a new block is not counted at all
         first.count([{"notice", f"page-{page}"}])
     first.count([{"notice", "late"}] * 10)
@@ -91,7 +94,7 @@ def test_the_scripts_python_twin_counts_the_same(redis_url):
              | ({"late"} if page > SAMPLE else set()) for page in range(SAMPLE + 20)]
     for start in range(0, len(pages), 7):
         assert blocks.count(pages[start:start + 7]) == (
-            count_pages(counts, pages[start:start + 7]) or repeated_in(counts))
+            count_pages(counts, pages[start:start + 7]) or repeated_in(counts, warmup=WARMUP))
     assert {field.decode(): int(value) for field, value in
             redis.hgetall(frontier.keys["blocks"]).items()} == counts
     assert "late" not in counts and repeated_in(counts) == {"notice"}
