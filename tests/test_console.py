@@ -602,3 +602,28 @@ def test_the_results_page_is_the_accounts_own_and_answers_odd_queries(stack, sit
     assert "No more results." in browser.get(f"/console/collections/{bobs}?after=1"
                                              ).get_data(as_text=True)
     assert browser.get("/console/collections/col_%00").status_code == 404
+
+
+def test_the_form_starts_a_schema_collection_and_says_what_is_wrong_with_a_schema(app, site):
+    who = new_customer(app, credits=10, plan="standard")
+    browser = signed_in(who)
+    csrf = form_token(browser, "/console/collections")
+    sent = {"csrf_token": csrf, "mode": "batch", "urls": f"{site}/article",
+            "extract": "schema"}
+    for schema, words in (("", "Missing data for required field."),
+                          ("{not json", "Not valid JSON"),
+                          ('{"fields": [{"name": "a", "type": "colour"}]}',
+                           "schema.fields[0].type: ")):
+        refused = browser.post("/console/collections", data={**sent, "schema": schema})
+        assert refused.status_code == 422
+        page = unescape(refused.get_data(as_text=True))
+        problem = re.search(r'<textarea id="schema".*?</textarea>\s*'
+                            r'<span class="problem" role="alert">([^<]*)</span>', page, re.S)
+        assert problem is not None and words in problem.group(1), page
+    schema = {"fields": [{"name": "title", "selector": "h1"}]}
+    started = browser.post("/console/collections", data={**sent, "schema": json.dumps(schema)})
+    assert started.status_code == 302
+    [made] = who.get("/collections").get_json()["collections"]
+    with app.extensions["webdata.db"].session() as session:
+        assert json.loads(session.get(Collection, made["id"]).spec)["options"] == {
+            "schema": schema}
