@@ -163,3 +163,34 @@ def test_text_that_looks_like_a_tag_is_escaped_outside_code():
     assert converted.startswith("Staged as \\<The Palace: Tale of Jang Noksu> in 2018, `a<b`.")
     assert "```\n<div>\n```" in converted
     assert markup.plain_text(converted).startswith("Staged as <The Palace: Tale of Jang")
+
+
+def _index_page(body: str) -> Any:
+    html = f"<html><head><title>API reference</title></head><body>{body}</body></html>"
+    return extract_page(FetchedPage.from_html("https://ex.com/docs/index.html", html),
+                        formats=FORMATS)
+
+
+def test_an_index_read_as_words_gets_its_links_back():
+    entries = "".join(f'<li><a href="mod{i}.html">module {i}</a></li>' for i in range(30))
+    page = _index_page('<header><a href="/">Docs home</a></header><main><h1>API reference'
+                       f'</h1><p>Every module of the package.</p><ul class="toc">{entries}'
+                       "</ul></main>")
+    lines = page.text.split("\n\n")
+    assert lines[:2] == ["API reference", "Every module of the package."]
+    assert lines[2].splitlines()[:2] == ["- [module 0](https://ex.com/docs/mod0.html)",
+                                         "- [module 1](https://ex.com/docs/mod1.html)"]
+    assert page.text.count("module 29") == 1 and "Docs home" not in page.text
+    assert page.markdown.count("API reference") == 1  # the title is not repeated
+    assert '<li><a href="https://ex.com/docs/mod29.html">module 29</a></li>' in page.html
+
+
+def test_an_index_without_main_text_lists_its_own_list_not_the_sidebar():
+    sidebar = "".join(f'<li><a href="g{i}.html">Chapter {i} of the guide</a></li>'
+                      for i in range(12))
+    entries = "".join(f'<li><a href="s{i}.html">Section {i}: how to do thing {i}</a></li>'
+                      for i in range(25))
+    page = _index_page(f'<div class="sidebar"><ul>{sidebar}</ul></div><div class="content">'
+                       f"<h1>Guide</h1><ol>{entries}</ol></div>")
+    assert page.text.splitlines()[0] == "- [Section 0: how to do thing 0](https://ex.com/docs/s0.html)"
+    assert "Chapter" not in page.text and len(page.text.splitlines()) == 25
