@@ -117,3 +117,10 @@ def test_a_crawl_drops_the_paragraph_every_page_repeats(stack, site, remove):
     for data in pages:
         for name in ("text", "markdown", "html"):
             assert ("Words of the page." in (data[name] or "")) is not remove, (name, data)
+
+
+def test_a_page_of_100000_lines_counts_a_bounded_number_of_blocks():
+    from crawler.extract.repeated import MAX_UNITS
+
+    data = {"text": "\n\n".join(f"line {n}" for n in range(100_000))}
+    assert len(page_units(data)) == MAX_UNITS

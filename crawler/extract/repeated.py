@@ -23,6 +23,8 @@ from lxml.html import HtmlElement, fragments_fromstring, tostring
 
 from crawler.extract.markup import plain_text
 
+#: Units of each format of a page that are counted.
+MAX_UNITS = 2000
 #: The formats whose units are counted and cleaned.
 FORMATS = ("text", "markdown", "html")
 #: Elements of ``html`` that are one unit each (when they hold no other block).
@@ -41,14 +43,16 @@ def fingerprint(unit_text: str) -> str:
 
 
 def page_units(data: dict[str, Any] | None) -> set[str]:
-    """The fingerprints of every unit of a page's formats (each once)."""
+    """The fingerprints of the units of a page's formats (each once; at most
+    :data:`MAX_UNITS` of each format, from its start: a template's blocks are among them, and
+    a page of a million lines costs the crawl's counts no more than a long one)."""
     found: set[str] = set()
     if not data:
         return found
     for name in FORMATS:
         value = data.get(name)
         if isinstance(value, str) and value:
-            found.update(map(fingerprint, format_units(name, value)))
+            found.update(map(fingerprint, format_units(name, value)[:MAX_UNITS]))
     return found
 
 
