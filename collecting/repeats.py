@@ -13,6 +13,7 @@ content, not a template's).
 from __future__ import annotations
 
 import math
+import time
 from collections.abc import Iterable, Mapping, Sequence, Set
 from typing import Any
 
@@ -33,6 +34,10 @@ MIN_PAGES = 4
 WARMUP = 20
 #: Pages whose every block is counted; later pages only count blocks already known.
 SAMPLE = 200
+#: The frontier's meta field of the position the end of the crawl has cleaned up to.
+CLEANED = "blocks_cleaned"
+#: Seconds a slice spends cleaning stored results before it hands over to the next slice.
+CLEAN_SECONDS = 30.0
 #: The hash field that counts the pages (a fingerprint is 16 hex digits: never this).
 PAGES = "#pages"
 
@@ -91,6 +96,7 @@ class RepeatedBlocks:
     def __init__(self, redis: Redis, frontier: Frontier):
         self.redis = redis
         self.key = frontier.keys["blocks"]
+        self.meta = frontier.keys["meta"]
         self._count = redis.register_script(_COUNT)
 
     def count(self, pages: Sequence[set[str]]) -> set[str]:
@@ -100,6 +106,13 @@ class RepeatedBlocks:
             args += [len(units), *units]
         flat = self._count(keys=[self.key], args=args) if pages else []
         return _repeated(flat, WARMUP)
+
+    def cleaned_up_to(self) -> int:
+        """The position up to which the end of the crawl has cleaned its stored results."""
+        return int(self.redis.hget(self.meta, CLEANED) or 0)
+
+    def clean_from(self, position: int) -> None:
+        self.redis.hset(self.meta, CLEANED, position)
 
     def repeated(self) -> set[str]:
         """The repeated fingerprints, as counted so far."""
@@ -126,12 +139,11 @@ def clean_outcomes(blocks: RepeatedBlocks, datas: Sequence[Any]) -> list[Any]:
     return [without_repeated(data, repeated) for data in datas]
 
 
-def clean_stored(db: Database, collection_id: str, repeated: Set[str], batch: int = 200
-                 ) -> int:
-    """Remove ``repeated`` blocks from the results stored before they were recognised; how
-    many results changed. In batches, in the order the results were stored."""
-    changed = 0
-    after = 0
+def clean_stored(db: Database, collection_id: str, repeated: Set[str], *, after: int = 0,
+                 until: float = math.inf, batch: int = 200) -> int | None:
+    """Remove ``repeated`` blocks from the results stored after position ``after``, in the
+    order they were stored, in batches, until the monotonic time ``until``: None once every
+    result is clean, else the position to go on from (the next slice of the crawl does)."""
     while repeated:
         rows, _ = collection_results.page(db, collection_id, after=after, limit=batch)
         if not rows:
@@ -144,6 +156,7 @@ def clean_stored(db: Database, collection_id: str, repeated: Set[str], batch: in
                 updates[row.seq] = cleaned
         if updates:
             collection_results.rewrite_data(db, collection_id, updates)
-            changed += len(updates)
         after = rows[-1].seq
-    return changed
+        if time.monotonic() >= until:
+            return after
+    return None

@@ -35,7 +35,7 @@ from rq import get_current_job
 from collecting import control, seeding
 from collecting.frontier import Entry, Frontier, links_followed, page_addresses
 from collecting.host_gate import HostGate, host_of
-from collecting.repeats import RepeatedBlocks, clean_outcomes, clean_stored
+from collecting.repeats import CLEAN_SECONDS, RepeatedBlocks, clean_outcomes, clean_stored
 from core.config import Config
 from core.contract import ErrorCode, PageStatus
 from core.controls import escaped
@@ -379,11 +379,20 @@ class Slice:
         elif self._stopped or state.cancelled:
             return
         elif state.seeded and state.idle:
-            if self.repeats is not None:  # pages stored before their blocks were known
-                clean_stored(self.db, self.collection_id, self.repeats.repeated())
+            if self.repeats is not None and not self._cleaned(self.repeats):
+                control.enqueue_slice(self.redis, self.collection_id, self.config)
+                return  # the next slice goes on cleaning, then completes the crawl
             self._finish(CollectionStatus.COMPLETED)
         else:
             control.enqueue_slice(self.redis, self.collection_id, self.config)
+
+    def _cleaned(self, repeats: RepeatedBlocks) -> bool:
+        """Clean the pages stored before their blocks were known, for a while; whether all are."""
+        left = clean_stored(self.db, self.collection_id, repeats.repeated(),
+                            after=repeats.cleaned_up_to(), until=time.monotonic() + CLEAN_SECONDS)
+        if left is not None:
+            repeats.clean_from(left)
+        return left is None
 
     def _finish(self, status: CollectionStatus, stop_reason: str | None = None) -> None:
         if control.finish(self.db, self.redis, self.collection_id, status,

@@ -13,6 +13,7 @@ from collecting.repeats import (
     SAMPLE,
     WARMUP,
     RepeatedBlocks,
+    clean_stored,
     count_pages,
     repeated_in,
     threshold,
@@ -124,3 +125,28 @@ def test_a_page_of_100000_lines_counts_a_bounded_number_of_blocks():
 
     data = {"text": "\n\n".join(f"line {n}" for n in range(100_000))}
     assert len(page_units(data)) == MAX_UNITS
+
+
+def test_the_end_of_a_crawl_cleans_in_turns_and_goes_on_where_it_stopped(database_url):
+    """The stored pages are cleaned in batches within a time budget: a slice that runs out of
+    it says where to go on, and the next one finishes the job (a large crawl's cleaning never
+    outlives a slice job)."""
+    from storage import collection_results, collections
+    from storage.collections import PageOutcome
+    from storage.db import Database
+    from tests.test_collections_storage import account, collection
+
+    db = Database(database_url)
+    collection_id = collection(db, account(db, credits=10))
+    outcomes = [PageOutcome(key=collections.page_key(f"http://a.test/{n}"),
+                            url=f"http://a.test/{n}", status="succeeded",
+                            data={"text": f"Page {n} of its own.\n\n{NOTICE}"})
+                for n in range(5)]
+    collections.store(db, collection_id, outcomes)
+    repeated = {fingerprint(NOTICE)}
+    stopped = clean_stored(db, collection_id, repeated, until=0, batch=2)  # out of time
+    assert stopped == 2
+    assert clean_stored(db, collection_id, repeated, after=stopped, batch=2) is None
+    rows, _ = collection_results.page(db, collection_id)
+    assert [collection_results.data_of(row)["text"] for row in rows] == [
+        f"Page {n} of its own." for n in range(5)]
