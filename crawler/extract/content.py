@@ -46,6 +46,8 @@ class Content:
     blocks: tuple[_Element, ...] = ()
     elements: tuple[HtmlElement, ...] = ()
     links: tuple[Link, ...] = ()
+    #: The text of ``blocks``, when it is known already (it decided what the content is).
+    blocks_plain: str | None = None
 
     @cached_property
     def html(self) -> str | None:
@@ -66,7 +68,8 @@ class Content:
         lines; a page's list of entries as markdown links, one per line."""
         parts = []
         if self.blocks:
-            parts.append(blocks_text(list(self.blocks)))
+            parts.append(self.blocks_plain if self.blocks_plain is not None
+                         else blocks_text(list(self.blocks)))
         if self.elements:
             parts.append(markup.plain_text(markup.markdown(
                 markup.clean_html(self.elements, self.page.base), tables_as_html=False)))
@@ -103,13 +106,14 @@ def main_content(page: FetchedPage, *, only_main_content: bool = True,
         body = visible.find("body")
         return Content(page, elements=(_copy_of(body if body is not None else visible),))
     blocks = main_blocks(tree, page.address)
-    if not blocks_text(blocks):  # no main text: an index, or a table of contents
+    text = blocks_text(blocks)
+    if not text:  # no main text: an index, or a table of contents
         return Content(page, links=tuple(listed_links(tree, page.base)))
-    index = index_content(blocks, tree, page.base)
+    index = index_content(text, blocks, tree, page.base)
     if index is not None:  # its entries read as words: the links back
         kept, links = index
         return Content(page, blocks=tuple(kept), links=tuple(links))
-    return Content(page, blocks=tuple(blocks))
+    return Content(page, blocks=tuple(blocks), blocks_plain=text)
 
 
 def _without(tree: HtmlElement, selectors: Sequence[Selector]) -> HtmlElement:

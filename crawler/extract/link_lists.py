@@ -49,13 +49,15 @@ def listed_links(tree: HtmlElement, base: str) -> list[Link]:
     return _links_of(best, base)
 
 
-def index_content(blocks: Sequence[_Element], tree: HtmlElement, base: str
+def index_content(text: str, blocks: Sequence[_Element], tree: HtmlElement, base: str
                   ) -> tuple[list[_Element], list[Link]] | None:
-    """For main text that is mostly the texts of the page's links (an index read by
-    trafilatura as words): its other blocks (a heading, an introduction) and the page's
-    entries; None for any other text."""
-    names = {text for anchor, _ in anchors(tree, base) if (text := clean(anchor.text_content()))}
-    lines = [line.lstrip("-•* ").strip() for line in blocks_text(list(blocks)).split("\n\n")]
+    """For main text (``text``, of ``blocks``) that is mostly the texts of the page's links
+    (an index read by trafilatura as words): its other blocks (a heading, an introduction)
+    and the page's entries; None for any other text."""
+    lines = [line.lstrip("-•* ").strip() for line in text.split("\n\n")]
+    if len(lines) < INDEX_LINES:  # most pages: too few lines to be an index, no link read
+        return None
+    names = {name for anchor, _ in anchors(tree, base) if (name := clean(anchor.text_content()))}
     linked = sum(line in names for line in lines)
     if linked < INDEX_LINES or linked < INDEX_SHARE * len(lines):
         return None
