@@ -76,7 +76,8 @@ def show_account(name: str) -> None:
             click.echo(f"name     {account.name}")
             plan = account.plan
             click.echo(f"plan     {plan.name} ({plan.requests_per_minute} requests a minute, "
-                       f"{plan.max_concurrent_requests} in flight at once)")
+                       f"{plan.max_concurrent_requests} in flight at once, maps of "
+                       f"{plan.max_map_urls} URLs)")
             click.echo(f"balance  {account.balance}")
             for key in accounts.list_keys(session, account.id):
                 state = f"revoked {key.revoked_at:%Y-%m-%d}" if key.revoked_at else "live"

@@ -21,6 +21,7 @@ from dataclasses import dataclass, fields
 from typing import Any
 
 from core.items.contacts import Contacts
+from core.items.map import SiteMap
 from core.items.page import Page
 from core.items.products import Products
 from core.items.records import Records
@@ -29,10 +30,14 @@ from core.options import (
     BOOLEAN,
     FORMAT_LIST,
     FORMATS,
+    PATH_PATTERNS,
     SCHEMA,
     SELECTOR_LIST,
     Kind,
     OptionError,
+    choice,
+    text,
+    whole_number,
 )
 from core.video_platform import parse_video_url
 
@@ -44,13 +49,16 @@ class Option:
     function, a spider's ``-a``. ``kind`` is the rule of its values (:mod:`core.options`);
     ``description`` its OpenAPI words. A list default is a tuple (the table is immutable)
     and given out as a list. A ``required`` option has no default: without it the request
-    is a 422 (``scrapy crawl``: a failed page)."""
+    is a 422 (``scrapy crawl``: a failed page). ``plan_cap`` names the plan field
+    (``storage.models.Plan``, ``max_map_urls``) a request's value may not exceed: above it the
+    API answers a 422 naming the option (its kind's range is the rule everywhere else)."""
 
     name: str
     default: Any
     kind: Kind = BOOLEAN
     description: str = ""
     required: bool = False
+    plan_cap: str | None = None
 
     @property
     def default_value(self) -> Any:
@@ -188,6 +196,40 @@ VIDEO_PLATFORM = Operation(
     description="Accepts watch, youtu.be, shorts, embed, live, mobile, music and nocookie "
                 "links; anything\nelse is refused with `unsupported_video` before any fetch. "
                 "The video file is never\ndownloaded. 1 credit.")
+#: The most URLs one map answers with, whatever the plan (the largest plan's
+#: ``max_map_urls``); a plan's own cap is checked by the API.
+MAP_MAX_LIMIT = 100_000
+#: Link hops from the start page a map may fetch to read their links.
+MAP_MAX_HOPS = 2
+MAP = Operation(
+    name="map", path="/map", cost=1, usage="map", operation_id="mapSite",
+    extraction=Extraction(name="map", item=SiteMap, title="Map", own_spider=True, options=(
+        Option("limit", 5000, whole_number(1, MAP_MAX_LIMIT),
+               "The most URLs to answer with; at most the plan's `max_map_urls` (free 5,000, "
+               "standard 50,000, enterprise 100,000), a 422 above it.",
+               plan_cap="max_map_urls"),
+        Option("search", None, text(200),
+               "Words: only URLs whose path, title or sitemap metadata hold one of them, best "
+               "matches first."),
+        Option("sitemap", "include", choice("include", "only", "skip"),
+               "`include`: sitemaps, feeds and links; `only`: sitemaps alone; `skip`: no "
+               "sitemaps, feeds and links only."),
+        Option("include_subdomains", False, BOOLEAN,
+               "`true`: URLs of the site's subdomains too (`blog.example.com` for "
+               "`example.com`)."),
+        Option("include_paths", (), PATH_PATTERNS,
+               "RE2 patterns searched in a URL's path + query: when given, only URLs one "
+               "matches (a crawl's rule, same limits)."),
+        Option("exclude_paths", (), PATH_PATTERNS,
+               "RE2 patterns: URLs one matches are left out."),
+        Option("discover_links", 1, whole_number(0, MAP_MAX_HOPS),
+               "Link hops from the start page fetched only to read their links (at most 20 "
+               "pages a hop); 0: the sitemaps, feeds and the start page's links only."))),
+    summary="List the URLs of a site.",
+    description="Reads the site's sitemaps (robots.txt `Sitemap:` lines, else `/sitemap.xml` "
+                "and\n`/sitemap_index.xml`; indexes, gzip and text sitemaps), the feeds the "
+                "start page links to\nand the links of the start page and of a few pages "
+                "near it; pages are listed, not\nextracted. 1 credit on success.")
 
 SEARCH = Operation(name="search", path="/search", cost=5, usage="search")
 SEARCH_NEWS = Operation(name="search_news", path="/search/news", cost=5, usage="search")
@@ -200,7 +242,7 @@ WEBHOOK_SECRET = Operation(name="webhook_secret", path="/account/webhook-secret"
 
 #: Every operation of the history, in the order the API documents them.
 OPERATIONS: tuple[Operation, ...] = (
-    SCRAPE, CONTACTS, PRODUCTS, VIDEO_PLATFORM, SEARCH, SEARCH_NEWS, SEARCH_VIDEOS,
+    SCRAPE, CONTACTS, PRODUCTS, VIDEO_PLATFORM, MAP, SEARCH, SEARCH_NEWS, SEARCH_VIDEOS,
     COLLECTION, COLLECTION_CANCEL, WEBHOOK_SECRET,
 )
 #: Each operation by its name; the page operations, and each by its extraction's name.

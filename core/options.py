@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from core.patterns import MAX_PATTERNS, pattern_errors
 from core.record_schema import SchemaInvalid, parse_schema
 from core.selectors import MAX_SELECTORS, selector_errors
 
@@ -31,11 +32,17 @@ class OptionError(ValueError):
 @dataclass(frozen=True)
 class Kind:
     """A kind of option value: ``check`` a JSON value (normalised, or :class:`OptionError`),
-    ``from_text`` a ``scrapy crawl -a`` string (to a JSON value)."""
+    ``from_text`` a ``scrapy crawl -a`` string (to a JSON value). ``minimum``/``maximum``
+    bound a whole number (:func:`whole_number`), ``choices`` are a choice's values
+    (:func:`choice`), ``most`` a text's or a list's length: what the OpenAPI document says."""
 
     name: str
     check: Callable[[Any], Any]
     from_text: Callable[[str], Any]
+    minimum: int | None = None
+    maximum: int | None = None
+    choices: tuple[str, ...] = ()
+    most: int | None = None
 
 
 def _boolean(value: Any) -> bool:
@@ -120,7 +127,68 @@ def _schema_text(text: str) -> Any:
         raise OptionError("Not valid JSON.") from None
 
 
+def whole_number(minimum: int, maximum: int) -> Kind:
+    """A JSON integer from ``minimum`` to ``maximum`` (``5.0`` is 5; ``"5"``, ``true`` and
+    ``2.5`` are not numbers of it); ``-a limit=100``."""
+
+    def check(value: Any) -> int:
+        if isinstance(value, float) and value.is_integer():
+            value = int(value)
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise OptionError("Not a valid integer.")
+        if not minimum <= value <= maximum:
+            raise OptionError(f"Must be from {minimum} to {maximum}.")
+        return value
+
+    def from_text(text: str) -> Any:
+        try:
+            return int(text.strip())
+        except ValueError:
+            return text  # refused by check, in its words
+
+    return Kind("integer", check, from_text, minimum=minimum, maximum=maximum)
+
+
+def choice(*choices: str) -> Kind:
+    """One of ``choices`` (a JSON string)."""
+
+    def check(value: Any) -> str:
+        if value not in choices:
+            raise OptionError(f"Must be one of: {', '.join(choices)}.")
+        return value
+
+    return Kind("choice", check, str.strip, choices=choices)
+
+
+def text(most: int) -> Kind:
+    """A string of at most ``most`` characters, or null (an empty or blank one is null)."""
+
+    def check(value: Any) -> str | None:
+        if value is None:
+            return None
+        if not isinstance(value, str):
+            raise OptionError("Not a valid string.")
+        if len(value) > most:
+            raise OptionError(f"At most {most} characters.")
+        return value if value.strip() else None
+
+    return Kind("text", check, lambda given: given, most=most)
+
+
+def _path_patterns(value: Any) -> list[str]:
+    """A crawl's ``include_paths``/``exclude_paths``: RE2 patterns (:mod:`core.patterns`)."""
+    patterns = _strings(value, MAX_PATTERNS)
+    errors = pattern_errors(patterns)
+    if errors:
+        raise OptionError("Invalid pattern.", errors)
+    return patterns
+
+
 BOOLEAN = Kind("boolean", _boolean, _boolean_text)
+#: A crawl's path rules (``include_paths``, ``exclude_paths``): at most
+#: :data:`~core.patterns.MAX_PATTERNS` RE2 patterns; ``-a include_paths='["^/docs/"]'`` (a JSON
+#: list) or ``-a include_paths=^/docs/`` (one pattern: a regex may hold commas).
+PATH_PATTERNS = Kind("patterns", _path_patterns, _selector_text, most=MAX_PATTERNS)
 FORMAT_LIST = Kind("formats", _formats, _list_text)
 SELECTOR_LIST = Kind("selectors", _selectors, _selector_text)
 SCHEMA = Kind("schema", _schema, _schema_text)

@@ -49,6 +49,8 @@ class Principal:
     max_concurrent_requests: int
     #: URLs one batch collection may hold: its request body may be that large (``api.auth``).
     max_batch_urls: int
+    #: URLs one ``POST /map`` may answer with (its ``limit``'s cap).
+    max_map_urls: int
     #: The key it authenticated with: a console session stays valid while this key does.
     key_id: int | None = None
 
@@ -143,7 +145,8 @@ def revoke_keys(session: Session, prefix: str) -> int:
 _KEYS, _ACCOUNTS, _PLANS = ApiKey.__table__, Account.__table__, Plan.__table__
 _CALLER = (
     select(_ACCOUNTS.c.id, _ACCOUNTS.c.name, _PLANS.c.name, _PLANS.c.requests_per_minute,
-           _PLANS.c.max_concurrent_requests, _PLANS.c.max_batch_urls, _KEYS.c.id)
+           _PLANS.c.max_concurrent_requests, _PLANS.c.max_batch_urls, _PLANS.c.max_map_urls,
+           _KEYS.c.id)
     .select_from(_KEYS.join(_ACCOUNTS, _KEYS.c.account_id == _ACCOUNTS.c.id)
                  .join(_PLANS, _PLANS.c.id == _ACCOUNTS.c.plan_id))
     .where(_KEYS.c.key_hash == bindparam("key_hash"), _KEYS.c.revoked_at.is_(None))
@@ -172,7 +175,8 @@ def account_of_key(session: Session, key_id: int) -> tuple[Account, Principal] |
         return None
     account, plan = row
     return account, Principal(account.id, account.name, plan.name, plan.requests_per_minute,
-                              plan.max_concurrent_requests, plan.max_batch_urls, key_id)
+                              plan.max_concurrent_requests, plan.max_batch_urls,
+                              plan.max_map_urls, key_id)
 
 
 def list_keys(session: Session, account_id: str, *, newest_first: bool = False

@@ -62,6 +62,8 @@ class Base(DeclarativeBase):
 #: ``max_concurrent_requests`` of a plan made without one (the ``free`` plan's): the database's
 #: server default too, so a plan inserted by older code gets it.
 DEFAULT_MAX_CONCURRENT_REQUESTS = 4
+#: ``max_map_urls`` of a plan made without one (the ``free`` plan's): the server default too.
+DEFAULT_MAX_MAP_URLS = 5000
 
 
 class Plan(Base):
@@ -83,6 +85,9 @@ class Plan(Base):
     max_concurrent_requests: Mapped[int] = mapped_column(
         Integer, default=DEFAULT_MAX_CONCURRENT_REQUESTS,
         server_default=str(DEFAULT_MAX_CONCURRENT_REQUESTS))
+    #: The most URLs one ``POST /map`` may ask for (its ``limit``).
+    max_map_urls: Mapped[int] = mapped_column(
+        Integer, default=DEFAULT_MAX_MAP_URLS, server_default=str(DEFAULT_MAX_MAP_URLS))
 
 
 class Account(Base):

@@ -25,6 +25,7 @@ OPERATIONS = {
     ("post", f"{BASE}/contacts"): "findContacts",
     ("post", f"{BASE}/products"): "extractProducts",
     ("post", f"{BASE}/video-platform"): "getVideo",
+    ("post", f"{BASE}/map"): "mapSite",
     ("post", f"{BASE}/search"): "searchWeb",
     ("post", f"{BASE}/search/news"): "searchNews",
     ("post", f"{BASE}/search/videos"): "searchVideos",
@@ -44,7 +45,7 @@ COLLECTION_ERRORS = {
     "listCollectionResults": {"404", "410", "422"},
     "exportCollectionResults": {"404", "410", "422"},
 }
-PAGE_OPERATIONS = {"scrape", "findContacts", "extractProducts", "getVideo"}
+PAGE_OPERATIONS = {"scrape", "findContacts", "extractProducts", "getVideo", "mapSite"}
 SEARCH_OPERATIONS = {"searchWeb", "searchNews", "searchVideos"}
 BILLABLE = PAGE_OPERATIONS | SEARCH_OPERATIONS
 
@@ -84,6 +85,9 @@ CONTRACT = {
     "Captions": ["status", "tracks"],
     "CaptionTrack": ["language", "name", "auto_generated"],
     "RelatedVideo": ["video_id", "url", "title", "channel", "duration_seconds"],
+    "MapResponse": ["request_id", "credits_used", "url", "final_url", "status_code",
+                    "fetched_at", "links", "sitemaps", "feeds", "total_found", "truncated"],
+    "MapLink": ["url", "title", "lastmod", "source"],
     "SearchResponse": ["request_id", "credits_used", "query", "results"],
     "NewsSearchResponse": ["request_id", "credits_used", "query", "results"],
     "VideoSearchResponse": ["request_id", "credits_used", "query", "results"],
@@ -109,7 +113,8 @@ CONTRACT = {
 }
 #: Fields added beyond that first contract (always present and required all the same).
 ADDITIONS = {
-    "Plan": ["max_concurrent_requests"],  # a per-account cap on requests in flight
+    "Plan": ["max_concurrent_requests",  # a per-account cap on requests in flight
+             "max_map_urls"],  # the most a map may answer with (issue 29)
     "Health": ["workers", "cron"],  # ready means a worker listens
 }
 

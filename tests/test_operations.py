@@ -23,7 +23,8 @@ from storage import usage
 #: The history's names and the routes of every operation, as clients read them.
 CONTRACT = {
     "/scrape": "scrape", "/contacts": "contacts", "/products": "products",
-    "/video-platform": "video_platform", "/search": "search", "/search/news": "search_news",
+    "/video-platform": "video_platform", "/map": "map", "/search": "search",
+    "/search/news": "search_news",
     "/search/videos": "search_videos", "/collections": "collection",
     "/collections/<collection_id>/cancel": "collection_cancel",
     "/account/webhook-secret": "webhook_secret",
@@ -37,7 +38,7 @@ def test_every_operation_keeps_its_route_and_history_name():
 
 def test_the_page_operations_and_what_collections_may_extract():
     assert [op.name for op in PAGE_OPERATIONS] == ["scrape", "contacts", "products",
-                                                    "video_platform"]
+                                                    "video_platform", "map"]
     assert COLLECTION_EXTRACTS == ("page", "contacts", "products", "schema")
     assert "schema" not in BY_EXTRACTION  # a collection's extraction, no operation of its own
     assert page_operation("page") is operation("scrape")
@@ -47,7 +48,8 @@ def test_the_page_operations_and_what_collections_may_extract():
 
 def test_the_usage_series_come_from_the_table():
     assert usage.GROUPS == USAGE
-    assert usage.SERIES == ("scrape", "contacts", "products", "video", "search", "collections")
+    assert usage.SERIES == ("scrape", "contacts", "products", "video", "map", "search",
+                            "collections")
 
 
 def test_options_take_their_defaults():

@@ -1,5 +1,5 @@
-"""The page operations (``/scrape``, ``/contacts``, ``/products``, ``/video-platform``): one route
-each, made from its declaration in :data:`core.operations.PAGE_OPERATIONS`.
+"""The page operations (``/scrape``, ``/contacts``, ``/products``, ``/video-platform``, ``/map``):
+one route each, made from its declaration in :data:`core.operations.PAGE_OPERATIONS`.
 
 Each is one billed job on a warm worker (``api.operations.run_page_operation``): its price on
 success, nothing on any failure. Its body is its URL and its options
@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from flask import g
 from flask_smorest import Blueprint
 
 from api.auth import authenticated
@@ -36,6 +37,13 @@ def _view(page: Operation) -> Callable[[dict[str, Any]], Any]:
         if rule is not None and not rule.accepts(url):
             raise refuse(page.name, ApiError(
                 rule.error, rule.message, details={"url": url, "target_status": None}), url=url)
+        for option in extraction.options:  # a plan's cap on a value (a map's limit)
+            cap = getattr(g.principal, option.plan_cap) if option.plan_cap else None
+            if cap is not None and args.get(option.name, 0) > cap:
+                raise refuse(page.name, ApiError(
+                    "validation_error", f"Invalid request: check {option.name}.",
+                    errors={option.name: [f"At most {cap} on your plan ({option.plan_cap})."]}),
+                    url=url)
         return run_page_operation(page, url, **extraction.option_values(args))
 
     view.__name__ = view.__qualname__ = page.name  # the endpoint's name

@@ -17,6 +17,8 @@ class PlanSchema(Response):
         "description": "Single-page requests (scrape, contacts, products, video-platform) the "
                        "account may have in flight at once; more are refused at once, 429 "
                        "rate_limited."})
+    max_map_urls = fields.Integer(metadata={
+        "description": "The most URLs one `POST /map` may ask for (its `limit`)."})
 
 
 class CreditsSchema(Response):

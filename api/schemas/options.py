@@ -8,9 +8,10 @@ from typing import Any
 
 from marshmallow import ValidationError, fields, missing, validate
 
-from api.schemas.fields import JsonBoolean
+from api.schemas.fields import JsonBoolean, WholeNumber
 from core.operations import Option
-from core.options import BOOLEAN, FORMAT_LIST, FORMATS, SCHEMA, Kind, OptionError
+from core.options import FORMATS, Kind, OptionError
+from core.patterns import MAX_PATTERN_LENGTH
 from core.selectors import MAX_SELECTOR_LENGTH, MAX_SELECTORS
 
 
@@ -50,18 +51,60 @@ def option_field(option: Option, *, defaulted: bool = True, note: str = "") -> f
     words = " ".join(filter(None, (note, option.description)))
     metadata = {"description": words} if words else {}
     default = option.default
-    if option.kind is BOOLEAN:
+    kind = option.kind
+    if kind.name == "boolean":
         return JsonBoolean(load_default=default if defaulted else missing, metadata=metadata)
-    if option.kind is SCHEMA:
-        return CheckedSchema(option.kind, metadata=metadata, allow_none=True,
+    if kind.name == "schema":
+        return CheckedSchema(kind, metadata=metadata, allow_none=True,
                              load_default=default if defaulted else missing)
-    if option.kind is FORMAT_LIST:
+    if kind.name in _SCALARS:
+        return _SCALARS[kind.name](kind, metadata, default if defaulted else missing)
+    if kind.name == "formats":
         inner: fields.Field = fields.String(validate=validate.OneOf(FORMATS))
         size = validate.Length(min=1, max=len(FORMATS))
         metadata = {**metadata, "uniqueItems": True}
+    elif kind.name == "patterns":  # RE2, the syntax their description names
+        inner = fields.String(validate=validate.Length(min=1, max=MAX_PATTERN_LENGTH),
+                              metadata={"format": "regex"})
+        size = validate.Length(max=kind.most)
     else:  # selectors: the document names their syntax (a format), and their limits
         inner = fields.String(validate=validate.Length(min=1, max=MAX_SELECTOR_LENGTH),
                               metadata={"format": "css-selector"})
         size = validate.Length(max=MAX_SELECTORS)
     return CheckedList(option.kind, inner, validate=size, metadata=metadata,
                        load_default=(lambda: list(default)) if defaulted else missing)
+
+
+def _whole_number(kind: Kind, metadata: dict[str, Any], default: Any) -> fields.Field:
+    # Range gives the document its minimum and maximum, and the 422 its words
+    return WholeNumber(validate=validate.Range(kind.minimum, kind.maximum),
+                       metadata=metadata, load_default=default)
+
+
+def _choice(kind: Kind, metadata: dict[str, Any], default: Any) -> fields.Field:
+    return fields.String(validate=validate.OneOf(kind.choices, error=(
+        f"Must be one of: {', '.join(kind.choices)}.")), metadata=metadata,
+        load_default=default)
+
+
+def _text(kind: Kind, metadata: dict[str, Any], default: Any) -> fields.Field:
+    return _TextField(kind, metadata={**metadata, "maxLength": kind.most},
+                      load_default=default, allow_none=True)
+
+
+class _TextField(fields.String):
+    """A text option: a string (blank is null) of at most its kind's length."""
+
+    def __init__(self, kind: Kind, **kwargs: Any):
+        super().__init__(**kwargs)
+        self.kind = kind
+
+    def _deserialize(self, value: Any, attr: Any, data: Any, **kwargs: Any) -> Any:
+        try:
+            return self.kind.check(value)
+        except OptionError as exc:
+            raise ValidationError(str(exc)) from None
+
+
+#: The field of each scalar kind but the boolean (a JSON integer, a choice, a text).
+_SCALARS = {"integer": _whole_number, "choice": _choice, "text": _text}

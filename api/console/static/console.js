@@ -5,7 +5,7 @@
 "use strict";
 
 const SERIES_COLOURS = {
-  scrape: "#1f77b4", contacts: "#ff7f0e", products: "#2ca02c", video: "#d62728",
+  scrape: "#1f77b4", contacts: "#ff7f0e", products: "#2ca02c", video: "#d62728", map: "#8c564b",
   search: "#9467bd", collections: "#17becf",
 };
 const POLL_MS = 1500;

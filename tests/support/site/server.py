@@ -19,7 +19,7 @@ from collections import Counter
 from collections.abc import Iterable
 from pathlib import Path
 
-from tests.support.site import crawlsite, sitemaps, youtube
+from tests.support.site import crawlsite, maps, sitemaps, youtube
 
 PAGES = Path(__file__).with_name("pages")
 ROBOTS = b"User-agent: *\nDisallow: /private\n"
@@ -213,6 +213,7 @@ ROUTES = {
     "/redos": _redos,
     "/redos/aaa": _redos_aaa,
     **sitemaps.ROUTES,
+    **maps.ROUTES,
     **youtube.ROUTES,
 }
 
