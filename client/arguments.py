@@ -11,7 +11,7 @@ import json
 import sys
 from pathlib import Path
 
-from client.http import CONTENT_FORMATS, FORMATS
+from client.http import CONTENT_FORMATS, FORMATS, MAP_OPTIONS
 
 EXTRACTS = ("page", "contacts", "products", "schema")
 #: What ``--format`` of ``collect`` and ``crawl`` takes: a page's content formats and a
@@ -64,6 +64,29 @@ def parser() -> argparse.ArgumentParser:
     scrape.add_argument("--json", action="store_true",
                         help="the API's whole answer as JSON (title, formats, links, "
                              "metadata…)")
+
+    site_map = commands.add_parser(
+        "map", help="the URLs of a site, one a line (1 credit)",
+        description="List a site's URLs from its sitemaps, feeds and links, one a line on "
+        "stdout (ready for webdata collect -), or the API's JSON answer with --json. 1 credit.")
+    site_map.add_argument("url", metavar="URL")
+    site_map.add_argument("--limit", type=int, metavar="N",
+                          help="at most N URLs (default 5,000; the plan's max_map_urls at most)")
+    site_map.add_argument("--search", metavar="WORDS",
+                          help="only URLs whose path, title or metadata hold these words, best "
+                               "first")
+    site_map.add_argument("--sitemap", choices=("include", "only", "skip"),
+                          help="include (default), only (sitemaps alone) or skip them")
+    site_map.add_argument("--include-subdomains", action="store_true", default=None,
+                          help="the site's subdomains too")
+    site_map.add_argument("--include", action="append", metavar="REGEX", dest="include_paths",
+                          help="only paths (+ query) matching it (RE2 syntax); repeatable")
+    site_map.add_argument("--exclude", action="append", metavar="REGEX", dest="exclude_paths",
+                          help="never paths (+ query) matching it (RE2 syntax); repeatable")
+    site_map.add_argument("--discover-links", type=int, metavar="HOPS", choices=(0, 1, 2),
+                          help="link hops from the start page (0-2, default 1)")
+    site_map.add_argument("--json", action="store_true",
+                          help="the API's whole answer as JSON (titles, lastmod, sources…)")
 
     collect = commands.add_parser("collect", help="fetch each URL of a file (a batch)",
                                   description="Fetch each URL of a file once: one URL a line, "
@@ -163,6 +186,11 @@ def _output(command: argparse.ArgumentParser, *, required: bool) -> None:
     command.add_argument("--fields", metavar="NAMES",
                          help="keep only these keys (CSV: columns), in this order, "
                               "comma-separated: url,status,data.title…")
+
+
+def map_options(args: argparse.Namespace) -> dict[str, object]:
+    """The map options the command line gave (None: not given, not sent)."""
+    return {name: getattr(args, name) for name in MAP_OPTIONS}
 
 
 def page_options(args: argparse.Namespace) -> dict[str, object]:

@@ -28,7 +28,7 @@ from typing import Any
 
 from rich.console import Console
 
-from client.arguments import page_options, parser
+from client.arguments import map_options, page_options, parser
 from client.errors import ApiError, WebdataError
 from client.http import FINAL, Client, format_for
 from client.progress import ProgressDisplay, summary
@@ -82,6 +82,20 @@ def run_scrape(args: argparse.Namespace, err: Console) -> int:
               f"{answer.get('credits_used', 1)} credit used.", file=sys.stderr)
         return 0
     return _print(content)
+
+
+def run_map(args: argparse.Namespace, err: Console) -> int:
+    """A site's URLs, one a line (for ``webdata collect -``), or the answer as JSON."""
+    answer = _client(args).map(args.url, **map_options(args))
+    if args.json:
+        return _print(json.dumps(answer, indent=2, ensure_ascii=False))
+    if answer.get("truncated"):
+        print(f"webdata: {len(answer['links'])} of {answer['total_found']} URLs found "
+              "(truncated: --limit, or reading stopped early).", file=sys.stderr)
+    if not answer["links"]:
+        print("webdata: no URL found; 1 credit used.", file=sys.stderr)
+        return 0
+    return _print("\n".join(link["url"] for link in answer["links"]))
 
 
 def _print(text: str) -> int:
@@ -283,5 +297,5 @@ def describe(collection: dict[str, Any]) -> str:
 
 
 #: Each command's function, by its name (:func:`client.arguments.parser`).
-COMMANDS = {"scrape": run_scrape, "collect": run_collect, "crawl": run_crawl,
+COMMANDS = {"scrape": run_scrape, "map": run_map, "collect": run_collect, "crawl": run_crawl,
             "status": run_status, "cancel": run_cancel, "export": run_export}

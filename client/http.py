@@ -128,6 +128,23 @@ class Client:
         return _json(self._request("POST", "/scrape", json=body, idempotency_key=key,
                                    timeout=timeout))
 
+    def map(self, url: str, *, idempotency_key: str | None = None, **options: Any
+            ) -> dict[str, Any]:
+        """``POST /map``: the URLs of the site of ``url``, 1 credit. ``options``: ``limit``,
+        ``search``, ``sitemap``, ``include_subdomains``, ``include_paths``, ``exclude_paths``,
+        ``discover_links`` (docs/api.md); left ``None``, not sent. The answer's ``links``
+        are ``{"url", "title", "lastmod", "source"}``."""
+        unknown = set(options) - set(MAP_OPTIONS)
+        if unknown:
+            raise TypeError(f"unexpected keyword argument {sorted(unknown)[0]!r} (the map "
+                            f"options are {', '.join(MAP_OPTIONS)})")
+        body = {"url": url, **{name: list(value) if isinstance(value, list | tuple) else value
+                               for name, value in options.items() if value is not None}}
+        key = idempotency_key or f"webdata-client-{uuid.uuid4()}"
+        timeout = (self.timeout[0], max(self.timeout[1], SCRAPE_READ_TIMEOUT))
+        return _json(self._request("POST", "/map", json=body, idempotency_key=key,
+                                   timeout=timeout))
+
     # -- collections --------------------------------------------------------------------
 
     def collect(self, urls: Iterable[str], *, extract: str = "page",
@@ -271,6 +288,8 @@ class Client:
 
 
 #: The options of a page's content (:meth:`Client.scrape`), also a collection's of extract page.
+MAP_OPTIONS = ("limit", "search", "sitemap", "include_subdomains", "include_paths",
+               "exclude_paths", "discover_links")
 PAGE_OPTIONS = ("formats", "only_main_content", "include_selectors", "exclude_selectors",
                 "include_links", "include_metadata", "schema")
 

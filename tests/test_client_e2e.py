@@ -166,6 +166,21 @@ def test_scrape_and_collect_read_records_by_a_schema_file(stack, service, site, 
     assert "Traceback" not in bad.stderr
 
 
+def test_map_lists_urls_one_a_line_for_collect(stack, service, site, tmp_path):
+    who = new_customer(stack.app, credits=10, plan="standard")
+    listed = run_webdata(service, who, tmp_path, "map", f"{site}/article", "--limit", "3")
+    assert listed.returncode == 0, listed.stderr
+    urls = listed.stdout.splitlines()
+    assert 1 <= len(urls) <= 3 and all(url.startswith("http://") for url in urls)
+    answer = json.loads(run_webdata(service, who, tmp_path, "map", f"{site}/article",
+                                    "--json").stdout)
+    assert {"links", "sitemaps", "feeds", "total_found", "truncated"} <= set(answer)
+    refused = run_webdata(service, who, tmp_path, "map", f"{site}/article", "--limit", "0")
+    assert refused.returncode == 1 and refused.stderr.count("\n") == 1
+    assert "limit" in refused.stderr and "Traceback" not in refused.stderr
+    assert who.balance() == 10 - 2
+
+
 def test_scrape_refusals_are_one_line_and_free(stack, service, site, tmp_path):
     who = new_customer(stack.app, credits=10, plan="standard")
     article = f"{site}/article"
