@@ -627,3 +627,45 @@ def test_the_form_starts_a_schema_collection_and_says_what_is_wrong_with_a_schem
     with app.extensions["webdata.db"].session() as session:
         assert json.loads(session.get(Collection, made["id"]).spec)["options"] == {
             "schema": schema}
+
+
+def test_the_map_page_lists_a_sites_urls_and_starts_a_batch_from_them(app, site):
+    who = new_customer(app, credits=10, plan="standard")
+    browser = signed_in(who)
+    page = browser.get("/console/map").get_data(as_text=True)
+    assert 'id="map-form"' in page and 'aria-current="page">Map</a>' in page
+    form_id = re.search(r'name="form_id" value="([^"]+)"', page).group(1)
+    sent = {"csrf_token": token(page), "form_id": form_id, "url": f"{site}/article",
+            "limit": "3", "sitemap": "include", "discover_links": "1"}
+    mapped = browser.post("/console/map", data=sent)
+    assert mapped.status_code == 200
+    page = mapped.get_data(as_text=True)
+    urls = unescape(re.search(r'<textarea id="urls" name="urls"[^>]*>(.*?)</textarea>', page,
+                              re.S).group(1)).splitlines()
+    assert 1 <= len(urls) <= 3 and all(url.startswith("http://") for url in urls)
+    assert who.balance() == 9
+    again = browser.post("/console/map", data=sent)  # a reload of the answer
+    assert again.status_code == 409 and who.balance() == 9
+    batch_id = re.search(r'id="batch-from-map".*?name="form_id" value="([^"]+)"', page,
+                         re.S).group(1)
+    started = browser.post("/console/collections", data={
+        "csrf_token": token(page), "form_id": batch_id, "mode": "batch", "extract": "page",
+        "urls": "\n".join(urls)})
+    assert started.status_code == 302
+    [made] = who.get("/collections").get_json()["collections"]
+    assert made["mode"] == "batch"
+
+
+@pytest.mark.parametrize(("field", "value", "words"), [
+    ("limit", "0", "limit"), ("limit", "9999999", "limit"), ("url", "ftp://x", "url"),
+    ("sitemap", "sometimes", "sitemap"), ("discover_links", "five", "Not a whole number")])
+def test_the_map_page_shows_a_refusal_by_its_field_and_charges_nothing(app, site, field,
+                                                                       value, words):
+    who = new_customer(app, credits=10, plan="free")
+    browser = signed_in(who)
+    page = browser.get("/console/map").get_data(as_text=True)
+    refused = browser.post("/console/map", data={
+        "csrf_token": token(page), "url": f"{site}/article", field: value})
+    assert refused.status_code in (403, 422)
+    assert words in unescape(refused.get_data(as_text=True))
+    assert who.balance() == 10

@@ -66,6 +66,7 @@ def register(app: Flask) -> None:
     """Serve the console on ``app``: its sessions, then its routes."""
     from api.console import (  # noqa: F401 (routes)
         collection_pages,
+        map_pages,
         pages,
         result_pages,
         sessions,

@@ -26,25 +26,32 @@ blp = authenticated(Blueprint("extraction", __name__, url_prefix=BASE_PATH,
                               description="Single-page operations: one URL, one credit."))
 
 
-def _view(page: Operation) -> Callable[[dict[str, Any]], Any]:
-    """The view of ``page``: its URL rule first (free refusal), then the billed job."""
+def answer(page: Operation, args: dict[str, Any]) -> Any:
+    """Page operation ``page`` on ``args`` (its loaded request schema): its URL rule and the
+    plan's caps on its options first (free refusals), then the billed job. The API's route
+    and the console's pages (the Map page) both answer here."""
     extraction = page.extraction
     assert extraction is not None
+    url = args["url"]
+    rule = extraction.url_rule
+    if rule is not None and not rule.accepts(url):
+        raise refuse(page.name, ApiError(
+            rule.error, rule.message, details={"url": url, "target_status": None}), url=url)
+    for option in extraction.options:  # a plan's cap on a value (a map's limit)
+        cap = getattr(g.principal, option.plan_cap) if option.plan_cap else None
+        if cap is not None and args.get(option.name, 0) > cap:
+            raise refuse(page.name, ApiError(
+                "validation_error", f"Invalid request: check {option.name}.",
+                errors={option.name: [f"At most {cap} on your plan ({option.plan_cap})."]}),
+                url=url)
+    return run_page_operation(page, url, **extraction.option_values(args))
+
+
+def _view(page: Operation) -> Callable[[dict[str, Any]], Any]:
+    """The route's view of ``page``: :func:`answer`."""
 
     def view(args: dict[str, Any]) -> Any:
-        url = args["url"]
-        rule = extraction.url_rule
-        if rule is not None and not rule.accepts(url):
-            raise refuse(page.name, ApiError(
-                rule.error, rule.message, details={"url": url, "target_status": None}), url=url)
-        for option in extraction.options:  # a plan's cap on a value (a map's limit)
-            cap = getattr(g.principal, option.plan_cap) if option.plan_cap else None
-            if cap is not None and args.get(option.name, 0) > cap:
-                raise refuse(page.name, ApiError(
-                    "validation_error", f"Invalid request: check {option.name}.",
-                    errors={option.name: [f"At most {cap} on your plan ({option.plan_cap})."]}),
-                    url=url)
-        return run_page_operation(page, url, **extraction.option_values(args))
+        return answer(page, args)
 
     view.__name__ = view.__qualname__ = page.name  # the endpoint's name
     view.__doc__ = f"{page.summary}\n\n{page.description}\n"
