@@ -34,6 +34,7 @@ OPERATIONS = {
     ("post", f"{BASE}/collections/{{collection_id}}/cancel"): "cancelCollection",
     ("get", f"{BASE}/collections/{{collection_id}}/results"): "listCollectionResults",
     ("get", f"{BASE}/collections/{{collection_id}}/export"): "exportCollectionResults",
+    ("get", f"{BASE}/collections/{{collection_id}}/skipped"): "listCollectionSkipped",
 }
 #: The error statuses of the collection operations beyond those of every operation.
 COLLECTION_ERRORS = {
@@ -43,6 +44,7 @@ COLLECTION_ERRORS = {
     "cancelCollection": {"404"},
     "listCollectionResults": {"404", "410", "422"},
     "exportCollectionResults": {"404", "410", "422"},
+    "listCollectionSkipped": {"404", "410", "422"},
 }
 PAGE_OPERATIONS = {"scrape", "findContacts", "extractProducts", "getVideo"}
 SEARCH_OPERATIONS = {"searchWeb", "searchNews", "searchVideos"}
@@ -111,6 +113,11 @@ CONTRACT = {
 ADDITIONS = {
     "Plan": ["max_concurrent_requests"],  # a per-account cap on requests in flight
     "Health": ["workers", "cron"],  # ready means a worker listens
+    "Progress": ["skipped"],  # the URLs seen and not fetched, by reason (issue 29)
+    "SkipCounts": ["robots", "excluded_path", "not_included", "depth", "off_site", "duplicate",
+                   "limit", "policy", "cancelled"],
+    "Skipped": ["url", "reason", "duplicate_of"],
+    "SkippedPage": ["skipped", "next_cursor"],
 }
 
 
