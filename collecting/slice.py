@@ -155,7 +155,8 @@ class Slice:
         if not self.frontier.state().seeded:
             refused = seeding.seed(self.frontier, self.redis, self.config,
                                    self.collection_id, spec, self.scope, self._budget)
-            collections.store(self.db, self.collection_id, [], refused)
+            if refused:  # sitemap URLs out of the crawl's scope
+                collections.store(self.db, self.collection_id, [], refused)
             self._report_total()
         self._share = max(1, math.ceil(self.limits.collection_host_concurrency
                                        / self.frontier.width()))

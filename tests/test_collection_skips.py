@@ -17,7 +17,7 @@ from core.contract import SKIP_REASONS
 from storage.models import Collection, CollectionSkip, utcnow
 from tests.conftest import make_config, new_customer
 from tests.support.collection_stack import all_results, wait_final
-from tests.support.site import crawlsite
+from tests.support.site import crawlsite, sitemaps
 from tests.test_collections import customer, path, start
 from worker.maintenance import purge_expired_collections
 
@@ -168,3 +168,14 @@ def test_expired_skips_answer_410_and_are_purged(stack, site):
     shown = who.get(f"/collections/{created['id']}").get_json()
     assert shown["status"] == "expired"
     assert shown["progress"]["skipped"] == final["progress"]["skipped"]
+
+
+def test_sitemap_urls_out_of_scope_are_skipped(stack, site):
+    """The sitemaps' URLs pass the crawl's scope as links do (the sitemap reader keeps only
+    the site's own: other sites' are never seen)."""
+    who = customer(stack)
+    created = start(who, {"mode": "crawl", "url": f"{site}/site/", "max_depth": 1,
+                          "exclude_paths": ["^/news/"], "use_sitemap": True})
+    assert wait_final(who, created["id"])["status"] == "completed"
+    excluded = {path(s["url"]) for s in all_skipped(who, created["id"], reason="excluded_path")}
+    assert excluded == {p for p in sitemaps.SITE_PAGES if p.startswith("/news/")}
