@@ -42,12 +42,14 @@ from typing import Any
 from redis import Redis
 
 from core.canonical import canonical_url
+from core.contract import SkipReason
 from core.scope import CrawlScope
 
 #: Prefix of every key of a collection's frontier.
 PREFIX = "webdata:collection:"
 #: The keys of one frontier (each under :data:`PREFIX` and the collection's id).
-KEYS = ("queue", "seen", "leases", "meta", "overflow", "claims", "slices", "blocks")
+KEYS = ("queue", "seen", "leases", "meta", "overflow", "claims", "slices", "blocks",
+        "skipped")
 #: Seconds the keys of a finished collection's frontier are kept (a late worker still finds
 #: them and stops cleanly), then dropped by Redis.
 LINGER = 3600
@@ -55,11 +57,14 @@ LINGER = 3600
 EVERY = 2**31 - 1
 
 _ADMIT = """
--- KEYS: seen, queue, meta, overflow; ARGV: budget (0: none), then (key, entry) pairs
+-- KEYS: seen, queue, meta, overflow, skipped; ARGV: budget (0: none), how many entries, then
+-- (key, entry) pairs, then (key, reason) pairs of URLs refused. A refused URL is a skip once
+-- (the skipped set), and not at all when it was admitted (a duplicate excepted: it was).
 local budget = tonumber(ARGV[1])
+local last = 2 + 2 * tonumber(ARGV[2])
 local admitted = tonumber(redis.call('HGET', KEYS[3], 'admitted') or '0')
 local new = 0
-for i = 2, #ARGV, 2 do
+for i = 3, last, 2 do
   if redis.call('SADD', KEYS[1], ARGV[i]) == 1 then
     if budget == 0 or admitted < budget then
       redis.call('RPUSH', KEYS[2], ARGV[i + 1])
@@ -71,7 +76,14 @@ for i = 2, #ARGV, 2 do
   end
 end
 redis.call('HSET', KEYS[3], 'admitted', admitted)
-return new
+local skipped = {}
+for i = last + 1, #ARGV, 2 do
+  if (ARGV[i + 1] == 'duplicate' or redis.call('SISMEMBER', KEYS[1], ARGV[i]) == 0)
+      and redis.call('SADD', KEYS[5], ARGV[i]) == 1 then
+    skipped[#skipped + 1] = (i - last - 1) / 2
+  end
+end
+return {new, skipped}
 """
 
 _LEASE = """
@@ -169,10 +181,37 @@ class Entry:
         return cls(url, canonical_url(url), depth)
 
 
+@dataclass(frozen=True)
+class Skip:
+    """A URL the collection saw and will not fetch, and why (a :class:`SkipReason`);
+    ``duplicate_of``: the canonical URL of the page it duplicates."""
+
+    url: str
+    key: str  #: its canonical URL
+    reason: str
+    duplicate_of: str | None = None
+
+
 def links_followed(scope: CrawlScope, links: Iterable[str], depth: int) -> list[Entry]:
     """The entries of ``links`` (a page's links, a site's sitemap URLs) that the crawl of
     ``scope`` follows, at ``depth``."""
-    return [Entry.of(link, depth) for link in links if scope.follows(link, depth)]
+    return sort_links(scope, links, depth)[0]
+
+
+def sort_links(scope: CrawlScope, links: Iterable[str], depth: int
+               ) -> tuple[list[Entry], list[Skip]]:
+    """``links`` found at ``depth`` as the crawl of ``scope`` takes them: the entries it
+    follows, and the links it refuses with their reasons (:meth:`CrawlScope.refusal`)."""
+    followed: list[Entry] = []
+    refused: list[Skip] = []
+    for link in links:
+        key = canonical_url(link)
+        reason = scope.refusal(link, depth, key)
+        if reason is None:
+            followed.append(Entry(link, key, depth))
+        else:
+            refused.append(Skip(link, key, reason))
+    return followed, refused
 
 
 def page_addresses(final_url: str | None, canonical: str | None) -> list[str]:
@@ -220,13 +259,32 @@ class Frontier:
     def admit(self, entries: list[Entry], budget: int = 0) -> int:
         """Queue the entries not seen before, while the budget (pages in all; 0: none)
         lasts; returns how many were queued now."""
-        if not entries:
-            return 0
-        args: list[Any] = [budget]
+        return self.decide(entries, (), budget)[0] if entries else 0
+
+    def decide(self, entries: list[Entry], refused: Iterable[Skip], budget: int = 0
+               ) -> tuple[int, list[Skip]]:
+        """:meth:`admit` ``entries``, and in the same step decide which of the ``refused``
+        URLs are skips now: each URL once in the collection's life, and none that was admitted
+        (a duplicate excepted, it was). How many entries were queued, and the new skips."""
+        refused = list(refused)
+        if not entries and not refused:
+            return 0, []
+        args: list[Any] = [budget, len(entries)]
         for entry in entries:
             args += [entry.key, entry.dumps()]
-        return int(self._scripts["admit"](
-            keys=self._key("seen", "queue", "meta", "overflow"), args=args))
+        for skip in refused:
+            args += [skip.key, skip.reason]
+        new, skipped = self._scripts["admit"](
+            keys=self._key("seen", "queue", "meta", "overflow", "skipped"), args=args)
+        return int(new), [refused[int(index)] for index in skipped]
+
+    def drain_overflow(self, count: int = 1000) -> list[Skip]:
+        """Take up to ``count`` entries admitted past the budget: with the frontier idle,
+        nothing will give them a slot any more, they are skips (``limit``). Each is taken
+        once, whoever asks."""
+        raw = self.redis.lpop(self.keys["overflow"], count) or []
+        return [Skip(entry.url, entry.key, SkipReason.LIMIT)
+                for entry in map(Entry.loads, raw)]
 
     def lease(self, count: int, seconds: float) -> list[Entry]:
         """Take up to ``count`` entries for ``seconds`` (expired leases come back first)."""

@@ -14,7 +14,7 @@ from redis import Redis
 from rq import Worker
 
 from collecting.control import enqueue_slice
-from collecting.frontier import Entry, Frontier, links_followed
+from collecting.frontier import Entry, Frontier, Skip, sort_links
 from core.config import Config
 from core.controls import escaped
 from core.scope import CrawlScope
@@ -25,9 +25,11 @@ logger = logging.getLogger(__name__)
 
 
 def seed(frontier: Frontier, redis: Redis, config: Config, collection_id: str,
-         spec: dict[str, Any], scope: CrawlScope | None, budget: int) -> None:
+         spec: dict[str, Any], scope: CrawlScope | None, budget: int) -> list[Skip]:
     """Admit the batch's URLs (``scope`` None), or the crawl's start URL and sitemap URLs,
-    then mark the frontier seeded and start the other slices. Idempotent (admission is)."""
+    then mark the frontier seeded and start the other slices; the sitemap URLs refused that
+    are new skips (for the caller to record). Idempotent (admission is)."""
+    refused: list[Skip] = []
     if scope is None:
         frontier.admit([Entry.of(url, 0) for url in spec["urls"]])
     else:
@@ -35,7 +37,8 @@ def seed(frontier: Frontier, redis: Redis, config: Config, collection_id: str,
         frontier.admit([Entry.of(start, 0)], budget)
         if spec.get("use_sitemap") and spec["max_depth"] >= 1:
             timeout = 2 * config.crawler.crawl_timeout
-            frontier.admit(sitemap_entries(start, scope, budget, timeout), budget)
+            _, refused = frontier.decide(*sitemap_entries(start, scope, budget, timeout),
+                                         budget)
     # As many slices as there are workers to run them, up to COLLECTION_SLICES: two slices in
     # one process only compete for its one core (and its GIL).
     workers = Worker.count(queue=queues.queue(queues.COLLECTIONS, redis))
@@ -43,12 +46,14 @@ def seed(frontier: Frontier, redis: Redis, config: Config, collection_id: str,
     if frontier.mark("seeded"):
         for _ in range(frontier.width() - 1):
             enqueue_slice(redis, collection_id, config)
+    return refused
 
 
 def sitemap_entries(start: str, scope: CrawlScope, max_pages: int, timeout: float
-                    ) -> list[Entry]:
-    """The pages the sitemaps of ``start``'s site list, within ``scope``; none when the
-    discovery fails (the links still lead on)."""
+                    ) -> tuple[list[Entry], list[Skip]]:
+    """The pages the sitemaps of ``start``'s site list, within ``scope``, and those out of it
+    (:func:`~collecting.frontier.sort_links`); none when the discovery fails (the links still
+    lead on)."""
     from crawler.spiders.sitemap import SitemapUrlsSpider, sitemap_budget
 
     try:
@@ -58,5 +63,5 @@ def sitemap_entries(start: str, scope: CrawlScope, max_pages: int, timeout: floa
                                        max_urls=sitemap_budget(max_pages))
     except Exception:
         logger.exception("Sitemap discovery failed for %s", escaped(start))
-        return []
-    return links_followed(scope, (item["url"] for item in items), 1)
+        return [], []
+    return sort_links(scope, (item["url"] for item in items), 1)

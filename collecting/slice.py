@@ -33,11 +33,12 @@ from redis import Redis
 from rq import get_current_job
 
 from collecting import control, seeding
-from collecting.frontier import Entry, Frontier, links_followed, page_addresses
+from collecting.frontier import Entry, Frontier, Skip, page_addresses, sort_links
 from collecting.host_gate import HostGate, host_of
 from collecting.repeats import CLEAN_SECONDS, RepeatedBlocks, clean_outcomes, clean_stored
+from collecting.skips import record_limit
 from core.config import Config
-from core.contract import ErrorCode, PageStatus
+from core.contract import ErrorCode, PageStatus, SkipReason
 from core.controls import escaped
 from core.items import PageResult, plain
 from core.scope import CrawlScope
@@ -124,7 +125,7 @@ class Slice:
         self._releasing: list[tuple[str, str]] = []
         #: Hosts whose Crawl-delay this slice reported to the gate.
         self._delays_known: set[str] = set()
-        self._done: list[tuple[Entry, PageOutcome | None, list[Entry]]] = []
+        self._done: list[tuple[Entry, PageOutcome | None, list[Entry], list[Skip]]] = []
         self._last_flush = self._last_renew = time.monotonic()
         self._stopped: str | None = None  # why no more page of this collection may be fetched
         self._budget = 0
@@ -152,8 +153,10 @@ class Slice:
         collections.start(self.db, self.collection_id)
         self.frontier.beat()
         if not self.frontier.state().seeded:
-            seeding.seed(self.frontier, self.redis, self.config, self.collection_id, spec,
-                         self.scope, self._budget)
+            refused = seeding.seed(self.frontier, self.redis, self.config,
+                                   self.collection_id, spec, self.scope, self._budget)
+            if refused:  # sitemap URLs out of the crawl's scope
+                collections.store(self.db, self.collection_id, [], refused)
             self._report_total()
         self._share = max(1, math.ceil(self.limits.collection_host_concurrency
                                        / self.frontier.width()))
@@ -293,8 +296,9 @@ class Slice:
             self._landed(*landed)
 
     def _outcome(self, entry: Entry, items: list[Any]
-                 ) -> tuple[Entry, PageOutcome | None, list[Entry]]:
-        """(the entry, its outcome or None for a duplicate, the links to admit)."""
+                 ) -> tuple[Entry, PageOutcome | None, list[Entry], list[Skip]]:
+        """(the entry, its outcome or None for a duplicate, the links to admit, the URLs
+        refused: links out of scope, the entry itself when a duplicate)."""
         page = items[0] if items else _failure(entry.url, ErrorCode.FETCH_FAILED,
                                                "The crawl ended without a result.")
         host = host_of(entry.url)
@@ -305,39 +309,42 @@ class Slice:
         if self.scope is not None and result["status"] == PageStatus.SUCCEEDED:
             # A crawl meets one page under many addresses; a batch fetches what it lists.
             addresses = page_addresses(result["final_url"], page.canonical)
-            if self.frontier.claim(entry, addresses) is not None:
+            owner = self.frontier.claim(entry, addresses)
+            if owner is not None:
                 self.stats["duplicates"] += 1
-                return entry, None, []
+                return entry, None, [], [Skip(entry.url, entry.key, SkipReason.DUPLICATE, owner)]
         error = result["error"]
         outcome = PageOutcome(
             key=collections.page_key(entry.key), url=entry.url, status=result["status"],
             final_url=result["final_url"], status_code=result["status_code"],
             fetched_at=result["fetched_at"], error=error, data=result["data"],
             robots_blocked=bool(error and error.get("error") == ErrorCode.ROBOTS_DISALLOWED))
-        links = []
+        links: tuple[list[Entry], list[Skip]] = ([], [])
         if self.scope is not None and page.links:
-            links = links_followed(self.scope, page.links, entry.depth + 1)
-        return entry, outcome, links
+            links = sort_links(self.scope, page.links, entry.depth + 1)
+        return entry, outcome, *links
 
     def _flush(self) -> None:
         """Admit the links found, store and charge the results, acknowledge the pages."""
         done, self._done = self._done, []
         self._last_flush = time.monotonic()
+        skipped: list[Skip] = []
         if self.scope is not None:
-            links = [link for _, _, found in done for link in found]
-            self.frontier.admit(links, self._budget)
-        outcomes = [outcome for _, outcome, _ in done if outcome is not None]
+            _, skipped = self.frontier.decide([link for *_, found, _ in done for link in found],
+                                              [skip for *_, refused in done for skip in refused],
+                                              self._budget)
+        outcomes = [outcome for _, outcome, *_ in done if outcome is not None]
         if self.repeats is not None:  # without the blocks the crawl's pages repeat
             for outcome, data in zip(outcomes, clean_outcomes(
                     self.repeats, [outcome.data for outcome in outcomes]), strict=True):
                 outcome.data = data
-        stored = collections.store(self.db, self.collection_id, outcomes)
+        stored = collections.store(self.db, self.collection_id, outcomes, skipped)
         if stored.closed:
             self._stopped = "closed"
         elif stored.out_of_credits:
             self._stopped = OUT_OF_CREDITS
         self.stats["stored"] += len(outcomes)
-        self.frontier.ack([entry for entry, _, _ in done])
+        self.frontier.ack([entry for entry, *_ in done])
         self.frontier.beat()
         self._report_total()
 
@@ -361,7 +368,7 @@ class Slice:
         self._flying.clear()
         if self._stopped:
             self.frontier.ack([page.entry for page in flying] + self._waiting
-                              + [entry for entry, _, _ in self._done])
+                              + [entry for entry, *_ in self._done])
             self._done = []
         else:
             self.frontier.give_back(self._waiting)
@@ -382,6 +389,7 @@ class Slice:
             if self.repeats is not None and not self._cleaned(self.repeats):
                 control.enqueue_slice(self.redis, self.collection_id, self.config)
                 return  # the next slice goes on cleaning, then completes the crawl
+            record_limit(self.db, self.frontier, self.collection_id)
             self._finish(CollectionStatus.COMPLETED)
         else:
             control.enqueue_slice(self.redis, self.collection_id, self.config)

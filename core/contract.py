@@ -57,3 +57,22 @@ COLLECTION_MODES = ("batch", "crawl")
 #: most it may be told.
 DEFAULT_MAX_DEPTH = 3
 MAX_DEPTH = 20
+
+
+class SkipReason(StrEnum):
+    """Why a URL a collection saw was not fetched (``GET /collections/{id}/skipped``,
+    ``progress.skipped``; docs/api.md, Skipped URLs)."""
+
+    ROBOTS = "robots"  #: robots.txt disallows it
+    EXCLUDED_PATH = "excluded_path"  #: an ``exclude_paths`` pattern matches it
+    NOT_INCLUDED = "not_included"  #: no ``include_paths`` pattern matches it
+    DEPTH = "depth"  #: found more than ``max_depth`` hops from the start URL
+    OFF_SITE = "off_site"  #: another site than the start URL's
+    DUPLICATE = "duplicate"  #: fetched, and another page claimed its address first
+    LIMIT = "limit"  #: admitted past ``max_pages``, never reached
+    POLICY = "policy"  #: the source policy refuses it
+    CANCELLED = "cancelled"  #: waiting when the collection was cancelled
+
+
+#: Every reason, in the order the API lists them.
+SKIP_REASONS = tuple(SkipReason)

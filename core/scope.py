@@ -22,6 +22,7 @@ from urllib.parse import urlsplit
 from w3lib.url import safe_url_string
 
 from core.canonical import canonical_url, same_site
+from core.contract import SkipReason
 from core.controls import control_character_error
 from core.patterns import Pattern, compile_patterns, search_any
 from core.policy import ALLOWED_SCHEMES
@@ -108,18 +109,27 @@ class CrawlScope:
         admitted, whatever the patterns say: a crawl fetches at least the page it was asked
         for, and its links are how it finds the pages the patterns do want.
         """
-        canonical = canonical_url(url)
+        return self.refusal(url, depth) is None
+
+    def refusal(self, url: str, depth: int, canonical: str | None = None) -> SkipReason | None:
+        """Why a link to ``url`` found ``depth`` hops away is not followed (None: it is; see
+        :meth:`follows`). What the URL is decides first (``off_site``, ``not_included``,
+        ``excluded_path``), then where it was found (``depth``): a URL refused for what it is
+        is refused wherever it turns up. ``canonical``: ``url``'s canonical form, if known."""
+        canonical = canonical if canonical is not None else canonical_url(url)
         if canonical == self._start:
-            return True
-        if depth > self.max_depth:
-            return False
+            return None
         try:
             parts = urlsplit(canonical)
         except ValueError:
-            return False
+            return SkipReason.OFF_SITE
         if parts.scheme not in ALLOWED_SCHEMES or not same_site(canonical, self._start):
-            return False
+            return SkipReason.OFF_SITE
         target = parts.path + (f"?{parts.query}" if parts.query else "")
         if self._include and not search_any(self._include, target):
-            return False
-        return not search_any(self._exclude, target)
+            return SkipReason.NOT_INCLUDED
+        if search_any(self._exclude, target):
+            return SkipReason.EXCLUDED_PATH
+        if depth > self.max_depth:
+            return SkipReason.DEPTH
+        return None

@@ -28,7 +28,7 @@ from sqlalchemy.orm import Session
 
 from core.formats import format_utc
 from core.operations import COLLECTION, COLLECTION_CANCEL
-from storage import webhooks
+from storage import collection_skips, webhooks
 from storage.db import Database
 from storage.ledger import InsufficientCredits
 from storage.models import (
@@ -144,7 +144,8 @@ def collection_body(row: Collection) -> dict[str, Any]:
         "expires_at": format_utc(row.expires_at) if row.expires_at else None,
         "progress": {"total": max(row.total, row.succeeded + row.failed),
                      "done": row.succeeded + row.failed, "succeeded": row.succeeded,
-                     "failed": row.failed, "robots_blocked": row.robots_blocked},
+                     "failed": row.failed, "robots_blocked": row.robots_blocked,
+                     "skipped": collection_skips.counts(row)},
         "credits_used": row.credits_used,
     }
 
@@ -288,22 +289,26 @@ class Stored:
     out_of_credits: bool = False
 
 
-def store(db: Database, collection_id: str, outcomes: Sequence[PageOutcome]) -> Stored:
-    """Store new page results, charge 1 credit per new successful one, move the counters;
-    one transaction. Pages stored already (a retry after a lost lease) are skipped, so a
-    page is stored and charged at most once."""
+def store(db: Database, collection_id: str, outcomes: Sequence[PageOutcome],
+          skipped: Sequence[collection_skips.Skipped] = ()) -> Stored:
+    """Store new page results, charge 1 credit per new successful one, move the counters,
+    record the URLs ``skipped`` (:mod:`storage.collection_skips`); one transaction. Pages
+    stored already (a retry after a lost lease) are skipped, so a page is stored and charged
+    at most once."""
     report = Stored()
     with db.write() as session:
         locked = session.execute(
             update(Collection)
             .where(Collection.id == collection_id, Collection.status.in_(LIVE_STATUSES))
             .values(succeeded=Collection.succeeded)
-            .returning(Collection.account_id, Collection.succeeded + Collection.failed)
+            .returning(Collection.account_id, Collection.succeeded + Collection.failed,
+                       Collection.skipped)
         ).first()
         if locked is None:
             report.closed = True
             return report
-        account_id, done = locked
+        account_id, done, counted = locked
+        collection_skips.write(session, collection_id, counted, skipped)
         keys = [outcome.key for outcome in outcomes]
         known = set(session.scalars(
             select(CollectionResult.page_key)

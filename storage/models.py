@@ -249,6 +249,9 @@ class Collection(Base):
     expires_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), index=True)
     #: When the retention purge deleted the results (``storage.collections.purge_expired``).
     purged_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    #: The URLs skipped, counted by reason (a JSON object; None: none yet), in the same
+    #: transaction as the rows of :class:`CollectionSkip` (``storage.collection_skips``).
+    skipped: Mapped[str | None] = mapped_column(Text)
 
 
 class CollectionResult(Base):
@@ -274,6 +277,24 @@ class CollectionResult(Base):
     fetched_at: Mapped[str | None] = mapped_column(String(40))
     error: Mapped[str | None] = mapped_column(Text)  # JSON
     data: Mapped[str | None] = mapped_column(Text)  # JSON
+
+
+class CollectionSkip(Base):
+    """A URL a collection saw and did not fetch, and why: numbered by ``seq`` (1, 2, …) in
+    commit order, what ``GET /collections/{id}/skipped`` pages by; at most
+    ``storage.collection_skips.KEPT`` per collection (the others only counted)."""
+
+    __tablename__ = "collection_skips"
+    __table_args__ = (UniqueConstraint("collection_id", "seq", name="uq_collection_skips_seq"),)
+
+    id: Mapped[int] = mapped_column(BigId, primary_key=True, autoincrement=True)
+    collection_id: Mapped[str] = mapped_column(ForeignKey("collections.id", ondelete="CASCADE"))
+    seq: Mapped[int] = mapped_column(Integer)
+    url: Mapped[str] = mapped_column(Text)
+    reason: Mapped[str] = mapped_column(String(16))  # a core.contract.SkipReason
+    #: The canonical URL of the page a ``duplicate`` duplicates.
+    duplicate_of: Mapped[str | None] = mapped_column(Text)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
 
 
 class DeliveryStatus(StrEnum):

@@ -1,6 +1,7 @@
-"""Retention: a finished collection's results are kept until its ``expires_at`` (finished_at +
-``COLLECTION_RETENTION_SECONDS``), then deleted by :func:`purge_expired`, which the workers
-run on RQ's cron schedule (``worker.maintenance.purge_expired_collections``).
+"""Retention: a finished collection's results (and its skipped URLs) are kept until its
+``expires_at`` (finished_at + ``COLLECTION_RETENTION_SECONDS``), then deleted by
+:func:`purge_expired`, which the workers run on RQ's cron schedule
+(``worker.maintenance.purge_expired_collections``).
 
 The collection row, its line of history and its ledger entries stay: the account's history
 and money are not the results, and the object keeps answering (``status: "expired"``).
@@ -13,14 +14,14 @@ from datetime import datetime
 from sqlalchemy import delete, select, update
 
 from storage.db import Database
-from storage.models import Collection, CollectionResult, utcnow
+from storage.models import Collection, CollectionResult, CollectionSkip, utcnow
 
 
 def purge_expired(db: Database, *, batch: int = 1000, now: datetime | None = None) -> int:
-    """Delete the results of every collection past ``expires_at``, ``batch`` rows per short
-    transaction (a purge of millions of rows never holds the database long), then mark each
-    purged; returns how many results were deleted. Idempotent: a second run, or one racing
-    this one, finds nothing more to delete."""
+    """Delete the results (and the skipped URLs) of every collection past ``expires_at``,
+    ``batch`` rows per short transaction (a purge of millions of rows never holds the
+    database long), then mark each purged; returns how many results were deleted.
+    Idempotent: a second run, or one racing this one, finds nothing more to delete."""
     now = now or utcnow()
     deleted = 0
     with db.session() as session:
@@ -29,16 +30,23 @@ def purge_expired(db: Database, *, batch: int = 1000, now: datetime | None = Non
                                         Collection.purged_at.is_(None))
             .order_by(Collection.expires_at)))
     for collection_id in due:
-        while True:
-            with db.session() as session:
-                ids = select(CollectionResult.id).where(
-                    CollectionResult.collection_id == collection_id).limit(batch)
-                gone = session.execute(delete(CollectionResult).where(
-                    CollectionResult.id.in_(ids.scalar_subquery()))).rowcount
-            deleted += gone
-            if gone < batch:
-                break
+        deleted += _delete(db, CollectionResult, collection_id, batch)
+        _delete(db, CollectionSkip, collection_id, batch)
         with db.session() as session:
             session.execute(update(Collection).where(Collection.id == collection_id)
                             .values(purged_at=now))
     return deleted
+
+
+def _delete(db: Database, table: type[CollectionResult] | type[CollectionSkip],
+            collection_id: str, batch: int) -> int:
+    """Delete the collection's rows of ``table``, ``batch`` per transaction; how many."""
+    deleted = 0
+    while True:
+        with db.session() as session:
+            ids = select(table.id).where(table.collection_id == collection_id).limit(batch)
+            gone = session.execute(delete(table).where(
+                table.id.in_(ids.scalar_subquery()))).rowcount
+        deleted += gone
+        if gone < batch:
+            return deleted

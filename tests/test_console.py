@@ -16,6 +16,7 @@ import pytest
 from redis import Redis
 
 from api.console import sessions
+from core.contract import SKIP_REASONS
 from storage import accounts, ledger
 from storage.ledger import Charge
 from storage.models import Collection, utcnow
@@ -547,7 +548,8 @@ def test_the_results_show_each_asked_format_as_text_never_as_markup(stack, site,
     assert started.status_code == 302
     (made,) = who.get("/collections").get_json()["collections"]
     assert wait_final(who, made["id"])["progress"] == {
-        "total": 2, "done": 2, "succeeded": 1, "failed": 1, "robots_blocked": 0}
+        "total": 2, "done": 2, "succeeded": 1, "failed": 1, "robots_blocked": 0,
+        "skipped": dict.fromkeys(SKIP_REASONS, 0)}
     (stored,) = [r["data"] for r in all_results(who, made["id"]) if r["status"] == "succeeded"]
     assert "<script>document.title = 'pwned'</script>" in stored["markdown"]
 

@@ -18,7 +18,7 @@ FRAMEWORKS = ("scrapy", "twisted", "flask", "werkzeug", "marshmallow", "flask_sm
 #: (``collecting/__init__.py``); the others run on the warm crawler.
 COLLECTING_CRAWLER_FREE = ("collecting.frontier", "collecting.private_redis",
                            "collecting.host_gate", "collecting.start", "collecting.control",
-                           "collecting.python_api")
+                           "collecting.python_api", "collecting.skips")
 COLLECTING_ON_THE_CRAWLER = ("collecting.slice", "collecting.seeding", "collecting.repeats")
 
 SCRIPT = """

@@ -16,7 +16,7 @@ import uuid
 import pytest
 from redis import Redis
 
-from collecting.frontier import Entry, Frontier, links_followed, page_addresses
+from collecting.frontier import Entry, Frontier, Skip, links_followed, page_addresses, sort_links
 from collecting.private_redis import PrivateRedis
 from core.scope import CrawlScope
 from tests.conftest import _redis_db
@@ -173,6 +173,57 @@ def test_what_a_page_claims_and_which_links_enter():
         Entry("https://s.example/a?utm_source=m", "https://s.example/a", 2),
         Entry("https://www.s.example/b", "https://www.s.example/b", 2)]
     assert links_followed(scope, links, 3) == []  # past max_depth
+
+
+def test_links_refused_say_why():
+    scope = CrawlScope(start_url="https://s.example/", max_depth=1,
+                       include_paths=("^/(docs|private)",), exclude_paths=("^/private",))
+    links = ["https://other.example/docs", "https://s.example/blog", "https://s.example/private",
+             "https://s.example/docs/a", "https://s.example/docs/b?utm_source=x",
+             "https://s.example/"]
+    followed, refused = sort_links(scope, links, 2)
+    assert [e.url for e in followed] == ["https://s.example/"]  # the start, at any depth
+    assert [(s.key, s.reason) for s in refused] == [
+        ("https://other.example/docs", "off_site"), ("https://s.example/blog", "not_included"),
+        ("https://s.example/private", "excluded_path"), ("https://s.example/docs/a", "depth"),
+        ("https://s.example/docs/b", "depth")]
+    assert [e.url for e in sort_links(scope, links, 1)[0]] == [
+        "https://s.example/docs/a", "https://s.example/docs/b?utm_source=x", "https://s.example/"]
+
+
+def skip(path: str, reason: str, duplicate_of: str | None = None) -> Skip:
+    return Skip(f"http://site.test{path}", f"http://site.test{path}", reason, duplicate_of)
+
+
+def test_a_url_is_skipped_once_and_never_once_admitted(frontier):
+    """Each distinct URL refused is a skip once, whoever sees it (eight slices at once); one
+    admitted (in the same step or before) is none, unless it is a duplicate found after
+    fetching."""
+    [a] = entries("/a")
+    new, skipped = frontier.decide([a], [skip("/a", "depth"), skip("/x", "off_site")])
+    assert new == 1 and skipped == [skip("/x", "off_site")]
+    decided: list[Skip] = []
+
+    def decide() -> None:
+        decided.extend(frontier.decide([], [skip(f"/y{i}", "depth") for i in range(50)])[1])
+
+    threads = [threading.Thread(target=decide) for _ in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert sorted(s.url for s in decided) == sorted(f"http://site.test/y{i}" for i in range(50))
+    assert frontier.decide([], [skip("/x", "depth"), skip("/a", "not_included")]) == (0, [])
+    dup = skip("/a", "duplicate", "http://site.test/b")
+    assert frontier.decide([], [dup, dup]) == (0, [dup])
+
+
+def test_what_is_left_past_the_budget_is_drained_once(frontier):
+    frontier.admit(entries("/a", "/b", "/c", "/d"), budget=1)
+    assert [s.url for s in frontier.drain_overflow(2)] == ["http://site.test/b",
+                                                           "http://site.test/c"]
+    assert frontier.drain_overflow(5) == [skip("/d", "limit")]
+    assert frontier.drain_overflow(5) == []
 
 
 def test_a_private_redis_runs_the_frontier_and_leaves_nothing_behind():

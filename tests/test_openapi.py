@@ -35,6 +35,7 @@ OPERATIONS = {
     ("post", f"{BASE}/collections/{{collection_id}}/cancel"): "cancelCollection",
     ("get", f"{BASE}/collections/{{collection_id}}/results"): "listCollectionResults",
     ("get", f"{BASE}/collections/{{collection_id}}/export"): "exportCollectionResults",
+    ("get", f"{BASE}/collections/{{collection_id}}/skipped"): "listCollectionSkipped",
 }
 #: The error statuses of the collection operations beyond those of every operation.
 COLLECTION_ERRORS = {
@@ -44,6 +45,7 @@ COLLECTION_ERRORS = {
     "cancelCollection": {"404"},
     "listCollectionResults": {"404", "410", "422"},
     "exportCollectionResults": {"404", "410", "422"},
+    "listCollectionSkipped": {"404", "410", "422"},
 }
 PAGE_OPERATIONS = {"scrape", "findContacts", "extractProducts", "getVideo", "mapSite"}
 SEARCH_OPERATIONS = {"searchWeb", "searchNews", "searchVideos"}
@@ -116,6 +118,11 @@ ADDITIONS = {
     "Plan": ["max_concurrent_requests",  # a per-account cap on requests in flight
              "max_map_urls"],  # the most a map may answer with (issue 29)
     "Health": ["workers", "cron"],  # ready means a worker listens
+    "Progress": ["skipped"],  # the URLs seen and not fetched, by reason (issue 29)
+    "SkipCounts": ["robots", "excluded_path", "not_included", "depth", "off_site", "duplicate",
+                   "limit", "policy", "cancelled"],
+    "Skipped": ["url", "reason", "duplicate_of"],
+    "SkippedPage": ["skipped", "next_cursor"],
 }
 
 

@@ -31,21 +31,24 @@ from api.schemas.collections import (
     PageQuerySchema,
     ResultsPageSchema,
     ResultsQuerySchema,
+    SkippedPageSchema,
+    SkippedQuerySchema,
     options_of,
 )
 from collecting import control
 from collecting import start as starting
 from core.config import Config
 from core.policy import PolicyRefusal
-from storage import collection_results, collections, webhooks
+from storage import collection_results, collection_skips, collections, webhooks
 from storage.ledger import InsufficientCredits
 from storage.models import LIVE_STATUSES, Collection
 
 logger = logging.getLogger(__name__)
 
 OPERATION = collections.OPERATION
-#: The kinds of the collections' cursors (:mod:`api.cursors`): the list, a results page.
-LIST_CURSOR, RESULTS_CURSOR = "c", "r"
+#: The kinds of the collections' cursors (:mod:`api.cursors`): the list, a results page, a
+#: page of skipped URLs.
+LIST_CURSOR, RESULTS_CURSOR, SKIPPED_CURSOR = "c", "r", "s"
 #: Bytes of results one results page holds at most (past its first result, always given):
 #: a page is written to its client by one API thread, within the worker's write timeout.
 RESULTS_PAGE_BYTES = 2 * 1024 * 1024
@@ -248,6 +251,27 @@ def results(args: dict, collection_id: str):
     if selection is not None:
         results = [exports.pick(result, selection) for result in results]
     return {"results": results, "next_cursor": cursor}
+
+
+@blp.route("/collections/<collection_id>/skipped", methods=["GET"])
+@documented(blp, "listCollectionSkipped", SkippedPageSchema, (*AUTHENTICATED, 404, 410, 422))
+@blp.arguments(SkippedQuerySchema, location="query")
+def skipped(args: dict, collection_id: str):
+    """The URLs the collection saw and did not fetch, with the reason, in the order they were
+    decided, each exactly once across pages.
+
+    Works while the collection runs, as the results do: keep passing `next_cursor` back; it
+    is null once the collection is final and every URL kept was returned. The first 100,000
+    are kept; `progress.skipped` counts them all.
+    """
+    row = readable(collection_id)
+    final = row.status not in LIVE_STATUSES  # read first: nothing is recorded after it
+    after = cursors.decode_id(SKIPPED_CURSOR, args["cursor"], lowest=0) if args["cursor"] else 0
+    rows, more = collection_skips.page(db(), collection_id, after=after, limit=args["limit"],
+                                       reason=args["reason"])
+    position = rows[-1].seq if rows else after
+    cursor = None if final and more is None else cursors.encode(SKIPPED_CURSOR, position)
+    return {"skipped": [collection_skips.body(r) for r in rows], "next_cursor": cursor}
 
 
 def readable(collection_id: str) -> Collection:

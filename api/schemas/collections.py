@@ -10,7 +10,7 @@ from api.exports import FORMATS as EXPORT_FORMATS
 from api.schemas.fields import JsonBoolean, RequestSchema, Response, Url, WholeNumber
 from api.schemas.options import option_field
 from core.contract import COLLECTION_MODES as MODES
-from core.contract import DEFAULT_MAX_DEPTH, MAX_DEPTH
+from core.contract import DEFAULT_MAX_DEPTH, MAX_DEPTH, SKIP_REASONS
 from core.operations import COLLECTION_EXTRACTS as EXTRACTS
 from core.operations import COLLECTION_OPTIONS, EXTRACTIONS
 from core.patterns import MAX_PATTERN_LENGTH, MAX_PATTERNS, SYNTAX, pattern_errors
@@ -140,6 +140,28 @@ CollectionRequestSchema = type("CollectionRequestSchema", (_CollectionRequest,),
     "__module__": __name__, "__doc__": _CollectionRequest.__doc__})
 
 
+#: What each skip reason means, as the API documents it.
+SKIP_REASON_TEXT = {
+    "robots": "robots.txt disallows it.",
+    "excluded_path": "An `exclude_paths` pattern matches it.",
+    "not_included": "No `include_paths` pattern matches it.",
+    "depth": "Found more than `max_depth` hops from the start URL.",
+    "off_site": "On another site than the start URL's.",
+    "duplicate": "Fetched, but another page had its address (redirect, rel=canonical) first: "
+                 "`duplicate_of` is that page's canonical URL.",
+    "limit": "Found past `max_pages`.",
+    "policy": "The source policy refuses it.",
+    "cancelled": "Waiting when the collection was cancelled.",
+}
+
+#: ``progress.skipped``: a count for every reason.
+SkipCountsSchema = type("SkipCountsSchema", (Response,), {
+    **{reason: fields.Integer(metadata={"description": SKIP_REASON_TEXT[reason]})
+       for reason in SKIP_REASONS},
+    "__module__": __name__,
+    "__doc__": "URLs seen and not fetched, by reason (each distinct URL once)."})
+
+
 class ProgressSchema(Response):
     total = fields.Integer(metadata={"description": "Pages admitted so far; never decreases."})
     done = fields.Integer(metadata={"description": "succeeded + failed."})
@@ -147,6 +169,9 @@ class ProgressSchema(Response):
     failed = fields.Integer()
     robots_blocked = fields.Integer(metadata={
         "description": "Pages robots.txt disallowed (never fetched; counted in failed)."})
+    skipped = fields.Nested(SkipCountsSchema, metadata={
+        "description": "URLs seen and not fetched, by reason: every reason, 0 when none. "
+                       "`GET /collections/{id}/skipped` lists them."})
 
 
 class WebhookDeliverySchema(Response):
@@ -237,6 +262,27 @@ class ResultsPageSchema(Response):
     next_cursor = fields.String(allow_none=True, metadata={
         "description": "Pass it back for the results after these; null once the collection "
                        "is final and every result was returned."})
+
+
+class SkippedQuerySchema(PageQuerySchema):
+    reason = fields.String(load_default=None, validate=validate.OneOf(SKIP_REASONS), metadata={
+        "description": "Only the URLs skipped for this reason."})
+    limit = fields.Integer(load_default=100, validate=validate.Range(min=1, max=1000))
+
+
+class SkippedSchema(Response):
+    url = fields.String(metadata={"description": "As the crawl found it."})
+    reason = fields.String(metadata={"description": ", ".join(
+        f"`{reason}`: {text}" for reason, text in SKIP_REASON_TEXT.items())})
+    duplicate_of = fields.String(allow_none=True, metadata={
+        "description": "`duplicate`: the canonical URL of the page stored for it; else null."})
+
+
+class SkippedPageSchema(Response):
+    skipped = fields.List(fields.Nested(SkippedSchema))
+    next_cursor = fields.String(allow_none=True, metadata={
+        "description": "Pass it back for the URLs after these; null once the collection is "
+                       "final and every one kept was returned."})
 
 
 class ExportQuerySchema(ResultFilterSchema):
