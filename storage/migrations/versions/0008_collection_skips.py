@@ -1,9 +1,9 @@
-"""Skipped URLs (issue 29): every URL a collection saw and did not fetch, with its reason,
+"""Skipped URLs: every URL a collection saw and did not fetch, with its reason,
 and the counts by reason on the collection.
 
 Revision ID: 0008
-Revises: 0006
-Create Date: 2026-12-01
+Revises: 0007
+Create Date: 2026-11-27
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision = "0008"
-down_revision = "0006"
+down_revision = "0007"
 branch_labels = None
 depends_on = None
 
