@@ -140,3 +140,16 @@ def test_same_site() -> None:
     assert not same_site("https://example.com/", "https://example.com:8443/")
     assert not same_site("https://example.com/", "https://example.org/")
     assert not same_site("/a", "/a")  # no host, no site
+
+
+@pytest.mark.parametrize("url", [
+    "http://www.Example.com/a", "https://example.com:443/", "http://example.com:8080/x?b=1",
+    "http://[::1]:9000/", "http://bücher.example/", "http://www.www.example.com/",
+    "http://example.com./", "https://sub.example.co.uk/p", "ftp://example.com/"])
+def test_the_site_of_a_canonical_url_from_its_parts_is_its_site(url):
+    from urllib.parse import urlsplit
+
+    from core.canonical import canonical_site_key
+
+    canonical = canonical_url(url)
+    assert canonical_site_key(urlsplit(canonical)) == site_key(canonical)

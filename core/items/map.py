@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from core.items.fields import described
 
 
-@dataclass(kw_only=True)
+@dataclass(kw_only=True, slots=True)  # a map holds up to 100,000 of them
 class MapLink:
     url: str = described("The URL in its canonical form (as a crawl admits it); each once.")
     title: str | None = described("A link's text or a feed entry's title; null when no "

@@ -20,9 +20,9 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from urllib.parse import unquote, urlsplit
+from urllib.parse import SplitResult, unquote, urlsplit
 
-from core.canonical import canonical_url, site_key
+from core.canonical import canonical_site_key, canonical_url, site_key
 from core.items.map import MapLink, SiteMap
 from core.patterns import compile_patterns, search_any
 from core.policy import ALLOWED_SCHEMES
@@ -39,10 +39,11 @@ def words(text: str | None) -> list[str]:
     return _WORD.findall(text.casefold()) if text else []
 
 
-@dataclass
+@dataclass(slots=True)
 class _Found:
     link: MapLink
     order: int
+
 
 
 class MapCollector:
@@ -63,9 +64,10 @@ class MapCollector:
         #: Distinct URLs found (matching ``search`` when given).
         self.total_found = 0
 
-    def of_site(self, url: str) -> bool:
-        """Whether ``url`` (canonical) is of the map's site (or a subdomain when asked)."""
-        key = site_key(url)
+    def of_site(self, url: str, parts: SplitResult | None = None) -> bool:
+        """Whether ``url`` (canonical; ``parts`` its split form when at hand) is of the map's
+        site (or a subdomain when asked)."""
+        key = canonical_site_key(parts) if parts is not None else site_key(url)
         if not key or not self.site:
             return False
         return key == self.site or (self.include_subdomains and key.endswith("." + self.site))
@@ -79,7 +81,7 @@ class MapCollector:
             return None
         if parts.scheme not in ALLOWED_SCHEMES or "@" in parts.netloc:
             return None
-        if not self.of_site(canonical):
+        if not self.of_site(canonical, parts):
             return None
         target = parts.path + (f"?{parts.query}" if parts.query else "")
         if self._include and not search_any(self._include, target):
