@@ -15,33 +15,31 @@ from core.patterns import MAX_PATTERN_LENGTH
 from core.selectors import MAX_SELECTOR_LENGTH, MAX_SELECTORS
 
 
-class CheckedList(fields.List):
-    """A list option: a JSON array of strings, checked by its kind (a 422 naming each bad
-    entry by its index)."""
+class _Checked(fields.Field):
+    """A field whose values its option's kind checks (:mod:`core.options`, one rule): a 422
+    with the kind's words, naming each bad entry of a list by its index."""
 
-    def __init__(self, kind: Kind, inner: fields.Field, **kwargs: Any):
-        super().__init__(inner, **kwargs)
-        self.kind = kind
-
-    def _deserialize(self, value: Any, attr: Any, data: Any, **kwargs: Any) -> list[str]:
-        try:
-            return self.kind.check(value)
-        except OptionError as exc:
-            raise ValidationError(exc.errors or str(exc)) from None
-
-
-class CheckedSchema(fields.Dict):
-    """A selector schema: a JSON object checked by its kind (a 422 saying where it is bad)."""
-
-    def __init__(self, kind: Kind, **kwargs: Any):
-        super().__init__(**kwargs)
+    def __init__(self, kind: Kind, *args: Any, **kwargs: Any):
+        super().__init__(*args, **kwargs)
         self.kind = kind
 
     def _deserialize(self, value: Any, attr: Any, data: Any, **kwargs: Any) -> Any:
         try:
             return self.kind.check(value)
         except OptionError as exc:
-            raise ValidationError(str(exc)) from None
+            raise ValidationError(exc.errors or str(exc)) from None
+
+
+class CheckedList(_Checked, fields.List):
+    """A list option: a JSON array of strings."""
+
+
+class CheckedSchema(_Checked, fields.Dict):
+    """A selector schema: a JSON object (a 422 saying where it is bad)."""
+
+
+class _TextField(_Checked, fields.String):
+    """A text option: a string (blank is null) of at most its kind's length."""
 
 
 def option_field(option: Option, *, defaulted: bool = True, note: str = "") -> fields.Field:
@@ -90,20 +88,6 @@ def _choice(kind: Kind, metadata: dict[str, Any], default: Any) -> fields.Field:
 def _text(kind: Kind, metadata: dict[str, Any], default: Any) -> fields.Field:
     return _TextField(kind, metadata={**metadata, "maxLength": kind.most},
                       load_default=default, allow_none=True)
-
-
-class _TextField(fields.String):
-    """A text option: a string (blank is null) of at most its kind's length."""
-
-    def __init__(self, kind: Kind, **kwargs: Any):
-        super().__init__(**kwargs)
-        self.kind = kind
-
-    def _deserialize(self, value: Any, attr: Any, data: Any, **kwargs: Any) -> Any:
-        try:
-            return self.kind.check(value)
-        except OptionError as exc:
-            raise ValidationError(str(exc)) from None
 
 
 #: The field of each scalar kind but the boolean (a JSON integer, a choice, a text).
