@@ -133,13 +133,7 @@ def _request(form: Any) -> dict[str, Any]:
             raise ValidationError({"urls": ["Paste at least one URL or choose a file."]})
         return wanted
     wanted["url"] = form.get("url", "")  # checked as sent, stripped by the schema
-    for name in ("max_pages", "max_depth"):
-        raw = form.get(name, "").strip()
-        if raw:
-            try:
-                wanted[name] = int(raw)
-            except ValueError:
-                raise ValidationError({name: ["Not a whole number."]}) from None
+    wanted.update(forms.whole_numbers(form, ("max_pages", "max_depth")))
     for name in PATTERN_FIELDS:
         wanted[name] = [line.strip() for line in form.get(name, "").splitlines()
                         if line.strip()]

@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import re
 import secrets
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
+from typing import Any
 
 from flask import g
+from marshmallow import ValidationError
 
 from api import idempotency
 from api.extensions import db
@@ -65,3 +67,17 @@ def once(claimed: records.Outcome | None, what: str) -> Iterator[None]:
 def sent_already(claimed: records.Outcome | None) -> bool:
     """Whether the form was sent before (done, or still being done)."""
     return claimed is not None and not isinstance(claimed, records.Claimed)
+
+
+def whole_numbers(form: Any, names: Iterable[str]) -> dict[str, int]:
+    """The form's fields ``names`` that are filled in, as whole numbers (an empty field is
+    left out: the API's default); ``ValidationError`` naming a field that is not one."""
+    numbers: dict[str, int] = {}
+    for name in names:
+        raw = form.get(name, "").strip()
+        if raw:
+            try:
+                numbers[name] = int(raw)
+            except ValueError:
+                raise ValidationError({name: ["Not a whole number."]}) from None
+    return numbers

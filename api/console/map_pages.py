@@ -61,14 +61,8 @@ def map_site() -> Any:
 
 def _request(form: Any) -> dict[str, Any]:
     """The ``POST /map`` body the form describes (empty fields: the API's defaults)."""
-    wanted: dict[str, Any] = {"url": form.get("url", "")}
-    for name in ("limit", "discover_links"):
-        raw = form.get(name, "").strip()
-        if raw:
-            try:
-                wanted[name] = int(raw)
-            except ValueError:
-                raise ValidationError({name: ["Not a whole number."]}) from None
+    wanted: dict[str, Any] = {"url": form.get("url", ""),
+                              **forms.whole_numbers(form, ("limit", "discover_links"))}
     if form.get("search", "").strip():
         wanted["search"] = form["search"].strip()
     if form.get("sitemap"):
