@@ -109,6 +109,19 @@ def test_sitemap_only_and_skip(customer, base):
     assert {link["source"] for link in skipped["links"]} == {"page", "feed"}
 
 
+def test_an_atom_feed_gives_its_entries_with_their_titles(customer, base):
+    from tests.support.site.maps import FROM_ATOM
+
+    response = customer.post("/map", {"url": f"{base}/map/atom-start", "sitemap": "skip",
+                                      "discover_links": 0})
+    assert response.status_code == 200, response.get_json()
+    body = response.get_json()
+    assert body["feeds"] == [f"{base}/map/feed.atom"]
+    feed = {link["url"]: link for link in body["links"] if link["source"] == "feed"}
+    assert set(feed) == urls(base, FROM_ATOM)
+    assert feed[f"{base}/map/atom/1"]["title"] == "Atom entry 1"
+
+
 def test_discover_links_and_path_rules(customer, base):
     none = {link["url"] for link in mapped(customer, base, discover_links=0,
                                                sitemap="skip")["links"]}

@@ -140,11 +140,31 @@ def _level(n: int):
     return handler
 
 
+#: An Atom feed's entries (``/map/atom-start`` names the feed, not the RSS one).
+FROM_ATOM = ("/map/atom/1", "/map/atom/2")
+
+
+def _atom_start(h: Handler) -> None:
+    _html(h, "Atom start", "",
+          '<link rel="alternate" type="application/atom+xml" href="/map/feed.atom">')
+
+
+def _atom(h: Handler) -> None:
+    base = _base(h)
+    entries = "".join(f'<entry><title>Atom entry {n}</title><link href="{base}{path}"/>'
+                      f"<updated>2026-06-0{n}T10:00:00Z</updated></entry>"
+                      for n, path in enumerate(FROM_ATOM, 1))
+    h.send_body(f'<?xml version="1.0"?><feed xmlns="http://www.w3.org/2005/Atom"><title>A'
+                f"</title>{entries}</feed>".encode(), "application/atom+xml")
+
+
 ROUTES = {
     "/map/start": _start,
     "/map/hop1": _hop1,
     "/map/hop2": _hop2,
     "/map/feed.rss": _feed,
+    "/map/atom-start": _atom_start,
+    "/map/feed.atom": _atom,
     "/map/index.xml": _index,
     "/map/pages.xml.gz": _pages,
     "/map/bomb.xml.gz": _bomb,
