@@ -54,7 +54,7 @@ from stack import (  # noqa: E402
 
 from launcher.embedded import start_redis  # noqa: E402
 
-PAGE = ROOT / "tests" / "site" / "pages" / "article.html"
+PAGE = ROOT / "tests" / "support" / "site" / "pages" / "article.html"
 BASE = "/api/service/v1"
 #: Bars (plain, uncompressed exports).
 BAR_ROWS_PER_S = 20_000

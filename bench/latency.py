@@ -56,7 +56,7 @@ from crawler.extract.page import extract_page  # noqa: E402
 from launcher.embedded import free_port, start_redis  # noqa: E402
 
 SCRAPE = "/api/service/v1/scrape"
-PAGE = ROOT / "tests" / "site" / "pages" / "article.html"
+PAGE = ROOT / "tests" / "support" / "site" / "pages" / "article.html"
 BAR_P50_MS, BAR_OVER_BARE_MS = 25.0, 10.0
 #: Issue 10's bar for the fast page at 8 clients: API throughput over the bare figure's.
 BAR_C8_SHARE = 0.35
