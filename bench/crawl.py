@@ -54,6 +54,7 @@ from crawl_steps import Api, bare, cancels, collection, scrape_beside
 from nginx_site import generate, serve
 from stack import (
     funded_key,
+    report_checks,
     run_and_report,
     stack_env,
     start_api,
@@ -236,11 +237,7 @@ def report(r: dict) -> bool:
                   f"{runs['cancel']['requests_per_run']}")
             checks[f"cancel to last fetch p95 <= {BAR_CANCEL_P95_S:g} s "
                    f"({lag['p95']:.2f} s)"] = lag["p95"] <= BAR_CANCEL_P95_S
-    print()
-    for text, ok in checks.items():
-        print(f"{'PASS' if ok else 'FAIL'}  {text}")
-    r["bar_passed"] = all(checks.values())
-    return r["bar_passed"]
+    return report_checks(r, checks)
 
 
 def main() -> None:

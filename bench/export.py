@@ -31,7 +31,6 @@ import os
 import signal
 import subprocess
 import sys
-import threading
 import time
 import uuid
 from collections.abc import Callable
@@ -43,7 +42,9 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from stack import (  # noqa: E402
+    PeakRss,
     funded_key,
+    report_checks,
     rss_mb,
     run_and_report,
     stack_env,
@@ -131,29 +132,6 @@ def fill(database_url: str, key: str, rows: int) -> tuple[str, str, float, int]:
     seconds = time.monotonic() - began
     db.dispose()
     return ids[0], ids[1], seconds, len(json.dumps(data))
-
-
-class PeakRss:
-    """While in use, samples each pid's RSS every 20 ms and keeps each one's highest."""
-
-    def __init__(self, pids: list[int]):
-        self.pids = pids
-        self.peak = {pid: rss_mb(pid) for pid in pids}
-        self._stop = threading.Event()
-
-    def _sample(self) -> None:
-        while not self._stop.wait(0.02):
-            for pid in self.pids:
-                self.peak[pid] = max(self.peak[pid], rss_mb(pid))
-
-    def __enter__(self) -> PeakRss:
-        self._thread = threading.Thread(target=self._sample, daemon=True)
-        self._thread.start()
-        return self
-
-    def __exit__(self, *_: object) -> None:
-        self._stop.set()
-        self._thread.join()
 
 
 def download(port: int, key: str, collection_id: str, fmt: str, gzip: bool,
@@ -293,11 +271,7 @@ def report(results: dict) -> bool:
             run["first_byte_ms"] < BAR_FIRST_BYTE_MS
         checks[f"{name}: API RSS growth < {BAR_RSS_GROWTH_MB} MB "
                f"({run['rss_growth_mb']:.1f})"] = run["rss_growth_mb"] < BAR_RSS_GROWTH_MB
-    print()
-    for text, ok in checks.items():
-        print(f"{'PASS' if ok else 'FAIL'}  {text}")
-    results["bar_passed"] = all(checks.values())
-    return results["bar_passed"]
+    return report_checks(results, checks)
 
 
 def main() -> None:

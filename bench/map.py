@@ -35,7 +35,6 @@ import signal
 import statistics
 import subprocess
 import sys
-import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -46,8 +45,10 @@ sys.path.insert(0, str(ROOT))
 
 from latency import STATIC_SERVER, client  # noqa: E402
 from stack import (  # noqa: E402
+    PeakRss,
     cpu_seconds,
     funded_key,
+    report_checks,
     run_and_report,
     stack_env,
     start,
@@ -158,30 +159,6 @@ def family_rss_mb(pid: int) -> float:
     return total / 2**20
 
 
-class PeakRss:
-    """While in use, samples ``family_rss_mb(pid)`` every ``every`` seconds; keeps the most."""
-
-    def __init__(self, pid: int, every: float = 0.02):
-        self.pid, self.every, self.peak = pid, every, 0.0
-        self._stop = threading.Event()
-
-    def _sample(self) -> None:
-        while True:
-            self.peak = max(self.peak, family_rss_mb(self.pid))
-            if self._stop.wait(self.every):
-                return
-
-    def __enter__(self) -> PeakRss:
-        self._thread = threading.Thread(target=self._sample, daemon=True)
-        self._thread.start()
-        return self
-
-    def __exit__(self, *_: object) -> None:
-        self._stop.set()
-        self._thread.join()
-        self.peak = max(self.peak, family_rss_mb(self.pid))
-
-
 # -- the run ----------------------------------------------------------------------------------
 
 def run(args: argparse.Namespace, tmp: Path, procs: list[subprocess.Popen]) -> dict:
@@ -232,7 +209,7 @@ def run(args: argparse.Namespace, tmp: Path, procs: list[subprocess.Popen]) -> d
     worker_cpu: list[float] = []
     api_cpu: list[float] = []
     call = mapping()
-    with PeakRss(worker.pid) as peak:
+    with PeakRss([worker.pid], family_rss_mb) as peak:
         for _ in range(args.runs):
             used = cpu_seconds({"worker": worker.pid, "api": api_proc.pid})
             began = time.perf_counter()
@@ -260,7 +237,7 @@ def run(args: argparse.Namespace, tmp: Path, procs: list[subprocess.Popen]) -> d
         "credits_used": answer.get("credits_used"),
         "bare_s": [s for s, _ in bare], "bare_locs": [n for _, n in bare],
         "bare_p50_s": statistics.median(s for s, _ in bare),
-        "worker_rss_before_mb": rss_before, "worker_rss_peak_mb": peak.peak,
+        "worker_rss_before_mb": rss_before, "worker_rss_peak_mb": peak.peak[worker.pid],
         "worker_rss_after_mb": rss_after, "worker_rss_after_each_mb": rss_runs,
         "worker_cpu_s": worker_cpu, "api_cpu_s": api_cpu,
         "worker_job_s": job_s, "worker_job_p50_s": statistics.median(job_s),
@@ -417,11 +394,7 @@ def report(results: dict) -> bool:
             growth < BAR_RSS_GROWTH_MB,
         f"every map lists all {r['urls']:,} URLs": complete,
     }
-    print()
-    for text, ok in checks.items():
-        print(f"{'PASS' if ok else 'FAIL'}  {text}")
-    r["bar_passed"] = all(checks.values())
-    return r["bar_passed"]
+    return report_checks(r, checks)
 
 
 def main() -> None:

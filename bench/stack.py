@@ -12,6 +12,7 @@ import http.client
 import os
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -150,6 +151,44 @@ def rss_mb(pid: int) -> float:
     except OSError:
         pass
     return 0.0
+
+
+class PeakRss:
+    """While in use, samples each pid's RSS (``measure``, default :func:`rss_mb`) every
+    ``every`` seconds and keeps each one's highest in ``peak``, the end included."""
+
+    def __init__(self, pids: list[int], measure: Callable[[int], float] = rss_mb,
+                 every: float = 0.02):
+        self.pids, self.measure, self.every = pids, measure, every
+        self.peak = {pid: measure(pid) for pid in pids}
+        self._stop = threading.Event()
+
+    def _take(self) -> None:
+        for pid in self.pids:
+            self.peak[pid] = max(self.peak[pid], self.measure(pid))
+
+    def _sample(self) -> None:
+        while not self._stop.wait(self.every):
+            self._take()
+
+    def __enter__(self) -> PeakRss:
+        self._thread = threading.Thread(target=self._sample, daemon=True)
+        self._thread.start()
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self._stop.set()
+        self._thread.join()
+        self._take()
+
+
+def report_checks(results: dict, checks: dict[str, bool]) -> bool:
+    """Print each bar as PASS or FAIL; ``results["bar_passed"]``, returned: all passed."""
+    print()
+    for text, ok in checks.items():
+        print(f"{'PASS' if ok else 'FAIL'}  {text}")
+    results["bar_passed"] = all(checks.values())
+    return results["bar_passed"]
 
 
 def stop(procs: list[subprocess.Popen]) -> None:
