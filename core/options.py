@@ -82,12 +82,19 @@ def _formats(value: Any) -> list[str]:
     return [name for name in FORMATS if name in asked]
 
 
-def _selectors(value: Any) -> list[str]:
-    selectors = _strings(value, MAX_SELECTORS)
-    errors = selector_errors(selectors)
-    if errors:
-        raise OptionError("Invalid selector.", errors)
-    return selectors
+def _expressions(errors_of: Callable[[list[str]], dict[int, str]], most: int, refusal: str
+                 ) -> Callable[[Any], list[str]]:
+    """The check of a list of at most ``most`` users' expressions (CSS selectors, RE2
+    patterns) that ``errors_of`` judges, naming each bad one by its index."""
+
+    def check(value: Any) -> list[str]:
+        expressions = _strings(value, most)
+        errors = errors_of(expressions)
+        if errors:
+            raise OptionError(refusal, errors)
+        return expressions
+
+    return check
 
 
 def _list_text(text: str) -> list[str]:
@@ -102,8 +109,9 @@ def _list_text(text: str) -> list[str]:
     return [part.strip() for part in stripped.split(",") if part.strip()]
 
 
-def _selector_text(text: str) -> list[str]:
-    """A JSON list of selectors, else one selector (which may hold commas: ``nav, footer``)."""
+def _one_or_list_text(text: str) -> list[str]:
+    """A JSON list of expressions, else one expression (a selector or a regex may hold
+    commas: ``nav, footer``)."""
     stripped = text.strip()
     return _list_text(stripped) if stripped.startswith("[") else [stripped] if stripped else []
 
@@ -175,20 +183,14 @@ def text(most: int) -> Kind:
     return Kind("text", check, lambda given: given, most=most)
 
 
-def _path_patterns(value: Any) -> list[str]:
-    """A crawl's ``include_paths``/``exclude_paths``: RE2 patterns (:mod:`core.patterns`)."""
-    patterns = _strings(value, MAX_PATTERNS)
-    errors = pattern_errors(patterns)
-    if errors:
-        raise OptionError("Invalid pattern.", errors)
-    return patterns
-
-
 BOOLEAN = Kind("boolean", _boolean, _boolean_text)
 #: A crawl's path rules (``include_paths``, ``exclude_paths``): at most
 #: :data:`~core.patterns.MAX_PATTERNS` RE2 patterns; ``-a include_paths='["^/docs/"]'`` (a JSON
 #: list) or ``-a include_paths=^/docs/`` (one pattern: a regex may hold commas).
-PATH_PATTERNS = Kind("patterns", _path_patterns, _selector_text, most=MAX_PATTERNS)
+PATH_PATTERNS = Kind("patterns", _expressions(pattern_errors, MAX_PATTERNS, "Invalid pattern."),
+                     _one_or_list_text, most=MAX_PATTERNS)
 FORMAT_LIST = Kind("formats", _formats, _list_text)
-SELECTOR_LIST = Kind("selectors", _selectors, _selector_text)
+SELECTOR_LIST = Kind("selectors",
+                     _expressions(selector_errors, MAX_SELECTORS, "Invalid selector."),
+                     _one_or_list_text, most=MAX_SELECTORS)
 SCHEMA = Kind("schema", _schema, _schema_text)

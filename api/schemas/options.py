@@ -12,7 +12,7 @@ from api.schemas.fields import JsonBoolean, WholeNumber
 from core.operations import Option
 from core.options import FORMATS, Kind, OptionError
 from core.patterns import MAX_PATTERN_LENGTH
-from core.selectors import MAX_SELECTOR_LENGTH, MAX_SELECTORS
+from core.selectors import MAX_SELECTOR_LENGTH
 
 
 class _Checked(fields.Field):
@@ -68,7 +68,7 @@ def option_field(option: Option, *, defaulted: bool = True, note: str = "") -> f
     else:  # selectors: the document names their syntax (a format), and their limits
         inner = fields.String(validate=validate.Length(min=1, max=MAX_SELECTOR_LENGTH),
                               metadata={"format": "css-selector"})
-        size = validate.Length(max=MAX_SELECTORS)
+        size = validate.Length(max=kind.most)
     return CheckedList(option.kind, inner, validate=size, metadata=metadata,
                        load_default=(lambda: list(default)) if defaulted else missing)
 
