@@ -33,6 +33,7 @@ Framework-free: the standard library, cssselect and lxml (to compile XPath).
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import re
@@ -111,8 +112,16 @@ class RecordSchema:
 
 
 def parse_schema(value: object) -> RecordSchema:
-    """``value`` (a decoded JSON object) checked and compiled, or :class:`SchemaInvalid`."""
-    _check_size(value)
+    """``value`` (a decoded JSON object) checked and compiled, or :class:`SchemaInvalid`.
+
+    Once per process for each schema (its JSON text is the key): a collection's pages, each
+    checking its options and reading its records, share theirs."""
+    return _parsed(_json_text(value))
+
+
+@functools.lru_cache(maxsize=64)
+def _parsed(text: str) -> RecordSchema:
+    value = json.loads(text)
     if not isinstance(value, dict):
         raise SchemaInvalid("schema", "A schema must be a JSON object.")
     _check_keys(value, _SCHEMA_KEYS, "schema", "a schema")
@@ -131,7 +140,8 @@ def parse_schema(value: object) -> RecordSchema:
     return RecordSchema(fields, base_query, selector_type, name)
 
 
-def _check_size(value: object) -> None:
+def _json_text(value: object) -> str:
+    """``value`` as compact JSON, within :data:`MAX_SCHEMA_BYTES`."""
     try:
         text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
     except RecursionError:
@@ -147,6 +157,7 @@ def _check_size(value: object) -> None:
     if size > MAX_SCHEMA_BYTES:
         raise SchemaInvalid("schema", f"A schema may have at most {MAX_SCHEMA_BYTES:,} bytes as "
                             f"JSON, this one has {size:,}.")
+    return text
 
 
 def _check_keys(value: dict[Any, Any], known: tuple[str, ...], path: str, what: str) -> None:

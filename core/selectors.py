@@ -18,6 +18,7 @@ Framework-free: the matcher needs only what every lxml element has (``tag``, ``g
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
@@ -55,8 +56,13 @@ class SelectorBudgetExceeded(RuntimeError):
 
 def parse_selector(text: object) -> Selector:
     """``text`` parsed, or :class:`SelectorInvalid` saying why (syntax, length, or a feature
-    that cannot be matched in linear time)."""
-    text = checked_text(text, "a selector", MAX_SELECTOR_LENGTH, SelectorInvalid)
+    that cannot be matched in linear time). Once per process for each selector: a
+    collection's pages, each checking its options and matching them, share theirs."""
+    return _parsed(checked_text(text, "a selector", MAX_SELECTOR_LENGTH, SelectorInvalid))
+
+
+@functools.lru_cache(maxsize=1024)
+def _parsed(text: str) -> Selector:
     try:
         group = css.parse(text)
     except SelectorError as exc:

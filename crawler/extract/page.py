@@ -9,7 +9,6 @@ tree it is given, so reading it here is safe.
 
 from __future__ import annotations
 
-import functools
 import logging
 import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -18,6 +17,7 @@ from typing import Any
 from lxml.html import HtmlElement
 
 from core.items.page import Link, Metadata, Page
+from core.record_schema import parse_schema
 from core.selectors import Selector, parse_selector
 from crawler.extract.authors import json_ld_names, page_author
 from crawler.extract.content import main_content
@@ -25,7 +25,7 @@ from crawler.extract.dates import page_date
 from crawler.extract.fetched import FetchedPage
 from crawler.extract.language import page_language
 from crawler.extract.links import anchors, canonical_href, link_url, rel_values
-from crawler.extract.records import extract_records, parsed_schema
+from crawler.extract.records import extract_records
 from crawler.extract.registry import extracts
 from crawler.extract.schema import id_index
 from crawler.extract.structured import (
@@ -84,18 +84,12 @@ def extract_page(page: FetchedPage, *, include_links: bool = True,
         language=page_language(_language(root, meta, http_equiv) or language, text),
         links=_links(root, page.base, page.address) if include_links else [],
         metadata=_metadata(page) if include_metadata else None,
-        records=extract_records(page, parsed_schema(schema)) if schema is not None else None,
+        records=extract_records(page, parse_schema(schema)) if schema is not None else None,
     )
 
 
 def _parsed(selectors: Sequence[str]) -> tuple[Selector, ...]:
-    return tuple(map(_parse_selector, selectors))
-
-
-@functools.lru_cache(maxsize=512)
-def _parse_selector(text: str) -> Selector:
-    """A collection's pages share their selectors: each is parsed once per process."""
-    return parse_selector(text)
+    return tuple(map(parse_selector, selectors))
 
 
 def _title(root: HtmlElement, meta: Mapping[str, str]) -> str | None:

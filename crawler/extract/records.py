@@ -22,8 +22,6 @@ in every record, with its default when nothing was found.
 from __future__ import annotations
 
 import copy
-import functools
-import json
 import math
 import re
 from array import array
@@ -83,18 +81,7 @@ class AnswerTooLarge(SelectorBudgetExceeded):
 def extract_schema(page: FetchedPage, *, schema: Any) -> Records:
     """The records of ``schema`` (a client's JSON schema, checked already) on ``page``: a
     collection's ``extract: "schema"``, ``scrapy crawl schema``."""
-    return Records(records=extract_records(page, parsed_schema(schema)))
-
-
-def parsed_schema(schema: Any) -> RecordSchema:
-    """A client's schema parsed, once per process for each schema (a collection's pages all
-    share theirs; extraction runs on the crawler's one thread)."""
-    return _parsed(json.dumps(schema, sort_keys=True, separators=(",", ":")))
-
-
-@functools.lru_cache(maxsize=64)
-def _parsed(text: str) -> RecordSchema:
-    return parse_schema(json.loads(text))
+    return Records(records=extract_records(page, parse_schema(schema)))
 
 
 def extract_records(page: FetchedPage, schema: RecordSchema, *, max_steps: int = MAX_STEPS
