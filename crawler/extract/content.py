@@ -56,7 +56,7 @@ class Content:
         if self.blocks:
             parts.append(markup.blocks_html(self.blocks, self.page.base))
         if self.elements:
-            parts.append(markup.clean_html(self.elements, self.page.base))
+            parts.append(self._elements_html)
         if self.links:
             parts.append("<ul>\n" + "\n".join(f'<li><a href="{escape(url)}">{escape(text)}</a>'
                                                "</li>" for url, text in self.links) + "\n</ul>")
@@ -71,12 +71,17 @@ class Content:
             parts.append(self.blocks_plain if self.blocks_plain is not None
                          else blocks_text(list(self.blocks)))
         if self.elements:
-            parts.append(markup.plain_text(markup.markdown(
-                markup.clean_html(self.elements, self.page.base), tables_as_html=False)))
+            parts.append(markup.plain_text(markup.markdown(self._elements_html,
+                                                           tables_as_html=False)))
         if self.links:
             parts.append("\n".join(f"- [{_escaped(text)}]({_destination(url)})"
                                    for url, text in self.links))
         return "\n\n".join(part for part in parts if part) or None
+
+    @cached_property
+    def _elements_html(self) -> str:
+        """``elements`` cleaned (:func:`markup.clean_html`), once for the HTML and the text."""
+        return markup.clean_html(self.elements, self.page.base)
 
     def markdown(self, title: str | None) -> str | None:
         """The content as markdown, ``title`` as its first heading unless it has it."""
