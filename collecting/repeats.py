@@ -43,22 +43,29 @@ PAGES = "#pages"
 
 _COUNT = """
 -- KEYS: the blocks hash; ARGV: sample, then per page: its count of fingerprints, them
--- (count_pages is this script in Python: keep the two the same)
+-- (count_pages is this script in Python: keep the two the same). Answers the pages counted
+-- and the count of each fingerprint of these pages (not the whole hash: only these are
+-- cleaned now)
 local sample = tonumber(ARGV[1])
-local out = {}
+local counted = {}
+local pages = 0
 local i = 2
 while i <= #ARGV do
   local n = tonumber(ARGV[i])
-  local pages = redis.call('HINCRBY', KEYS[1], '#pages', 1)
+  pages = redis.call('HINCRBY', KEYS[1], '#pages', 1)
   for j = i + 1, i + n do
     if pages <= sample or redis.call('HEXISTS', KEYS[1], ARGV[j]) == 1 then
-      redis.call('HINCRBY', KEYS[1], ARGV[j], 1)
+      counted[ARGV[j]] = redis.call('HINCRBY', KEYS[1], ARGV[j], 1)
     end
   end
   i = i + n + 1
 end
-local counts = redis.call('HGETALL', KEYS[1])
-return counts
+local out = {'#pages', pages}
+for fingerprint, count in pairs(counted) do
+  out[#out + 1] = fingerprint
+  out[#out + 1] = count
+end
+return out
 """
 
 
@@ -100,7 +107,8 @@ class RepeatedBlocks:
         self._count = redis.register_script(_COUNT)
 
     def count(self, pages: Sequence[set[str]]) -> set[str]:
-        """Count ``pages`` (each its set of fingerprints); the repeated fingerprints now."""
+        """Count ``pages`` (each its set of fingerprints); those of their fingerprints that
+        are repeated now (the ones to clean from them as they are stored)."""
         args: list[Any] = [SAMPLE]
         for units in pages:
             args += [len(units), *units]
