@@ -11,6 +11,7 @@ index itself) and given as links, each once, in document order.
 from __future__ import annotations
 
 import copy
+from collections import Counter
 from collections.abc import Sequence
 
 from lxml.etree import Element, _Element
@@ -40,9 +41,15 @@ def listed_links(tree: HtmlElement, base: str) -> list[Link]:
     """The page's entries: the links of the element of its main area with the most links
     (nested lists in it included), each URL once; ``[]`` when it has no link."""
     area = _main_area(tree, base)
+    held: Counter[HtmlElement] = Counter()  # links under each element: one pass over them
+    for anchor, _ in anchors(area, base):
+        for ancestor in anchor.iterancestors(*_LISTS):
+            held[ancestor] += 1
+            if ancestor is area:
+                break
     best, most = area, 0
     for element in area.iter(*_LISTS):
-        count = sum(1 for _ in anchors(element, base))
+        count = held[element]
         # the innermost of equals: a div around the list holds no more links than the list
         if count > most or (count == most and best in element.iterancestors()):
             best, most = element, count
