@@ -18,7 +18,7 @@ from lxml.etree import Element, _Element
 from lxml.html import HtmlElement
 
 from core.selectors import Matcher, parse_selector
-from crawler.extract.links import anchors
+from crawler.extract.links import anchors, link_url
 from crawler.extract.structured import clean
 from crawler.extract.text import blocks_text
 
@@ -64,7 +64,12 @@ def index_content(text: str, blocks: Sequence[_Element], tree: HtmlElement, base
     lines = [line.lstrip("-•* ").strip() for line in text.split("\n\n")]
     if len(lines) < INDEX_LINES:  # most pages: too few lines to be an index, no link read
         return None
-    names = {name for anchor, _ in anchors(tree, base) if (name := clean(anchor.text_content()))}
+    # the texts of the page's usable links, of those that are lines of the text: an anchor's
+    # href is resolved only when its text is one (an article's hundreds of links are not)
+    wanted = set(lines)
+    names = {name for anchor in tree.iter("a")
+             if (name := clean(anchor.text_content())) in wanted
+             and link_url(base, anchor.get("href")) is not None}
     linked = sum(line in names for line in lines)
     if linked < INDEX_LINES or linked < INDEX_SHARE * len(lines):
         return None
