@@ -35,15 +35,20 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
 from redis import Redis
 
+from collecting import frontier_lua as lua
 from core.canonical import canonical_url
 from core.contract import SkipReason
 from core.scope import CrawlScope
+
+#: What would refuse a URL's fetch, known before it (:class:`crawler.admission.KnownRefusals`):
+#: the reason, or None.
+Refusals = Callable[[str], SkipReason | None]
 
 #: Prefix of every key of a collection's frontier.
 PREFIX = "webdata:collection:"
@@ -53,110 +58,10 @@ KEYS = ("queue", "seen", "leases", "meta", "overflow", "claims", "slices", "bloc
 #: Seconds the keys of a finished collection's frontier are kept (a late worker still finds
 #: them and stops cleanly), then dropped by Redis.
 LINGER = 3600
+#: The scripts of :mod:`collecting.frontier_lua` a frontier runs, by name.
+SCRIPTS = ("admit", "lease", "renew", "claim", "give_back", "release", "state")
 #: :meth:`Frontier.take`'s count by default: every entry queued.
 EVERY = 2**31 - 1
-
-_ADMIT = """
--- KEYS: seen, queue, meta, overflow, skipped; ARGV: budget (0: none), how many entries, then
--- (key, entry) pairs, then (key, reason) pairs of URLs refused. A refused URL is a skip once
--- (the skipped set), and not at all when it was admitted (a duplicate excepted: it was).
-local budget = tonumber(ARGV[1])
-local last = 2 + 2 * tonumber(ARGV[2])
-local admitted = tonumber(redis.call('HGET', KEYS[3], 'admitted') or '0')
-local new = 0
-for i = 3, last, 2 do
-  if redis.call('SADD', KEYS[1], ARGV[i]) == 1 then
-    if budget == 0 or admitted < budget then
-      redis.call('RPUSH', KEYS[2], ARGV[i + 1])
-      admitted = admitted + 1
-      new = new + 1
-    else
-      redis.call('RPUSH', KEYS[4], ARGV[i + 1])
-    end
-  end
-end
-redis.call('HSET', KEYS[3], 'admitted', admitted)
-local skipped = {}
-for i = last + 1, #ARGV, 2 do
-  if (ARGV[i + 1] == 'duplicate' or redis.call('SISMEMBER', KEYS[1], ARGV[i]) == 0)
-      and redis.call('SADD', KEYS[5], ARGV[i]) == 1 then
-    skipped[#skipped + 1] = (i - last - 1) / 2
-  end
-end
-return {new, skipped}
-"""
-
-_LEASE = """
--- KEYS: queue, leases; ARGV: how many, lease ms
-local now = redis.call('TIME')
-local ms = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
-local expired = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', ms)
-for _, entry in ipairs(expired) do
-  redis.call('ZREM', KEYS[2], entry)
-  redis.call('LPUSH', KEYS[1], entry)
-end
-local taken = {}
-for i = 1, tonumber(ARGV[1]) do
-  local entry = redis.call('LPOP', KEYS[1])
-  if not entry then break end
-  redis.call('ZADD', KEYS[2], ms + tonumber(ARGV[2]), entry)
-  taken[#taken + 1] = entry
-end
-return taken
-"""
-
-_RENEW = """
--- KEYS: leases; ARGV: lease ms, entries…
-local now = redis.call('TIME')
-local ms = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
-for i = 2, #ARGV do
-  redis.call('ZADD', KEYS[1], 'XX', ms + tonumber(ARGV[1]), ARGV[i])
-end
-return 1
-"""
-
-_GIVE_BACK = """
--- KEYS: leases, queue; ARGV: entries. Only entries still leased go back (not acknowledged
--- ones, nor ones whose lease expired and went back already).
-for i = #ARGV, 1, -1 do
-  if redis.call('ZREM', KEYS[1], ARGV[i]) == 1 then
-    redis.call('LPUSH', KEYS[2], ARGV[i])
-  end
-end
-return 1
-"""
-
-_CLAIM = """
--- KEYS: claims, meta, overflow, queue; ARGV: the page's own key, then its other addresses
--- A page is a duplicate when one of its addresses belongs to another page already; then it
--- gives its budget slot back (the next URL in line gets it) and claims nothing.
-local own = ARGV[1]
-for i = 1, #ARGV do
-  local owner = redis.call('HGET', KEYS[1], ARGV[i])
-  if owner and owner ~= own then
-    redis.call('HINCRBY', KEYS[2], 'duplicates', 1)
-    local next_entry = redis.call('LPOP', KEYS[3])
-    if next_entry then
-      redis.call('RPUSH', KEYS[4], next_entry)
-    else
-      redis.call('HINCRBY', KEYS[2], 'admitted', -1)
-    end
-    return owner
-  end
-end
-for i = 1, #ARGV do
-  redis.call('HSET', KEYS[1], ARGV[i], own)
-end
-return false
-"""
-
-_STATE = """
--- KEYS: queue, leases, meta
-local meta = redis.call('HMGET', KEYS[3], 'admitted', 'duplicates', 'seeded', 'cancelled')
-return {redis.call('LLEN', KEYS[1]), redis.call('ZCARD', KEYS[2]),
-        meta[1] or '0', meta[2] or '0', meta[3] or '', meta[4] or ''}
-"""
-
 
 @dataclass(frozen=True)
 class Entry:
@@ -190,23 +95,31 @@ class Skip:
     key: str  #: its canonical URL
     reason: str
     duplicate_of: str | None = None
+    #: Refused after its fetch was tried (a duplicate; robots.txt or the policy only known
+    #: then): it was admitted, and is a skip all the same.
+    fetched: bool = False
 
 
-def links_followed(scope: CrawlScope, links: Iterable[str], depth: int) -> list[Entry]:
+def links_followed(scope: CrawlScope, links: Iterable[str], depth: int,
+                   refusals: Refusals | None = None) -> list[Entry]:
     """The entries of ``links`` (a page's links, a site's sitemap URLs) that the crawl of
-    ``scope`` follows, at ``depth``."""
-    return sort_links(scope, links, depth)[0]
+    ``scope`` follows, at ``depth`` (see :func:`sort_links`)."""
+    return sort_links(scope, links, depth, refusals)[0]
 
 
-def sort_links(scope: CrawlScope, links: Iterable[str], depth: int
-               ) -> tuple[list[Entry], list[Skip]]:
+def sort_links(scope: CrawlScope, links: Iterable[str], depth: int,
+               refusals: Refusals | None = None) -> tuple[list[Entry], list[Skip]]:
     """``links`` found at ``depth`` as the crawl of ``scope`` takes them: the entries it
-    follows, and the links it refuses with their reasons (:meth:`CrawlScope.refusal`)."""
+    follows, and the links it refuses with their reasons (:meth:`CrawlScope.refusal`, then
+    ``refusals``: what would refuse the fetch, known before it; these come before ``depth``,
+    being what the URL is, not where it was found)."""
     followed: list[Entry] = []
     refused: list[Skip] = []
     for link in links:
         key = canonical_url(link)
         reason = scope.refusal(link, depth, key)
+        if refusals is not None and reason in (None, SkipReason.DEPTH):
+            reason = refusals(link) or reason
         if reason is None:
             followed.append(Entry(link, key, depth))
         else:
@@ -248,10 +161,8 @@ class Frontier:
         self.redis = redis
         base = PREFIX + collection_id + ":"
         self.keys = {name: base + name for name in KEYS}
-        self._scripts = {name: redis.register_script(source) for name, source in (
-            ("admit", _ADMIT), ("lease", _LEASE), ("renew", _RENEW), ("claim", _CLAIM),
-            ("give_back", _GIVE_BACK),
-            ("state", _STATE))}
+        self._scripts = {name: redis.register_script(getattr(lua, name.upper()))
+                         for name in SCRIPTS}
 
     def _key(self, *names: str) -> list[str]:
         return [self.keys[name] for name in names]
@@ -273,7 +184,7 @@ class Frontier:
         for entry in entries:
             args += [entry.key, entry.dumps()]
         for skip in refused:
-            args += [skip.key, skip.reason]
+            args += [skip.key, int(skip.fetched)]
         new, skipped = self._scripts["admit"](
             keys=self._key("seen", "queue", "meta", "overflow", "skipped"), args=args)
         return int(new), [refused[int(index)] for index in skipped]
@@ -326,6 +237,11 @@ class Frontier:
             keys=self._key("claims", "meta", "overflow", "queue"),
             args=[entry.key, *dict.fromkeys(a for a in addresses if a != entry.key)])
         return owner.decode() if owner else None
+
+    def release_slot(self) -> None:
+        """An entry admitted will have no result (its fetch was refused: it is a skip): its
+        budget slot goes to the next URL waiting, as a duplicate's does."""
+        self._scripts["release"](keys=self._key("claims", "meta", "overflow", "queue"))
 
     def state(self) -> State:
         queued, leased, admitted, duplicates, seeded, cancelled = self._scripts["state"](

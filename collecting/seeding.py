@@ -18,6 +18,7 @@ from collecting.frontier import Entry, Frontier, Skip, sort_links
 from core.config import Config
 from core.controls import escaped
 from core.scope import CrawlScope
+from crawler.admission import known_refusals
 from crawler.runner import shared_crawler
 from worker import queues
 
@@ -52,8 +53,8 @@ def seed(frontier: Frontier, redis: Redis, config: Config, collection_id: str,
 def sitemap_entries(start: str, scope: CrawlScope, max_pages: int, timeout: float
                     ) -> tuple[list[Entry], list[Skip]]:
     """The pages the sitemaps of ``start``'s site list, within ``scope``, and those out of it
-    (:func:`~collecting.frontier.sort_links`); none when the discovery fails (the links still
-    lead on)."""
+    (:func:`~collecting.frontier.sort_links`: robots.txt, read with the sitemaps, refuses
+    what it disallows); none when the discovery fails (the links still lead on)."""
     from crawler.spiders.sitemap import SitemapUrlsSpider, sitemap_budget
 
     try:
@@ -64,4 +65,5 @@ def sitemap_entries(start: str, scope: CrawlScope, max_pages: int, timeout: floa
     except Exception:
         logger.exception("Sitemap discovery failed for %s", escaped(start))
         return [], []
-    return sort_links(scope, (item["url"] for item in items), 1)
+    return sort_links(scope, (item["url"] for item in items), 1,
+                      known_refusals(start, shared_crawler().settings))

@@ -33,19 +33,18 @@ from redis import Redis
 from rq import get_current_job
 
 from collecting import control, seeding
-from collecting.frontier import Entry, Frontier, Skip, page_addresses, sort_links
+from collecting.frontier import Entry, Frontier, Skip
 from collecting.host_gate import HostGate, host_of
+from collecting.landing import Landed, failure, land
 from collecting.repeats import CLEAN_SECONDS, RepeatedBlocks, clean_outcomes, clean_stored
 from collecting.skips import record_limit
 from core.config import Config
-from core.contract import ErrorCode, PageStatus, SkipReason
+from core.contract import ErrorCode, SkipReason
 from core.controls import escaped
-from core.items import PageResult, plain
 from core.scope import CrawlScope
 from crawler.runner import shared_crawler
-from crawler.spiders.collected import CollectedPage, collection_spider
+from crawler.spiders.collected import collection_spider
 from storage import collections
-from storage.collections import PageOutcome
 from storage.db import Database, shared_for
 from storage.models import LIVE_STATUSES, CollectionStatus
 from worker import queues
@@ -125,7 +124,7 @@ class Slice:
         self._releasing: list[tuple[str, str]] = []
         #: Hosts whose Crawl-delay this slice reported to the gate.
         self._delays_known: set[str] = set()
-        self._done: list[tuple[Entry, PageOutcome | None, list[Entry], list[Skip]]] = []
+        self._done: list[Landed] = []
         self._last_flush = self._last_renew = time.monotonic()
         self._stopped: str | None = None  # why no more page of this collection may be fetched
         self._budget = 0
@@ -280,7 +279,7 @@ class Slice:
             except Exception as exc:
                 logger.exception("Page %s of %s failed", escaped(flying.entry.url),
                                  self.collection_id)
-                items = [_failure(flying.entry.url, ErrorCode.INTERNAL_ERROR,
+                items = [failure(flying.entry.url, ErrorCode.INTERNAL_ERROR,
                                   f"The page could not be processed ({type(exc).__name__}).")]
             # the site's Crawl-delay is reported (in _outcome) before its permit comes free
             self._done.append(self._outcome(flying.entry, items))
@@ -290,39 +289,22 @@ class Slice:
                 del self._flying[future]
                 flying.give_up()
                 landed.append(flying)
-                self._done.append(self._outcome(flying.entry, [_failure(
+                self._done.append(self._outcome(flying.entry, [failure(
                     flying.entry.url, ErrorCode.TIMEOUT, "The page took too long to fetch.")]))
         if landed:
             self._landed(*landed)
 
-    def _outcome(self, entry: Entry, items: list[Any]
-                 ) -> tuple[Entry, PageOutcome | None, list[Entry], list[Skip]]:
-        """(the entry, its outcome or None for a duplicate, the links to admit, the URLs
-        refused: links out of scope, the entry itself when a duplicate)."""
-        page = items[0] if items else _failure(entry.url, ErrorCode.FETCH_FAILED,
-                                               "The crawl ended without a result.")
+    def _outcome(self, entry: Entry, items: list[Any]) -> Landed:
+        page = items[0] if items else failure(entry.url, ErrorCode.FETCH_FAILED,
+                                              "The crawl ended without a result.")
         host = host_of(entry.url)
         if host not in self._delays_known and page.crawl_delay is not None:
             self.gate.set_delay(host, page.crawl_delay)
             self._delays_known.add(host)
-        result = plain(page.result)
-        if self.scope is not None and result["status"] == PageStatus.SUCCEEDED:
-            # A crawl meets one page under many addresses; a batch fetches what it lists.
-            addresses = page_addresses(result["final_url"], page.canonical)
-            owner = self.frontier.claim(entry, addresses)
-            if owner is not None:
-                self.stats["duplicates"] += 1
-                return entry, None, [], [Skip(entry.url, entry.key, SkipReason.DUPLICATE, owner)]
-        error = result["error"]
-        outcome = PageOutcome(
-            key=collections.page_key(entry.key), url=entry.url, status=result["status"],
-            final_url=result["final_url"], status_code=result["status_code"],
-            fetched_at=result["fetched_at"], error=error, data=result["data"],
-            robots_blocked=bool(error and error.get("error") == ErrorCode.ROBOTS_DISALLOWED))
-        links: tuple[list[Entry], list[Skip]] = ([], [])
-        if self.scope is not None and page.links:
-            links = sort_links(self.scope, page.links, entry.depth + 1)
-        return entry, outcome, *links
+        landed = land(self.frontier, self.scope, entry, page)
+        if landed.outcome is None and landed.refused[0].reason == SkipReason.DUPLICATE:
+            self.stats["duplicates"] += 1
+        return landed
 
     def _flush(self) -> None:
         """Admit the links found, store and charge the results, acknowledge the pages."""
@@ -330,10 +312,10 @@ class Slice:
         self._last_flush = time.monotonic()
         skipped: list[Skip] = []
         if self.scope is not None:
-            _, skipped = self.frontier.decide([link for *_, found, _ in done for link in found],
-                                              [skip for *_, refused in done for skip in refused],
+            _, skipped = self.frontier.decide([link for page in done for link in page.found],
+                                              [skip for page in done for skip in page.refused],
                                               self._budget)
-        outcomes = [outcome for _, outcome, *_ in done if outcome is not None]
+        outcomes = [page.outcome for page in done if page.outcome is not None]
         if self.repeats is not None:  # without the blocks the crawl's pages repeat
             for outcome, data in zip(outcomes, clean_outcomes(
                     self.repeats, [outcome.data for outcome in outcomes]), strict=True):
@@ -344,7 +326,7 @@ class Slice:
         elif stored.out_of_credits:
             self._stopped = OUT_OF_CREDITS
         self.stats["stored"] += len(outcomes)
-        self.frontier.ack([entry for entry, *_ in done])
+        self.frontier.ack([page.entry for page in done])
         self.frontier.beat()
         self._report_total()
 
@@ -368,7 +350,7 @@ class Slice:
         self._flying.clear()
         if self._stopped:
             self.frontier.ack([page.entry for page in flying] + self._waiting
-                              + [entry for entry, *_ in self._done])
+                              + [page.entry for page in self._done])
             self._done = []
         else:
             self.frontier.give_back(self._waiting)
@@ -408,7 +390,3 @@ class Slice:
                           announce_webhook=self.webhook):
             logger.info("Collection %s %s", self.collection_id, status)
 
-
-def _failure(url: str, code: ErrorCode, message: str) -> CollectedPage:
-    return CollectedPage(PageResult(url=url, status=PageStatus.FAILED,
-                                    error={"error": code, "message": message}))

@@ -76,3 +76,7 @@ class SkipReason(StrEnum):
 
 #: Every reason, in the order the API lists them.
 SKIP_REASONS = tuple(SkipReason)
+#: The errors of a fetch that make a crawl's link a skip, not a failed result: what refused
+#: it was only known at fetch time (docs/api.md, Skipped URLs).
+FETCH_REFUSALS = {ErrorCode.ROBOTS_DISALLOWED: SkipReason.ROBOTS,
+                  ErrorCode.SOURCE_POLICY: SkipReason.POLICY}

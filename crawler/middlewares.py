@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from collections import OrderedDict
 from typing import TYPE_CHECKING, Any
@@ -91,39 +92,48 @@ ROBOTS_CACHE_SIZE = 1024
 class RobotsCache:
     """Parsed robots.txt files by site (``scheme://netloc``), each until it expires, at most
     ``size`` of them: reading or storing a site makes it the most recently used, and storing
-    past ``size`` forgets the least recently used."""
+    past ``size`` forgets the least recently used. Thread-safe: the reactor stores, and a
+    collection's slice reads before admitting links (:mod:`crawler.admission`)."""
 
     def __init__(self, size: int = ROBOTS_CACHE_SIZE):
         self.size = size
         self._entries: OrderedDict[str, tuple[float, RobotParser]] = OrderedDict()
+        self._lock = threading.Lock()
 
     def __len__(self) -> int:
         return len(self._entries)
 
     def get(self, site: str) -> RobotParser | None:
-        entry = self._entries.get(site)
-        if entry is None or entry[0] <= time.monotonic():
-            return None
-        self._entries.move_to_end(site)
-        return entry[1]
+        with self._lock:
+            entry = self._entries.get(site)
+            if entry is None or entry[0] <= time.monotonic():
+                return None
+            self._entries.move_to_end(site)
+            return entry[1]
 
     def put(self, site: str, parser: RobotParser, ttl: float) -> None:
-        self._entries[site] = (time.monotonic() + ttl, parser)
-        self._entries.move_to_end(site)
-        while len(self._entries) > self.size:
-            self._entries.popitem(last=False)
+        with self._lock:
+            self._entries[site] = (time.monotonic() + ttl, parser)
+            self._entries.move_to_end(site)
+            while len(self._entries) > self.size:
+                self._entries.popitem(last=False)
 
 
-#: Shared by every crawl in this process (they all run in the one reactor thread).
+#: Shared by every crawl in this process.
 _robots_cache = RobotsCache()
 
 
-def cached_crawl_delay(url: str, user_agent: str) -> float | None:
-    """The ``Crawl-delay`` robots.txt of ``url``'s site sets for ``user_agent``, when this
-    process has the file parsed (it has, once a page of the site went through the middleware
-    below); None otherwise. Reactor thread only, as the cache."""
+def cached_robots(url: str) -> RobotParser | None:
+    """The parsed robots.txt of ``url``'s site (``scheme://netloc``), when this process has it
+    (it has, once a page of the site went through the middleware below, until it expires);
+    None otherwise. From any thread: a parser is only read once parsed."""
     parts = urlsplit(url)
-    parser = _robots_cache.get(f"{parts.scheme}://{parts.netloc}")
+    return _robots_cache.get(f"{parts.scheme}://{parts.netloc}")
+
+
+def crawl_delay_of(parser: RobotParser | None, user_agent: str) -> float | None:
+    """The ``Crawl-delay`` ``parser``'s file sets for ``user_agent``; None when it sets none
+    (or there is no file)."""
     delay_of = getattr(parser, "crawl_delay", None)
     if delay_of is None:
         return None

@@ -14,6 +14,7 @@ reported as ``source_policy`` rather than as a DNS error.
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections import OrderedDict
 from typing import TYPE_CHECKING, Any
@@ -161,12 +162,17 @@ class FilteringResolver:
 
 
 def policy_from_settings(settings: Any) -> SourcePolicy:
-    """The crawler settings' view of the source policy (one place for both installers)."""
-    return SourcePolicy.from_lists(
-        settings.getlist("CRAWLER_ALLOWED_NETWORKS"),
-        settings.getlist("CRAWLER_ALLOWED_PORTS"),
-        settings.getlist("CRAWLER_BLOCKED_DOMAINS"),
-    )
+    """The crawler settings' view of the source policy (one place for both installers and for
+    every page of a crawl: parsed once per distinct setting)."""
+    return _policy(tuple(settings.getlist("CRAWLER_ALLOWED_NETWORKS")),
+                   tuple(settings.getlist("CRAWLER_ALLOWED_PORTS")),
+                   tuple(settings.getlist("CRAWLER_BLOCKED_DOMAINS")))
+
+
+@functools.lru_cache(maxsize=8)
+def _policy(networks: tuple[str, ...], ports: tuple[str, ...], blocked: tuple[str, ...]
+            ) -> SourcePolicy:
+    return SourcePolicy.from_lists(networks, ports, blocked)
 
 
 def installed_resolver() -> FilteringResolver | None:

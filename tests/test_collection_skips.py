@@ -9,16 +9,18 @@ from datetime import timedelta
 from typing import Any
 
 import pytest
+from redis import Redis
 from sqlalchemy import func, select, update
 
 from api import create_app
+from collecting.frontier import Frontier
 from core.canonical import canonical_url
 from core.contract import SKIP_REASONS
 from storage.models import Collection, CollectionSkip, utcnow
 from tests.conftest import make_config, new_customer
 from tests.support.collection_stack import all_results, wait_final
 from tests.support.site import crawlsite, sitemaps
-from tests.test_collections import customer, path, start
+from tests.test_collections import _pages, customer, path, start
 from worker.maintenance import purge_expired_collections
 
 
@@ -95,7 +97,7 @@ def test_every_url_a_crawl_saw_is_stored_or_skipped_with_its_reason(stack, site,
                           "use_sitemap": False})
     results, skipped, counts = check_known_answer(who, site, created["id"])
     assert len(results) == len(crawlsite.STORED[depth])
-    expected = {"off_site": {"/elsewhere"}}
+    expected = {"off_site": {"/elsewhere"}, "robots": {"/private/secret"}}
     if depth == 1:
         expected["depth"] = {"/site/a/1", "/site/a/2", "/site/b/1", "/site/deep/2"}
     assert {r: p for r, p in by_reason(skipped).items() if r != "duplicate"} == expected
@@ -133,7 +135,7 @@ def test_the_skipped_endpoint_pages_filters_and_refuses(stack, site):
     wait_final(who, created["id"])
     url = f"/collections/{created['id']}/skipped"
     every = all_skipped(who, created["id"], limit=1)
-    assert len(every) == 7 and every == all_skipped(who, created["id"], limit=100)
+    assert len(every) == 8 and every == all_skipped(who, created["id"], limit=100)
     depth = all_skipped(who, created["id"], limit=1, reason="depth")
     assert [s["url"] for s in depth] == [s["url"] for s in every if s["reason"] == "depth"]
     bad = who.get(url, query_string={"reason": "robot"})
@@ -179,3 +181,33 @@ def test_sitemap_urls_out_of_scope_are_skipped(stack, site):
     assert wait_final(who, created["id"])["status"] == "completed"
     excluded = {path(s["url"]) for s in all_skipped(who, created["id"], reason="excluded_path")}
     assert excluded == {p for p in sitemaps.SITE_PAGES if p.startswith("/news/")}
+
+
+@pytest.fixture
+def forgetful(tmp_path, sqlite_url, site):
+    """A stack whose one worker keeps no robots.txt between requests: a link's robots.txt is
+    never known before the link is admitted, so every refusal happens at fetch time."""
+    from tests.support.collection_stack import Stack
+
+    stack = Stack(tmp_path, sqlite_url, site, workers=0)
+    stack.env["CRAWLER_ROBOTSTXT_TTL"] = "0"
+    stack.start_workers(1)
+    yield stack
+    stack.close()
+
+
+def test_a_link_refused_only_at_its_fetch_is_a_skip_and_gives_its_slot_back(forgetful, site):
+    """Admitted before its robots.txt was known, refused when fetched: a ``robots`` skip all
+    the same, never a result or a charge, and its place of ``max_pages`` goes on to a page."""
+    who = customer(forgetful)
+    created = start(who, {"mode": "crawl", "url": f"{site}/site/", "max_depth": 4,
+                          "max_pages": len(crawlsite.STORED[4]), "use_sitemap": False})
+    results, skipped, counts = check_known_answer(who, site, created["id"])
+    assert sorted(_pages(results)) == sorted(crawlsite.STORED[4])
+    assert all(r["status"] == "succeeded" for r in results)
+    assert by_reason(skipped)["robots"] == {"/private/secret"} and counts["robots"] == 1
+    assert who.get(f"/collections/{created['id']}").get_json()["credits_used"] == len(results)
+    # it was admitted (its fetch tried), not refused before: the frontier's seen-set has it
+    seen_set = Frontier(Redis.from_url(forgetful.redis_url), created["id"]).keys["seen"]
+    assert Redis.from_url(forgetful.redis_url).sismember(
+        seen_set, canonical_url(f"{site}/private/secret"))

@@ -88,9 +88,24 @@ def test_a_crawl_stays_on_the_site_within_its_depth(stack, site, depth):
     assert final["status"] == "completed", final
     results = all_results(who, created["id"], limit=4)
     assert sorted(_pages(results)) == sorted(crawlsite.STORED[depth])  # each page once
-    assert final["progress"]["robots_blocked"] == 1
+    assert all(r["status"] == "succeeded" for r in results)
+    assert final["progress"]["robots_blocked"] == 0  # /private/secret: a skip, not a result
+    assert final["progress"]["skipped"]["robots"] == 1
     assert final["progress"]["done"] == final["progress"]["total"] == len(results)
-    assert final["credits_used"] == len(results) - 1 == 100 - who.balance()
+    assert final["credits_used"] == len(results) == 100 - who.balance()
+
+
+def test_only_pages_fetched_count_toward_max_pages(stack, site):
+    """A link robots.txt disallows takes no place of ``max_pages``: a crawl with exactly as
+    many places as the site has pages stores every one of them."""
+    who = customer(stack)
+    created = start(who, {"mode": "crawl", "url": f"{site}/site/", "max_depth": 4,
+                          "max_pages": len(crawlsite.STORED[4]), "use_sitemap": False})
+    final = wait_final(who, created["id"])
+    results = all_results(who, created["id"], limit=50)
+    assert sorted(_pages(results)) == sorted(crawlsite.STORED[4])
+    assert all(r["status"] == "succeeded" for r in results)
+    assert final["progress"]["skipped"]["robots"] == 1
 
 
 def test_a_crawl_does_not_follow_a_redirect_to_another_site(stack, site):

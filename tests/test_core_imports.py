@@ -16,10 +16,12 @@ FRAMEWORKS = ("scrapy", "twisted", "flask", "werkzeug", "marshmallow", "flask_sm
 
 #: The modules of ``collecting`` that any process may import, the API among them
 #: (``collecting/__init__.py``); the others run on the warm crawler.
-COLLECTING_CRAWLER_FREE = ("collecting.frontier", "collecting.private_redis",
-                           "collecting.host_gate", "collecting.start", "collecting.control",
-                           "collecting.python_api", "collecting.skips")
-COLLECTING_ON_THE_CRAWLER = ("collecting.slice", "collecting.seeding", "collecting.repeats")
+COLLECTING_CRAWLER_FREE = ("collecting.frontier", "collecting.frontier_lua",
+                           "collecting.private_redis", "collecting.host_gate",
+                           "collecting.start", "collecting.control", "collecting.python_api",
+                           "collecting.skips")
+COLLECTING_ON_THE_CRAWLER = ("collecting.slice", "collecting.seeding", "collecting.repeats",
+                             "collecting.landing")
 
 SCRIPT = """
 import importlib, json, pkgutil, sys

@@ -191,14 +191,34 @@ def test_links_refused_say_why():
         "https://s.example/docs/a", "https://s.example/docs/b?utm_source=x", "https://s.example/"]
 
 
-def skip(path: str, reason: str, duplicate_of: str | None = None) -> Skip:
-    return Skip(f"http://site.test{path}", f"http://site.test{path}", reason, duplicate_of)
+def test_what_would_refuse_the_fetch_comes_before_the_depth():
+    """Robots.txt and the policy (known before the fetch) refuse a link for what it is: after
+    the scope's own reasons of that kind, before ``depth``; the start URL is asked too."""
+    scope = CrawlScope(start_url="https://s.example/", max_depth=1, exclude_paths=("^/x",))
+    refusals = {"https://s.example/private": "robots", "https://s.example/deep/private": "robots",
+                "https://s.example/x": "robots", "https://www.s.example/": "policy"}
+    links = ["https://s.example/a", "https://s.example/private", "https://s.example/x",
+             "https://www.s.example/", "https://other.example/private"]
+    followed, refused = sort_links(scope, links, 1, refusals.get)
+    assert [e.url for e in followed] == ["https://s.example/a"]
+    assert [(s.url, s.reason) for s in refused] == [
+        ("https://s.example/private", "robots"), ("https://s.example/x", "excluded_path"),
+        ("https://www.s.example/", "policy"), ("https://other.example/private", "off_site")]
+    _, refused = sort_links(scope, ["https://s.example/deep/private", "https://s.example/b"], 2,
+                            refusals.get)
+    assert [s.reason for s in refused] == ["robots", "depth"]
+
+
+def skip(path: str, reason: str, duplicate_of: str | None = None, fetched: bool = False
+         ) -> Skip:
+    return Skip(f"http://site.test{path}", f"http://site.test{path}", reason, duplicate_of,
+                fetched)
 
 
 def test_a_url_is_skipped_once_and_never_once_admitted(frontier):
     """Each distinct URL refused is a skip once, whoever sees it (eight slices at once); one
-    admitted (in the same step or before) is none, unless it is a duplicate found after
-    fetching."""
+    admitted (in the same step or before) is none, unless it is refused after its fetch was
+    tried (a duplicate, a robots.txt only read then)."""
     [a] = entries("/a")
     new, skipped = frontier.decide([a], [skip("/a", "depth"), skip("/x", "off_site")])
     assert new == 1 and skipped == [skip("/x", "off_site")]
@@ -214,8 +234,26 @@ def test_a_url_is_skipped_once_and_never_once_admitted(frontier):
         thread.join()
     assert sorted(s.url for s in decided) == sorted(f"http://site.test/y{i}" for i in range(50))
     assert frontier.decide([], [skip("/x", "depth"), skip("/a", "not_included")]) == (0, [])
-    dup = skip("/a", "duplicate", "http://site.test/b")
+    dup = skip("/a", "duplicate", "http://site.test/b", fetched=True)
     assert frontier.decide([], [dup, dup]) == (0, [dup])
+    [b] = entries("/b")
+    frontier.admit([b])
+    assert frontier.decide([], [skip("/b", "robots")]) == (0, [])
+    assert frontier.decide([], [skip("/b", "robots", fetched=True)]) == (
+        0, [skip("/b", "robots", fetched=True)])
+
+
+def test_a_page_refused_at_its_fetch_gives_its_slot_to_the_next(frontier):
+    """Only pages fetched count toward the budget: a page refused at its fetch gives its slot
+    to the first URL past the budget, or back to the budget when none waits."""
+    frontier.admit(entries("/a", "/b", "/c"), budget=2)
+    assert [e.url for e in frontier.take()] == ["http://site.test/a", "http://site.test/b"]
+    frontier.release_slot()
+    assert [e.url for e in frontier.take()] == ["http://site.test/c"]
+    assert frontier.state().admitted == 2
+    frontier.release_slot()
+    assert frontier.state().admitted == 1
+    assert frontier.admit(entries("/d"), budget=2) == 1
 
 
 def test_what_is_left_past_the_budget_is_drained_once(frontier):

@@ -23,8 +23,9 @@ from scrapy import Request
 from core.items import PageResult
 from core.operations import COLLECTION_EXTRACTS
 from core.scope import CRAWL_SITE
+from crawler.admission import KnownRefusals, known_refusals, robots_user_agent
 from crawler.extract.links import PageLinks, page_links
-from crawler.middlewares import cached_crawl_delay
+from crawler.middlewares import cached_robots, crawl_delay_of
 from crawler.spiders.base import SinglePageSpider, as_bool
 from crawler.spiders.operations import spider_class
 
@@ -46,6 +47,9 @@ class CollectedPage:
     #: The site's robots.txt Crawl-delay for our user agent (0: none); None when the page
     #: never reached the spider (a timeout), so nothing is known.
     crawl_delay: float | None = None
+    #: What refuses a link before it is fetched (policy, the site's robots.txt), when
+    #: following links.
+    refusals: KnownRefusals | None = None
 
 
 class _Collecting(SinglePageSpider):
@@ -78,7 +82,9 @@ class _Collecting(SinglePageSpider):
                 result=result,
                 links=found.links if found is not None and self.follow else (),
                 canonical=found.canonical if found is not None else None,
-                crawl_delay=self._crawl_delay())
+                crawl_delay=self._crawl_delay(),
+                refusals=(known_refusals(response.url, self.crawler.settings)
+                          if self.follow else None))
 
     def failed(self, failure: Any) -> Iterator[CollectedPage]:
         for result in super().failed(failure):
@@ -87,9 +93,8 @@ class _Collecting(SinglePageSpider):
     def _crawl_delay(self) -> float:
         """The site's Crawl-delay (0: none): its robots.txt was read before the page was
         requested (none cached: it had none, or it could not be read; so no delay)."""
-        settings = self.crawler.settings
-        return cached_crawl_delay(self.url, settings.get("ROBOTSTXT_USER_AGENT")
-                                  or settings.get("USER_AGENT")) or 0.0
+        return crawl_delay_of(cached_robots(self.url),
+                              robots_user_agent(self.crawler.settings)) or 0.0
 
 
 @functools.cache

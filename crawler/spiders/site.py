@@ -11,9 +11,10 @@ stays on the start URL's site and within ``max_depth`` link hops (sitemap URLs a
 a URL is admitted once by its canonical form and only while ``max_pages`` lasts; a page whose
 final URL or ``rel=canonical`` an earlier page claimed is a duplicate, not output, and gives
 its slot to the next URL waiting (the collections' own :class:`~collecting.frontier.Frontier`:
-:mod:`crawler.spiders.multipage`); robots.txt and the source policy apply to every request, a
-disallowed page being a failed result (``robots_disallowed``). The start URL is always
-fetched, and is always the first result.
+:mod:`crawler.spiders.multipage`); robots.txt and the source policy apply to every request: a
+link they refuse is skipped and takes no place of ``max_pages`` (a refused start URL is a
+failed result, ``robots_disallowed`` or ``source_policy``). The start URL is always tried
+first, and is always the first result.
 
 As in a collection, the start URL and the sitemaps' URLs are admitted before any link: the
 start page and the sitemaps are fetched together, and the links the start page has wait until
@@ -32,10 +33,11 @@ from scrapy import Request, signals
 from scrapy.exceptions import DontCloseSpider
 
 from collecting.frontier import Entry, links_followed, page_addresses
-from core.contract import DEFAULT_MAX_DEPTH, PageStatus
+from core.contract import DEFAULT_MAX_DEPTH, FETCH_REFUSALS, PageStatus
 from core.controls import escaped
 from core.patterns import pattern_errors
 from core.scope import CrawlScope
+from crawler.admission import known_refusals
 from crawler.spiders.base import as_bool, as_http_url, as_whole_number
 from crawler.spiders.collected import CollectedPage
 from crawler.spiders.multipage import MultiPageSpider, Output
@@ -134,9 +136,14 @@ class SiteSpider(MultiPageSpider, SitemapReading):
                 logger.debug("%s is a duplicate of %s", escaped(entry.url), escaped(owner))
                 yield from self._requests()  # the next URL waiting, in its slot
                 return
+        elif entry.depth and FETCH_REFUSALS.get((result.error or {}).get("error")):
+            logger.debug("%s skipped: %s", escaped(entry.url), result.error)
+            self.frontier.release_slot()
+            yield from self._requests()
+            return
         self.stored += 1
         yield result
-        links = links_followed(self.scope, page.links, entry.depth + 1)
+        links = links_followed(self.scope, page.links, entry.depth + 1, page.refusals)
         if self._seeded:
             self.frontier.admit(links, self.max_pages)
             yield from self._requests()
@@ -153,7 +160,8 @@ class SiteSpider(MultiPageSpider, SitemapReading):
         if self._seeded:
             return
         self._seeded = True
-        self.frontier.admit(links_followed(self.scope, self._sitemap_pages, 1), self.max_pages)
+        self.frontier.admit(links_followed(self.scope, self._sitemap_pages, 1, known_refusals(
+            self.url, self.crawler.settings)), self.max_pages)
         self.frontier.admit(self._waiting, self.max_pages)
         self._sitemap_pages, self._waiting = [], []
         requests = list(self._requests())
