@@ -93,7 +93,7 @@ def shuffled(text: str, random: Random) -> str:
 def fill(database_url: str, key: str, rows: int) -> tuple[str, str, float, int]:
     """A finished collection of ``rows`` stored results, and one of 1,000 (the warm-up's);
     their ids, the seconds it took, the mean size of a result's stored data."""
-    from storage import accounts, collections
+    from storage import accounts, collection_results, collections
     from storage.collections import PageOutcome
     from storage.db import Database
     from storage.models import CollectionStatus
@@ -115,13 +115,13 @@ def fill(database_url: str, key: str, rows: int) -> tuple[str, str, float, int]:
                 url = f"https://news.example/articles/{n}"
                 if n % 10 == 9:
                     outcomes.append(PageOutcome(
-                        key=collections.page_key(url), url=url, status="failed",
+                        key=collection_results.page_key(url), url=url, status="failed",
                         final_url=url, status_code=404, fetched_at="2026-11-23T04:30:00Z",
                         error={"error": "target_http_error", "message": "The target answered "
                                "404.", "details": {"url": url, "target_status": 404}}))
                 else:
                     outcomes.append(PageOutcome(
-                        key=collections.page_key(url), url=url, status="succeeded",
+                        key=collection_results.page_key(url), url=url, status="succeeded",
                         final_url=url, status_code=200, fetched_at="2026-11-23T04:30:00Z",
                         data={**data, "title": f"{data['title']} ({n})",
                               "text": shuffled(data["text"], random)}))

@@ -18,6 +18,7 @@ from rq import Worker
 from rq.job import Job, JobStatus
 
 from collecting.frontier import Frontier
+from collecting.skips import record_left
 from core.config import Config
 from storage import collections
 from storage.db import Database
@@ -51,22 +52,24 @@ def enqueue_slice(connection: Redis, collection_id: str, config: Config) -> Job:
 
 def cancel(db: Database, redis: Redis, collection_id: str, account_id: str, *,
            retention: timedelta, request_id: str | None = None) -> Collection | None:
-    """Cancel the account's collection (with its line of history), tell its slices, announce
-    its webhook event; the cancelled row, or None when the account has no such collection.
-    :class:`storage.collections.NotCancellable` when it has ended otherwise."""
+    """Cancel the account's collection (with its line of history), tell its slices, record
+    the URLs it will not fetch, announce its webhook event; the cancelled row, or None when
+    the account has no such collection. :class:`storage.collections.NotCancellable` when it
+    has ended otherwise."""
     row = collections.cancel(db, collection_id, account_id, retention=retention,
                              request_id=request_id)
     if row is None:
         return None
-    stop_fetching(redis, collection_id)
+    stop_fetching(db, redis, collection_id)
     if row.webhook_url:
         announce(redis, collection_id)
-    return row
+    return collections.get(db, collection_id) or row
 
 
-def stop_fetching(redis: Redis, collection_id: str) -> None:
-    """Tell the slices, wait (briefly) until they dropped their pages in flight, then drop
-    the frontier. The database refuses any result of a cancelled collection already: nothing
+def stop_fetching(db: Database, redis: Redis, collection_id: str) -> None:
+    """Tell the slices, wait (briefly) until they gave back their pages in flight, then record
+    every URL left as a skip (:mod:`collecting.skips`; a slice that stops later records what
+    it gave back). The database refuses any result of a cancelled collection already: nothing
     more is stored or charged whatever happens here."""
     frontier = Frontier(redis, collection_id)
     try:
@@ -74,7 +77,7 @@ def stop_fetching(redis: Redis, collection_id: str) -> None:
         deadline = time.monotonic() + CANCEL_WAIT
         while frontier.state().leased and time.monotonic() < deadline:
             time.sleep(0.05)
-        frontier.drop_leases()
+        record_left(db, frontier, collection_id)
         frontier.linger()
     except RedisError as exc:  # the slices see the status at their next store
         logger.warning("Could not signal the cancel of %s: %s", collection_id, exc)
@@ -85,12 +88,22 @@ def finish(db: Database, redis: Redis, collection_id: str, status: CollectionSta
            announce_webhook: bool = True) -> bool:
     """End the collection as ``status`` (the database lets exactly one terminal transition
     happen, and writes the webhook's event with it), ask for the event's first attempt, and
-    let the frontier's keys expire; whether this call ended it."""
+    let the frontier's keys expire; whether this call ended it.
+
+    The URLs it will not fetch are recorded as skips (:mod:`collecting.skips`): those of a
+    completed one before (the frontier is idle: it shows them once final), those of a stopped
+    one after (then no slice can store one of them any more)."""
+    frontier = Frontier(redis, collection_id)
+    completed = status == CollectionStatus.COMPLETED
+    if completed:
+        record_left(db, frontier, collection_id)
     ended = collections.finish(db, collection_id, status, retention=retention,
                                stop_reason=stop_reason)
+    if ended and not completed:
+        record_left(db, frontier, collection_id)
     if ended and announce_webhook:
         announce(redis, collection_id)
-    Frontier(redis, collection_id).linger()
+    frontier.linger()
     return ended
 
 

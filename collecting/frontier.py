@@ -59,7 +59,7 @@ KEYS = ("queue", "seen", "leases", "meta", "overflow", "claims", "slices", "bloc
 #: them and stops cleanly), then dropped by Redis.
 LINGER = 3600
 #: The scripts of :mod:`collecting.frontier_lua` a frontier runs, by name.
-SCRIPTS = ("admit", "lease", "renew", "claim", "give_back", "release", "state")
+SCRIPTS = ("admit", "lease", "renew", "claim", "give_back", "release", "state", "drain")
 #: :meth:`Frontier.take`'s count by default: every entry queued.
 EVERY = 2**31 - 1
 
@@ -189,14 +189,6 @@ class Frontier:
             keys=self._key("seen", "queue", "meta", "overflow", "skipped"), args=args)
         return int(new), [refused[int(index)] for index in skipped]
 
-    def drain_overflow(self, count: int = 1000) -> list[Skip]:
-        """Take up to ``count`` entries admitted past the budget: with the frontier idle,
-        nothing will give them a slot any more, they are skips (``limit``). Each is taken
-        once, whoever asks."""
-        raw = self.redis.lpop(self.keys["overflow"], count) or []
-        return [Skip(entry.url, entry.key, SkipReason.LIMIT)
-                for entry in map(Entry.loads, raw)]
-
     def lease(self, count: int, seconds: float) -> list[Entry]:
         """Take up to ``count`` entries for ``seconds`` (expired leases come back first)."""
         if count <= 0:
@@ -271,13 +263,15 @@ class Frontier:
                 pipe.expire(key, seconds)
             pipe.execute()
 
-    def drop_leases(self) -> int:
-        """Forget every lease (a cancelled collection): how many there were."""
-        with self.redis.pipeline() as pipe:
-            pipe.zcard(self.keys["leases"])
-            pipe.delete(self.keys["leases"], self.keys["queue"], self.keys["overflow"])
-            count, _ = pipe.execute()
-        return int(count)
+    def drain(self, count: int = 1000) -> list[Skip]:
+        """Take up to ``count`` entries that will never be fetched now that the collection
+        stopped (a cancel, the end of the money): those past the budget as ``limit`` skips,
+        the leased and the queued as ``cancelled`` ones. Each is taken once, whoever asks."""
+        past, left = self._scripts["drain"](keys=self._key("overflow", "leases", "queue"),
+                                            args=[count])
+        return ([Skip(entry.url, entry.key, SkipReason.LIMIT) for entry in map(Entry.loads, past)]
+                + [Skip(entry.url, entry.key, SkipReason.CANCELLED)
+                   for entry in map(Entry.loads, left)])
 
     def add_slice(self, job_id: str) -> None:
         """Remember slice job ``job_id`` as this collection's (see :meth:`slices`)."""

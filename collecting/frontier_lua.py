@@ -114,3 +114,25 @@ local meta = redis.call('HMGET', KEYS[3], 'admitted', 'duplicates', 'seeded', 'c
 return {redis.call('LLEN', KEYS[1]), redis.call('ZCARD', KEYS[2]),
         meta[1] or '0', meta[2] or '0', meta[3] or '', meta[4] or ''}
 """
+
+DRAIN = """
+-- KEYS: overflow, leases, queue; ARGV: how many at most. Takes entries for good: first those
+-- past the budget, then the leased, then the queued; answers {past the budget, the others}.
+local n = tonumber(ARGV[1])
+local past = redis.call('LPOP', KEYS[1], n) or {}
+n = n - #past
+local left = {}
+if n > 0 then
+  left = redis.call('ZRANGE', KEYS[2], 0, n - 1)
+  if #left > 0 then
+    redis.call('ZREM', KEYS[2], unpack(left))
+  end
+  n = n - #left
+end
+if n > 0 then
+  for _, entry in ipairs(redis.call('LPOP', KEYS[3], n) or {}) do
+    left[#left + 1] = entry
+  end
+end
+return {past, left}
+"""

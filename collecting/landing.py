@@ -12,7 +12,7 @@ from core.contract import FETCH_REFUSALS, ErrorCode, PageStatus, SkipReason
 from core.items import PageResult, plain
 from core.scope import CrawlScope
 from crawler.spiders.collected import CollectedPage
-from storage import collections
+from storage import collection_results
 from storage.collections import PageOutcome
 
 
@@ -36,7 +36,7 @@ def land(frontier: Frontier, scope: CrawlScope | None, entry: Entry, page: Colle
             return Landed(entry, None, refused=[skip])
     error = result["error"]
     outcome = PageOutcome(
-        key=collections.page_key(entry.key), url=entry.url, status=result["status"],
+        key=collection_results.page_key(entry.key), url=entry.url, status=result["status"],
         final_url=result["final_url"], status_code=result["status_code"],
         fetched_at=result["fetched_at"], error=error, data=result["data"],
         robots_blocked=bool(error and error.get("error") == ErrorCode.ROBOTS_DISALLOWED))

@@ -37,7 +37,7 @@ from collecting.frontier import Entry, Frontier, Skip
 from collecting.host_gate import HostGate, host_of
 from collecting.landing import Landed, failure, land
 from collecting.repeats import CLEAN_SECONDS, RepeatedBlocks, clean_outcomes, clean_stored
-from collecting.skips import record_limit
+from collecting.skips import record_left
 from core.config import Config
 from core.contract import ErrorCode, SkipReason
 from core.controls import escaped
@@ -125,6 +125,8 @@ class Slice:
         #: Hosts whose Crawl-delay this slice reported to the gate.
         self._delays_known: set[str] = set()
         self._done: list[Landed] = []
+        #: Pages done that were not stored (the collection closed, or could not pay).
+        self._unsettled: list[Entry] = []
         self._last_flush = self._last_renew = time.monotonic()
         self._stopped: str | None = None  # why no more page of this collection may be fetched
         self._budget = 0
@@ -326,7 +328,14 @@ class Slice:
         elif stored.out_of_credits:
             self._stopped = OUT_OF_CREDITS
         self.stats["stored"] += len(outcomes)
-        self.frontier.ack([page.entry for page in done])
+        settled = set(stored.settled)
+        unsettled = [page.entry for page in done
+                     if page.outcome is not None and page.outcome.key not in settled]
+        # a page not stored (the collection closed, or could not pay for it) is left leased
+        # for _give_up_all to give back: the stop records it as a skip (collecting.skips)
+        self.frontier.ack([page.entry for page in done
+                           if page.outcome is None or page.outcome.key in settled])
+        self._unsettled += unsettled
         self.frontier.beat()
         self._report_total()
 
@@ -338,20 +347,20 @@ class Slice:
             self._reported = total
 
     def _give_up_all(self) -> None:
-        """Drop the pages in flight. Stopped (a cancel, the end of the money): their leases
-        are dropped too, nobody fetches them (and a cancel sees no lease left at once);
-        interrupted (a job timeout): they go back to the frontier, and what is done is
-        stored."""
+        """Drop the pages in flight. Stopped (a cancel, the end of the money): they go back to
+        the queue, with the pages done but not stored, for the stop to record as skips (a
+        cancel sees no lease left at once); interrupted (a job timeout): their leases expire
+        and they are fetched again, and what is done is stored."""
         flying = list(self._flying.values())
         for page in flying:
             page.give_up()
         self._landed(*flying)
         self._exchange_permits()
         self._flying.clear()
-        if self._stopped:
-            self.frontier.ack([page.entry for page in flying] + self._waiting
-                              + [page.entry for page in self._done])
-            self._done = []
+        if self._stopped:  # for the stop to record as skips (collecting.skips)
+            self.frontier.give_back([page.entry for page in flying] + self._waiting
+                                    + [page.entry for page in self._done] + self._unsettled)
+            self._done, self._unsettled = [], []
         else:
             self.frontier.give_back(self._waiting)
         self._waiting = []
@@ -365,13 +374,12 @@ class Slice:
         state = self.frontier.state()
         if self._stopped == OUT_OF_CREDITS:
             self._finish(CollectionStatus.FAILED, OUT_OF_CREDITS)
-        elif self._stopped or state.cancelled:
-            return
+        elif self._stopped or state.cancelled:  # what this slice gave back is a skip
+            record_left(self.db, self.frontier, self.collection_id)
         elif state.seeded and state.idle:
             if self.repeats is not None and not self._cleaned(self.repeats):
                 control.enqueue_slice(self.redis, self.collection_id, self.config)
                 return  # the next slice goes on cleaning, then completes the crawl
-            record_limit(self.db, self.frontier, self.collection_id)
             self._finish(CollectionStatus.COMPLETED)
         else:
             control.enqueue_slice(self.redis, self.collection_id, self.config)

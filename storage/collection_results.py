@@ -5,6 +5,7 @@ export, batch code). Storing them, charged in the same transaction, is
 
 from __future__ import annotations
 
+import hashlib
 import json
 from typing import Any
 
@@ -12,6 +13,13 @@ from sqlalchemy import select, update
 
 from storage.db import Database
 from storage.models import CollectionResult
+
+
+def page_key(canonical_url: str) -> str:
+    """The key of one page in a collection: the SHA-1 of its canonical URL (fixed length,
+    so it can be unique-indexed whatever the URL's length)."""
+    return hashlib.sha1(canonical_url.encode(), usedforsecurity=False).hexdigest()
+
 
 #: Bytes of a result's answer besides its stored texts (keys, status, dates, punctuation).
 RESULT_OVERHEAD = 256

@@ -1,6 +1,7 @@
 """The URLs a collection saw and did not fetch, with their reasons (docs/api.md, Skipped
 URLs): written in the transaction that stores a batch of results
-(:func:`storage.collections.store`, under the collection's row lock), read back a page at a
+(:func:`storage.collections.store`, under the collection's row lock) or, for the URLs left
+when a collection ends, in one of their own (:func:`record_left`); read back a page at a
 time by ``GET /collections/{id}/skipped`` and the export.
 
 Which URL is a skip, once, is the frontier's decision (:meth:`collecting.frontier.Frontier.decide`);
@@ -18,8 +19,9 @@ from sqlalchemy import insert, select, update
 from sqlalchemy.orm import Session
 
 from core.contract import SKIP_REASONS
+from storage.collection_results import page_key
 from storage.db import Database
-from storage.models import Collection, CollectionSkip, utcnow
+from storage.models import Collection, CollectionResult, CollectionSkip, utcnow
 
 #: Skipped URLs kept per collection; past them, only counted.
 KEPT = 100_000
@@ -31,6 +33,9 @@ class Skipped(Protocol):
 
     @property
     def url(self) -> str: ...
+
+    @property
+    def key(self) -> str: ...  # its canonical URL
 
     @property
     def reason(self) -> str: ...
@@ -66,6 +71,27 @@ def write(session: Session, collection_id: str, counted: str | None,
     session.execute(update(Collection)
                     .where(Collection.id == collection_id)
                     .values(skipped=json.dumps(numbers, sort_keys=True)))
+
+
+def record_left(db: Database, collection_id: str, skipped: Sequence[Skipped]) -> int:
+    """Record ``skipped``: URLs a collection that is over (or ending) will never fetch, in a
+    transaction of their own whatever its status. One whose page was stored after all (a
+    slice stored it just before the stop, and had not let go of it yet) is no skip. How many
+    were recorded."""
+    if not skipped:
+        return 0
+    with db.write() as session:
+        locked = session.execute(
+            update(Collection).where(Collection.id == collection_id)
+            .values(skipped=Collection.skipped).returning(Collection.skipped)).first()
+        if locked is None:
+            return 0
+        stored = set(session.scalars(select(CollectionResult.page_key).where(
+            CollectionResult.collection_id == collection_id,
+            CollectionResult.page_key.in_({page_key(skip.key) for skip in skipped}))))
+        left = [skip for skip in skipped if page_key(skip.key) not in stored]
+        write(session, collection_id, locked[0], left)
+    return len(left)
 
 
 def page(db: Database, collection_id: str, *, after: int = 0, limit: int = 100,

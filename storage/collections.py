@@ -15,7 +15,6 @@ workers and API requests agree without locks of their own:
 
 from __future__ import annotations
 
-import hashlib
 import json
 import secrets
 from collections.abc import Sequence
@@ -67,12 +66,6 @@ class NotCancellable(Exception):
 
 def new_id() -> str:
     return "col_" + secrets.token_hex(12)
-
-
-def page_key(canonical_url: str) -> str:
-    """The key of one page in a collection: the SHA-1 of its canonical URL (fixed length,
-    so it can be unique-indexed whatever the URL's length)."""
-    return hashlib.sha1(canonical_url.encode(), usedforsecurity=False).hexdigest()
 
 
 def create(db: Database, *, account_id: str, mode: str, extract: str, spec: dict[str, Any],
@@ -264,7 +257,7 @@ def cancel(db: Database, collection_id: str, account_id: str, *, retention: time
 class PageOutcome:
     """One page's result as a worker hands it to :func:`store`."""
 
-    key: str  #: :func:`page_key` of the page's canonical URL
+    key: str  #: :func:`~storage.collection_results.page_key` of the page's canonical URL
     url: str
     status: str  #: a PageStatus
     final_url: str | None = None

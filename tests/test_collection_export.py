@@ -14,7 +14,7 @@ from datetime import timedelta
 
 import pytest
 
-from storage import collections
+from storage import collection_results, collections
 from storage.collections import PageOutcome
 from storage.models import CollectionStatus
 from tests.conftest import Customer, new_customer
@@ -72,7 +72,7 @@ def stored(stack: Stack, who: Customer, outcomes: list[PageOutcome], *, extract:
 
 def outcome(n: int, data: dict | None = None) -> PageOutcome:
     url = f"http://stored.test/{n}"
-    return PageOutcome(key=collections.page_key(url), url=url, status="succeeded",
+    return PageOutcome(key=collection_results.page_key(url), url=url, status="succeeded",
                        final_url=url, status_code=200, fetched_at="2026-11-23T04:30:00Z",
                        data=data if data is not None else {"title": f"page {n}", "text": "x",
                                                            "language": "en", "links": [],

@@ -80,3 +80,20 @@ def test_nothing_is_recorded_after_the_end_and_the_purge_takes_the_skips(db):
                               .where(CollectionSkip.collection_id == col))
     assert left == 0
     assert sum(counts(db, col).values()) == 2  # the counts stay, as the progress does
+
+
+def test_what_a_stop_leaves_is_recorded_once_and_never_a_stored_page(db):
+    """After a cancel, the URLs left are recorded in a transaction of their own; one whose
+    page was stored just before the stop is a result, not a skip."""
+    owner = account(db, 10)
+    col = collection(db, owner)
+    collections.store(db, col, [page(1)])
+    assert collections.cancel(db, col, owner, retention=timedelta(0)) is not None
+    stored = Skip(page(1).url, page(1).url, "cancelled")
+    left = [stored, skip(7, "cancelled"), skip(8, "limit")]
+    assert collection_skips.record_left(db, col, left) == 2
+    assert counts(db, col) == {**dict.fromkeys(SKIP_REASONS, 0), "cancelled": 1, "limit": 1}
+    assert [r.url for r in collection_skips.page(db, col)[0]] == [
+        "http://a.test/s7", "http://a.test/s8"]
+    assert collection_skips.record_left(db, "col_nope", left) == 0
+    assert collection_skips.record_left(db, col, []) == 0

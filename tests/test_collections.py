@@ -176,6 +176,14 @@ def test_cancel_stops_fetching_and_charging(stack, site, site_server):
     assert again.status_code == 200 and again.get_json()["credits_used"] == charged
     assert 100 - who.balance() == charged < 40
     assert sum(a["credits"] for a in who.activity()) == -who.balance()
+    # every URL is a result or a skip of the cancel, once
+    assert answer.get_json()["progress"]["skipped"]["cancelled"] > 0
+    progress = who.get(f"/collections/{created['id']}").get_json()["progress"]
+    assert progress["done"] + progress["skipped"]["cancelled"] == 40
+    listed = who.get(f"/collections/{created['id']}/skipped?limit=100").get_json()["skipped"]
+    stored = {r["url"] for r in all_results(who, created["id"])}
+    assert {s["reason"] for s in listed} == {"cancelled"} and len(listed) == 40 - len(stored)
+    assert {s["url"] for s in listed} == set(urls) - stored
 
 
 def _fetches(server, prefix: str) -> int:
@@ -280,6 +288,13 @@ def test_the_collection_stops_when_the_balance_runs_out(stack, site):
     assert (final["status"], final["stop_reason"]) == ("failed", "insufficient_credits")
     assert final["credits_used"] == 2 == final["progress"]["succeeded"]
     assert who.balance() == 0
+    # the pages it could not pay for, and those left, are skips of the stop (recorded just
+    # after it)
+    def accounted() -> int:
+        progress = who.get(f"/collections/{final['id']}").get_json()["progress"]
+        return progress["done"] + progress["skipped"]["cancelled"]
+
+    wait_until(lambda: accounted() == len(urls), "every URL a result or a skip", pause=0.1)
     assert sum(a["credits"] for a in who.activity()) == 0  # granted 2, charged 2
 
 

@@ -41,7 +41,7 @@ def collection(db: Database, account_id: str, max_running: int = 5) -> str:
 
 def page(n: int, ok: bool = True) -> PageOutcome:
     url = f"http://a.test/{n}"
-    return PageOutcome(key=collections.page_key(url), url=url,
+    return PageOutcome(key=collection_results.page_key(url), url=url,
                        status="succeeded" if ok else "failed", data={"n": n} if ok else None,
                        error=None if ok else {"error": "fetch_failed", "message": "x"})
 

@@ -256,12 +256,17 @@ def test_a_page_refused_at_its_fetch_gives_its_slot_to_the_next(frontier):
     assert frontier.admit(entries("/d"), budget=2) == 1
 
 
-def test_what_is_left_past_the_budget_is_drained_once(frontier):
-    frontier.admit(entries("/a", "/b", "/c", "/d"), budget=1)
-    assert [s.url for s in frontier.drain_overflow(2)] == ["http://site.test/b",
-                                                           "http://site.test/c"]
-    assert frontier.drain_overflow(5) == [skip("/d", "limit")]
-    assert frontier.drain_overflow(5) == []
+def test_what_is_left_is_drained_once(frontier):
+    """At the end every entry left is taken once: past the budget a ``limit`` skip first, then
+    the leased and the queued ones, ``cancelled`` (a stop)."""
+    frontier.admit(entries("/a", "/b", "/c", "/d", "/e"), budget=3)
+    assert [e.url for e in frontier.lease(1, 60)] == ["http://site.test/a"]
+    assert frontier.drain(2) == [skip("/d", "limit"), skip("/e", "limit")]
+    assert frontier.drain(2) == [skip("/a", "cancelled"), skip("/b", "cancelled")]
+    assert frontier.drain(5) == [skip("/c", "cancelled")]
+    assert frontier.drain(5) == []
+    state = frontier.state()
+    assert (state.queued, state.leased, state.idle) == (0, 0, True)
 
 
 def test_a_private_redis_runs_the_frontier_and_leaves_nothing_behind():

@@ -23,7 +23,7 @@ from api import inflight
 from core.config import ApiConfig, LaunchConfig, variables
 from launcher.embedded import free_port
 from launcher.serve import gunicorn_command
-from storage import collections
+from storage import collection_results, collections
 from storage.collections import PageOutcome
 from storage.models import CollectionStatus
 from tests.conftest import ALLOWED, ROOT, new_customer
@@ -94,7 +94,7 @@ def _big_collection(app, account_id: str, pages: int = 12) -> str:
     db = app.extensions["webdata.db"]
     collection_id = collections.create(db, account_id=account_id, mode="batch", extract="page",
                                        spec={"urls": []}, max_running=5).id
-    outcomes = [PageOutcome(key=collections.page_key(f"http://big.test/{n}"),
+    outcomes = [PageOutcome(key=collection_results.page_key(f"http://big.test/{n}"),
                             url=f"http://big.test/{n}", status="succeeded",
                             final_url=f"http://big.test/{n}", status_code=200,
                             fetched_at="2026-11-26T10:00:00Z",

@@ -138,7 +138,7 @@ def test_the_end_of_a_crawl_cleans_in_turns_and_goes_on_where_it_stopped(databas
 
     db = Database(database_url)
     collection_id = collection(db, account(db, credits=10))
-    outcomes = [PageOutcome(key=collections.page_key(f"http://a.test/{n}"),
+    outcomes = [PageOutcome(key=collection_results.page_key(f"http://a.test/{n}"),
                             url=f"http://a.test/{n}", status="succeeded",
                             data={"text": f"Page {n} of its own.\n\n{NOTICE}"})
                 for n in range(5)]
