@@ -1,5 +1,6 @@
 """A collection's export as bytes: batches of stored rows in, chunks of JSON, JSON Lines or CSV
-out (``GET /collections/{id}/export``). Pure functions: no Flask, no database.
+out (``GET /collections/{id}/export``), and the skipped URLs after them when asked. Pure
+functions: no Flask, no database.
 
 Each result has the shape of ``storage.collection_results.body`` (docs/api.md, Results). The JSON
 formats splice the stored JSON text of ``data`` into their output as it is: decoding and
@@ -14,11 +15,12 @@ from __future__ import annotations
 import json
 import zlib
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence, Set
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from core.formats import csv_cell
 from core.operations import COLLECTION_EXTRACTS, EXTRACTIONS, FORMAT_FIELDS
+from storage.exports import SkippedRows
 
 
 @dataclass(frozen=True)
@@ -41,6 +43,12 @@ RESULT_KEYS = ("url", "final_url", "status", "status_code", "fetched_at", "error
 #: (what its page operation answers with beside the page fields).
 DATA_KEYS: dict[str, tuple[str, ...]] = {
     extract: EXTRACTIONS[extract].data_keys for extract in COLLECTION_EXTRACTS}
+#: What an export can add after the results (``include``).
+INCLUDES = ("skipped",)
+#: The columns a CSV of a collection's skipped URLs adds (a result leaves them empty).
+SKIP_COLUMNS = ("reason", "duplicate_of")
+#: A skipped URL's ``status`` in an export.
+SKIPPED = "skipped"
 #: The columns a CSV gives for each result key: ``error`` is two (its code and message).
 _KEY_COLUMNS = {"error": ("error", "error_message")}
 #: zlib level of a gzipped export: 1 still makes page results about 4x smaller, at several
@@ -66,6 +74,13 @@ class Selection:
     data_keys: tuple[str, ...] | None
     #: A CSV's columns, in order.
     columns: tuple[str, ...]
+    #: The collection's skipped URLs follow its results (``include=skipped``).
+    skipped: bool = False
+
+    def with_skipped(self) -> Selection:
+        """This selection, and the skipped URLs after the results: a CSV gains their
+        columns (:data:`SKIP_COLUMNS`)."""
+        return replace(self, skipped=True, columns=self.columns + SKIP_COLUMNS)
 
 
 def select(extract: str, names: Sequence[str] | None = None,
@@ -180,23 +195,36 @@ def json_object(row: Sequence[Any], selection: Selection) -> str:
     return "{" + ", ".join(f'"{key}": {_JSON[key](row, keys)}' for key in selection.keys) + "}"
 
 
+def skip_object(row: Sequence[Any]) -> str:
+    """One skipped URL (``(url, reason, duplicate_of)``) as its JSON text: the object
+    ``/skipped`` gives, with ``status: "skipped"``."""
+    return (f'{{"url": {_string(row[0])}, "status": "{SKIPPED}", "reason": {_string(row[1])}, '
+            f'"duplicate_of": {_text(row[2])}}}')
+
+
+def _objects(rows: Sequence[Sequence[Any]], selection: Selection) -> Iterator[str]:
+    if isinstance(rows, SkippedRows):
+        return map(skip_object, rows)
+    return (json_object(row, selection) for row in rows)
+
+
 def json_lines(batches: Iterable[Sequence[Sequence[Any]]], selection: Selection
                ) -> Iterator[bytes]:
-    """JSON Lines: one result a line, one chunk per batch of rows."""
+    """JSON Lines: one result (then skipped URL) a line, one chunk per batch of rows."""
     for rows in batches:
         if rows:
-            yield "".join(json_object(row, selection) + "\n" for row in rows).encode()
+            yield "".join(text + "\n" for text in _objects(rows, selection)).encode()
 
 
 def json_array(batches: Iterable[Sequence[Sequence[Any]]], selection: Selection
                ) -> Iterator[bytes]:
-    """One JSON array of the results, one result a line; ``[`` goes out before any row is
-    read."""
+    """One JSON array of the results (then skipped URLs), one a line; ``[`` goes out before
+    any row is read."""
     yield b"["
     separator = "\n"
     for rows in batches:
         if rows:
-            yield (separator + ",\n".join(json_object(row, selection) for row in rows)).encode()
+            yield (separator + ",\n".join(_objects(rows, selection))).encode()
             separator = ",\n"
     yield b"\n]\n"
 
@@ -305,8 +333,17 @@ def csv_table(batches: Iterable[Sequence[Sequence[Any]]], selection: Selection
                        for column in columns)
     yield (",".join(_cell(column) for column in columns) + "\r\n").encode()
     for rows in batches:
-        if rows:
+        if isinstance(rows, SkippedRows):
+            yield "".join(skip_line(row, columns) for row in rows).encode()
+        elif rows:
             yield "".join(csv_line(row, columns, data_columns) for row in rows).encode()
+
+
+def skip_line(row: Sequence[Any], columns: tuple[str, ...]) -> str:
+    """One skipped URL (``(url, reason, duplicate_of)``) as a CSV line of ``columns``: its
+    URL, ``skipped``, its reason and its duplicate's URL where they have a column."""
+    values = {"url": row[0], "status": SKIPPED, "reason": row[1], "duplicate_of": row[2]}
+    return ",".join(_cell(values.get(column)) for column in columns) + "\r\n"
 
 
 SERIALISERS: dict[str, Callable[[Iterable[Sequence[Sequence[Any]]], Selection],

@@ -11,9 +11,10 @@ import json
 import sys
 from pathlib import Path
 
-from client.http import CONTENT_FORMATS, FORMATS, MAP_OPTIONS
+from client.http import CONTENT_FORMATS, FORMATS, MAP_OPTIONS, SKIP_REASONS
 
 EXTRACTS = ("page", "contacts", "products", "schema")
+
 #: What ``--format`` of ``collect`` and ``crawl`` takes: a page's content formats and a
 #: file's (the two sets are disjoint).
 COLLECTION_FORMATS = (*CONTENT_FORMATS, *FORMATS)
@@ -125,6 +126,15 @@ def parser() -> argparse.ArgumentParser:
     _output(export, required=True)
     export.add_argument("--status", choices=("succeeded", "failed"),
                         help="only the pages that succeeded, or that failed")
+    export.add_argument("--skipped", action="store_true",
+                        help="add the URLs the collection skipped, with why, after the results")
+
+    skipped = commands.add_parser("skipped", help="the URLs a collection saw and did not "
+                                  "fetch, with why: one a line")
+    skipped.add_argument("id", metavar="ID")
+    skipped.add_argument("--reason", choices=SKIP_REASONS,
+                         help="only the URLs skipped for this reason")
+    skipped.add_argument("--json", action="store_true", help="one JSON object a line")
     return top
 
 

@@ -6,6 +6,7 @@
     webdata crawl https://site.example/ --max-pages 500 --format markdown -o site.jsonl
     webdata crawl https://site.example/ --whole-page --exclude-selector nav -o site.csv
     webdata status col_…          webdata cancel col_…          webdata export col_… -o out.csv
+    webdata skipped col_… --reason robots
 
 The key comes from ``WEBDATA_API_KEY``, the service from ``WEBDATA_API_URL`` (default
 ``http://127.0.0.1:8000``). ``scrape`` prints the page's content on stdout (one format as it
@@ -31,7 +32,7 @@ from rich.console import Console
 from client.arguments import map_options, page_options, parser
 from client.errors import ApiError, WebdataError
 from client.http import FINAL, Client, format_for
-from client.progress import ProgressDisplay, summary
+from client.progress import ProgressDisplay, skipped_text, summary
 
 INTERRUPTED = 130  # 128 + SIGINT, as a shell reports a Ctrl-C
 #: Where a line of a URL file ends (see :func:`read_urls`).
@@ -157,9 +158,26 @@ def run_export(args: argparse.Namespace, err: Console) -> int:
     if collection["status"] not in FINAL:
         collection = watch(client, collection["id"], err)
     client.export(collection["id"], output, args.file_format, status=args.status,
-                  fields=args.fields)
+                  fields=args.fields, skipped=args.skipped)
     print(f"Saved {output}.", file=sys.stderr)
     return 0
+
+
+def run_skipped(args: argparse.Namespace, err: Console) -> int:
+    """The URLs a collection skipped, one a line: its reason, the URL (and what a duplicate
+    duplicates); or one JSON object a line. The URLs are the service's, as links were found
+    (percent-encoded: one a line whatever they hold)."""
+    lines = []
+    for item in _client(args).skipped(args.id, reason=args.reason):
+        if args.json:
+            lines.append(json.dumps(item, ensure_ascii=False))
+        else:
+            also = f" (of {item['duplicate_of']})" if item.get("duplicate_of") else ""
+            lines.append(f"{item['reason']:<13} {item['url']}{also}")
+    if not lines:
+        print("webdata: no URL skipped (so far).", file=sys.stderr)
+        return 0
+    return _print("\n".join(lines))
 
 
 def _follow(client: Client, created: dict[str, Any], args: argparse.Namespace,
@@ -283,6 +301,7 @@ def describe(collection: dict[str, Any]) -> str:
         ("progress", f"{progress['done']}/{progress['total']} pages: {progress['succeeded']} "
                      f"succeeded, {progress['failed']} failed "
                      f"({progress['robots_blocked']} blocked by robots.txt)"),
+        ("skipped", skipped_text(progress.get("skipped") or {}) or "none"),
         ("credits", str(collection["credits_used"])),
         ("created", collection["created_at"]),
         ("started", collection.get("started_at") or "-"),
@@ -298,4 +317,5 @@ def describe(collection: dict[str, Any]) -> str:
 
 #: Each command's function, by its name (:func:`client.arguments.parser`).
 COMMANDS = {"scrape": run_scrape, "map": run_map, "collect": run_collect, "crawl": run_crawl,
-            "status": run_status, "cancel": run_cancel, "export": run_export}
+            "status": run_status, "cancel": run_cancel, "export": run_export,
+            "skipped": run_skipped}

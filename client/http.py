@@ -41,6 +41,9 @@ FORMATS = ("json", "jsonl", "csv")
 #: What a page's content may be answered as (``formats`` of ``/scrape`` and of a collection
 #: of ``extract`` page), in the order the answer lists them; disjoint from :data:`FORMATS`.
 CONTENT_FORMATS = ("text", "markdown", "html", "raw_html")
+#: Why a collection skips a URL (the ``reason``s of ``GET …/skipped``, in the API's order).
+SKIP_REASONS = ("robots", "excluded_path", "not_included", "depth", "off_site", "duplicate",
+                "limit", "policy", "cancelled")
 #: Seconds to wait for a ``/scrape`` answer: the service waits for its page up to
 #: ``JOB_WAIT_SECONDS`` (60 by default) before answering 504.
 SCRAPE_READ_TIMEOUT = 120.0
@@ -221,16 +224,34 @@ class Client:
             if cursor is None or not page["results"]:
                 return
 
+    def skipped(self, collection_id: str, *, reason: str | None = None,
+                limit: int = 1000) -> Iterator[dict[str, Any]]:
+        """Every URL the collection saw and did not fetch so far, with why (``GET …/skipped``,
+        page by page): ``{"url", "reason", "duplicate_of"}``; ``reason`` keeps one reason."""
+        cursor = None
+        while True:
+            params = {"limit": limit, **({"reason": reason} if reason else {}),
+                      **({"cursor": cursor} if cursor else {})}
+            page = _json(self._request("GET", f"/collections/{_id(collection_id)}/skipped",
+                                       params=params))
+            yield from page["skipped"]
+            cursor = page["next_cursor"]
+            if cursor is None or not page["skipped"]:
+                return
+
     def export(self, collection_id: str, path: str | os.PathLike[str],
                fmt: str | None = None, *, status: str | None = None,
-               fields: str | Sequence[str] | None = None) -> Path:
+               fields: str | Sequence[str] | None = None, skipped: bool = False) -> Path:
         """Download every result to ``path`` (``GET …/export``), streamed: any size in
         constant memory. The format comes from ``fmt`` or the file's ending (.csv, .json,
         .jsonl); ``status`` keeps the pages that succeeded or failed, ``fields`` the keys (CSV:
-        columns) named, in that order. Written to ``<path>.part`` and renamed when complete,
-        so ``path`` is never a half file. Call :meth:`wait` first to get everything."""
+        columns) named, in that order; ``skipped`` adds the skipped URLs after the results
+        (``"status": "skipped"``, their ``reason``). Written to ``<path>.part`` and renamed
+        when complete, so ``path`` is never a half file. Call :meth:`wait` first to get
+        everything."""
         target = Path(path)
-        params = {"format": format_for(target, fmt), **({"status": status} if status else {})}
+        params = {"format": format_for(target, fmt), **({"status": status} if status else {}),
+                  **({"include": "skipped"} if skipped else {})}
         if fields:
             params["fields"] = fields if isinstance(fields, str) else ",".join(fields)
         response = self._request("GET", f"/collections/{_id(collection_id)}/export",

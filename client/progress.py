@@ -164,4 +164,14 @@ def summary(collection: dict[str, Any]) -> str:
             + f"), {credits_text(collection['credits_used'])} used")
     if collection.get("stop_reason"):
         text += f"; stopped: {collection['stop_reason']}"
+    skipped = skipped_text(progress.get("skipped") or {})
+    if skipped:
+        text += f"; URLs skipped: {skipped}"
     return text + "."
+
+
+def skipped_text(counts: dict[str, int]) -> str:
+    """The skipped URLs' counts for a person (``12 off_site, 3 robots``), most first; empty
+    when none."""
+    return ", ".join(f"{count} {reason}" for reason, count in
+                     sorted(counts.items(), key=lambda item: -item[1]) if count)

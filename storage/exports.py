@@ -9,7 +9,8 @@ stored as, so a serialiser can splice ``data`` into its output without decoding 
 it again.
 
 The rows are read in one transaction: one consistent snapshot, also while the collection runs
-(what is stored at the start is exported, nothing half-written).
+(what is stored at the start is exported, nothing half-written); skipped URLs asked for are
+read after them.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from typing import Any, NamedTuple
 from sqlalchemy import select
 
 from storage.db import Database
-from storage.models import CollectionResult
+from storage.models import CollectionResult, CollectionSkip
 
 #: Rows fetched from the database at a time: one serialised chunk each (a few hundred KB).
 BATCH = 200
@@ -51,11 +52,18 @@ _COLUMNS = (CollectionResult.url, CollectionResult.final_url, CollectionResult.s
             CollectionResult.data)
 
 
+class SkippedRows(list):  # type: ignore[type-arg]
+    """A batch of the collection's skipped URLs in the stream, after its results: each row
+    ``(url, reason, duplicate_of)`` (:class:`~storage.models.CollectionSkip`'s columns)."""
+
+
 def stream_results(db: Database, collection_id: str, *, status: str | None = None,
-                   batch: int = BATCH) -> Iterator[Sequence[Any]]:
+                   skipped: bool = False, batch: int = BATCH) -> Iterator[Sequence[Any]]:
     """The collection's results in completion order, ``batch`` rows at a time (each row an
-    :class:`ExportRow`-shaped tuple). The connection is held until the generator is exhausted
-    or closed: close it (a streamed response does, also when the client goes away)."""
+    :class:`ExportRow`-shaped tuple); then, with ``skipped``, its skipped URLs in the order
+    they were recorded (:class:`SkippedRows` batches), on the same connection. The
+    connection is held until the generator is exhausted or closed: close it (a streamed
+    response does, also when the client goes away)."""
     query = select(*_COLUMNS).where(CollectionResult.collection_id == collection_id)
     if status is not None:
         query = query.where(CollectionResult.status == status)
@@ -63,15 +71,22 @@ def stream_results(db: Database, collection_id: str, *, status: str | None = Non
     with db.engine.connect() as connection:
         streaming = connection.execution_options(stream_results=True, yield_per=batch)
         yield from streaming.execute(query).partitions()
+        if skipped:
+            skips = (select(CollectionSkip.url, CollectionSkip.reason, CollectionSkip.duplicate_of)
+                     .where(CollectionSkip.collection_id == collection_id)
+                     .order_by(CollectionSkip.seq))
+            for rows in streaming.execute(skips).partitions():
+                yield SkippedRows(rows)
 
 
 def read_ahead(db: Database, collection_id: str, *, status: str | None = None,
-               batch: int = BATCH, on_end: Callable[[], None] | None = None) -> ReadAhead:
+               skipped: bool = False, batch: int = BATCH,
+               on_end: Callable[[], None] | None = None) -> ReadAhead:
     """:func:`stream_results`, read ahead in a thread (:class:`ReadAhead`); close it.
     ``on_end`` runs in that thread once it is done with the database (read to the end,
     closed, failed, or left idle)."""
-    return ReadAhead(stream_results(db, collection_id, status=status, batch=batch),
-                     on_end=on_end)
+    return ReadAhead(stream_results(db, collection_id, status=status, skipped=skipped,
+                                    batch=batch), on_end=on_end)
 
 
 def live() -> int:

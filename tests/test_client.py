@@ -313,6 +313,18 @@ def test_the_client_imports_nothing_of_the_platform():
     assert run.stdout.strip() == "[]"
 
 
+def test_the_clients_own_lists_are_the_services():
+    """The client imports nothing of the platform, so it spells out what the service accepts:
+    the same values, in the same order, as the declarations it cannot import."""
+    from api.exports import FORMATS
+    from core.contract import SKIP_REASONS
+    from core.operations import FORMAT_FIELDS
+
+    assert client_http.SKIP_REASONS == SKIP_REASONS
+    assert tuple(FORMAT_FIELDS) == client_http.CONTENT_FORMATS
+    assert tuple(FORMATS) == client_http.FORMATS
+
+
 def test_the_console_script_is_declared():
     text = (ROOT / "pyproject.toml").read_text()
     assert 'webdata = "client.cli:main"' in text and '"client*"' in text

@@ -4,6 +4,9 @@ skipped one with the right reason, each once, and the counts add up to the URLs 
 
 from __future__ import annotations
 
+import csv
+import io
+import json
 from collections import Counter
 from datetime import timedelta
 from typing import Any
@@ -13,6 +16,8 @@ from redis import Redis
 from sqlalchemy import func, select, update
 
 from api import create_app
+from client import Client
+from client.cli import main as cli
 from collecting.frontier import Frontier
 from core.canonical import canonical_url
 from core.contract import SKIP_REASONS
@@ -211,3 +216,64 @@ def test_a_link_refused_only_at_its_fetch_is_a_skip_and_gives_its_slot_back(forg
     seen_set = Frontier(Redis.from_url(forgetful.redis_url), created["id"]).keys["seen"]
     assert Redis.from_url(forgetful.redis_url).sismember(
         seen_set, canonical_url(f"{site}/private/secret"))
+
+
+def exported(who: Any, url: str, **query: str) -> tuple[int, str]:
+    """An export's status and body, read and closed (its account's stream slot goes back)."""
+    answer = who.get(url, query_string=query)
+    try:
+        return answer.status_code, answer.get_data(as_text=True)
+    finally:
+        answer.close()
+
+
+def test_the_export_can_include_the_skipped_urls(stack, site):
+    """``include=skipped``: the skipped URLs follow the results in every format, as
+    ``/skipped`` lists them with ``status: "skipped"``; a CSV gains their two columns."""
+    who = customer(stack)
+    created = start(who, {"mode": "crawl", "url": f"{site}/site/", "max_depth": 1,
+                          "use_sitemap": False})
+    results, skipped, _ = check_known_answer(who, site, created["id"])
+    url = f"/collections/{created['id']}/export"
+    expected = [{**item, "status": "skipped"} for item in skipped]
+    whole = json.loads(exported(who, url, format="json", include="skipped")[1])
+    assert whole[:len(results)] == results and whole[len(results):] == expected
+    _, lines = exported(who, url, format="jsonl", include="skipped", status="succeeded",
+                        fields="url")
+    rows = [json.loads(line) for line in lines.splitlines()]
+    assert rows == [{"url": r["url"]} for r in results if r["status"] == "succeeded"] + expected
+    _, table = exported(who, url, format="csv", include="skipped", fields="url,status,data.title")
+    cells = list(csv.DictReader(io.StringIO(table)))
+    assert list(cells[0]) == ["url", "status", "title", "reason", "duplicate_of"]
+    assert [(c["url"], c["status"], c["reason"], c["duplicate_of"]) for c in cells] == [
+        (r["url"], r["status"], "", "") for r in results] + [
+        (s["url"], "skipped", s["reason"], s["duplicate_of"] or "") for s in skipped]
+    assert all(c["title"] for c in cells[:len(results)])
+    assert not any(c["title"] for c in cells[len(results):])
+    assert json.loads(exported(who, url, format="json")[1]) == results  # not asked: results
+    for bad in ("skip", "skipped,removed", ","):
+        status, body = exported(who, url, format="json", include=bad)
+        assert status == 422 and "include" in json.loads(body)["errors"]
+
+
+def test_the_client_lists_and_exports_the_skipped_urls(stack, service, site, tmp_path,
+                                                       monkeypatch, capsys):
+    who = customer(stack)
+    created = start(who, {"mode": "crawl", "url": f"{site}/site/", "max_depth": 1,
+                          "use_sitemap": False})
+    results, skipped, _ = check_known_answer(who, site, created["id"])
+    client = Client(who.key, service)
+    assert list(client.skipped(created["id"], limit=3)) == skipped
+    assert [s["url"] for s in client.skipped(created["id"], reason="depth")] == [
+        s["url"] for s in skipped if s["reason"] == "depth"]
+    out = client.export(created["id"], tmp_path / "all.jsonl", skipped=True)
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    assert len(rows) == len(results) + len(skipped) and rows[-1]["status"] == "skipped"
+    monkeypatch.setenv("WEBDATA_API_KEY", who.key)
+    monkeypatch.setenv("WEBDATA_API_URL", service)
+    assert cli(["skipped", created["id"], "--reason", "robots"]) == 0
+    assert capsys.readouterr().out == f"robots        {site}/private/secret\n"
+    assert cli(["skipped", created["id"], "--json"]) == 0
+    assert [json.loads(line) for line in capsys.readouterr().out.splitlines()] == skipped
+    assert cli(["status", created["id"]]) == 0
+    assert "skipped   4 depth, 2 duplicate, 1 robots, 1 off_site" in capsys.readouterr().out

@@ -164,8 +164,9 @@ def test_cancel_stops_fetching_and_charging(stack, site, site_server):
     who = customer(stack)
     urls = [f"{site}/slow/cancel{n}?ms=1500" for n in range(40)]
     created = start(who, {"mode": "batch", "urls": urls})
-    wait_until(lambda: who.get(f"/collections/{created['id']}").get_json()["status"]
-               == "running", "the collection to start", pause=0.1)
+    # its URLs admitted (a batch admits them all before the first fetch)
+    wait_until(lambda: _fetches(site_server, "/slow/cancel"), "a page to be asked for",
+               pause=0.05)
     answer = who.post(f"/collections/{created['id']}/cancel", {})
     assert answer.status_code == 200 and answer.get_json()["status"] == "cancelled"
     fetched = _fetches(site_server, "/slow/cancel")

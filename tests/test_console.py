@@ -5,6 +5,7 @@ and the console using the API's own services (history lines, limits, the export)
 
 from __future__ import annotations
 
+import csv
 import io
 import json
 import re
@@ -671,3 +672,31 @@ def test_the_map_page_shows_a_refusal_by_its_field_and_charges_nothing(app, site
     assert refused.status_code in (403, 422)
     assert words in unescape(refused.get_data(as_text=True))
     assert who.balance() == 10
+
+
+def test_the_results_page_counts_the_skipped_urls_and_downloads_them(stack, site):
+    from tests.support.collection_stack import wait_final
+
+    who = new_customer(stack.app, credits=10, plan="standard")
+    crawled = who.post("/collections", {"mode": "crawl", "url": f"{site}/site/",
+                                        "max_depth": 1, "use_sitemap": False}).get_json()["id"]
+    skipped = wait_final(who, crawled)["progress"]["skipped"]
+    browser = signed_in(who)
+    page = browser.get(f"/console/collections/{crawled}").get_data(as_text=True)
+    counts = " ".join(re.search(r'<p class="muted" id="skipped-counts">(.*?)</p>', page,
+                                re.S).group(1).split())
+    # most first, ties in the API's order
+    assert counts == ("URLs seen and not fetched: 4 depth · 2 duplicate · 1 robots · "
+                      "1 off site") == "URLs seen and not fetched: " + " · ".join(
+        f"{n} {reason.replace('_', ' ')}" for reason, n in sorted(
+            skipped.items(), key=lambda item: -item[1]) if n)
+    link = re.search(r'id="skipped-downloads">.*?href="([^"]+format=csv[^"]*)"', page,
+                     re.S).group(1)
+    download = browser.get(unescape(link))
+    rows = list(csv.DictReader(io.StringIO(download.get_data(as_text=True))))
+    download.close()
+    assert sum(row["status"] == "skipped" for row in rows) == sum(skipped.values())
+    batch = who.post("/collections", {"mode": "batch", "urls": [f"{site}/article"]})
+    wait_final(who, batch.get_json()["id"])
+    quiet = browser.get(f"/console/collections/{batch.get_json()['id']}").get_data(as_text=True)
+    assert "skipped-counts" not in quiet and "skipped-downloads" not in quiet

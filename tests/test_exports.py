@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from api import exports
 from core.formats import csv_cell
 from storage.collection_results import body as result_body
-from storage.exports import ExportRow
+from storage.exports import ExportRow, SkippedRows
 from storage.models import CollectionResult
 
 COMMON = ("url", "final_url", "status", "status_code", "fetched_at", "error", "error_message")
@@ -124,6 +124,35 @@ def test_csv_has_a_header_and_one_row_a_page_with_nested_values_as_json_text():
     failure = dict(zip(header, failed, strict=True))
     assert (failure["error"], failure["error_message"]) == (ERROR["error"], ERROR["message"])
     assert failure["title"] == failure["links"] == failure["final_url"] == ""
+
+
+SKIPS = SkippedRows([("http://a.test/=x?a,b", "robots", None),
+                     ("http://a.test/d", "duplicate", "http://a.test/1")])
+
+
+@pytest.mark.parametrize("fmt", ["json", "jsonl"])
+def test_skipped_urls_follow_the_results_as_the_skipped_endpoint_lists_them(fmt):
+    selection = exports.select("page", ["url", "data.title"]).with_skipped()
+    batches = [ROWS[:2], ROWS[2:], SKIPS]
+    text = b"".join(exports.SERIALISERS[fmt](iter(batches), selection)).decode()
+    objects = json.loads(text) if fmt == "json" else [json.loads(x) for x in text.splitlines()]
+    assert objects[:3] == [exports.pick(body(r), selection) for r in ROWS]
+    assert objects[3:] == [
+        {"url": "http://a.test/=x?a,b", "status": "skipped", "reason": "robots",
+         "duplicate_of": None},
+        {"url": "http://a.test/d", "status": "skipped", "reason": "duplicate",
+         "duplicate_of": "http://a.test/1"}]
+
+
+def test_skipped_urls_in_a_csv_fill_their_own_columns():
+    selection = exports.select("page", ["status", "url", "data.title"]).with_skipped()
+    table = read_csv(b"".join(exports.csv_table(iter([ROWS, SKIPS]), selection)))
+    assert table[0] == ["status", "url", "title", "reason", "duplicate_of"]
+    assert table[1] == ["succeeded", "http://a.test/1", "Tides", "", ""]
+    assert table[4:] == [["skipped", "http://a.test/=x?a,b", "", "robots", ""],
+                         ["skipped", "http://a.test/d", "", "duplicate", "http://a.test/1"]]
+    assert exports.select("page").with_skipped().columns == (
+        *exports.csv_columns("page"), "reason", "duplicate_of")
 
 
 @pytest.mark.parametrize("start", ["=", "+", "-", "@", "\t", "\r"])

@@ -73,6 +73,11 @@ def export(args: dict, collection_id: str):
 
     `fields` keeps the keys (CSV: the columns) named, in that order: `error` gives the
     columns `error` and `error_message`, `data` every column of `data`, `data.<key>` one.
+
+    `include=skipped` adds the collection's skipped URLs after its results, in the order they
+    were recorded, each as /skipped gives it with `"status": "skipped"`; a CSV gains the
+    columns `reason` and `duplicate_of` (empty for a result), and a skipped URL's row fills
+    `url`, `status` and those two.
     """
     return stream(collection_id, args)
 
@@ -83,11 +88,14 @@ def stream(collection_id: str, args: dict) -> Response:
     row = readable(collection_id)
     selection = selection_of(row, args["field_names"]) or exports.select(
         row.extract, unasked=exports.unasked(row.extract, collections.spec_of(row)))
+    skipped = "skipped" in args["include"]
+    if skipped:
+        selection = selection.with_skipped()
     kind = exports.FORMATS[args["format"]]
     headers = {"Content-Disposition": f'attachment; filename="{row.id}.{kind.extension}"',
                "Vary": "Accept-Encoding"}
     _stream_slots()
-    batches = read_ahead(db(), collection_id, status=args["status"])
+    batches = read_ahead(db(), collection_id, status=args["status"], skipped=skipped)
     try:
         first = next(batches, ())  # here, so that a database failure is a 503, not a cut file
         body = exports.SERIALISERS[args["format"]](itertools.chain([first], batches),

@@ -7,6 +7,7 @@ from typing import Any
 from marshmallow import ValidationError, fields, validate, validates_schema
 
 from api.exports import FORMATS as EXPORT_FORMATS
+from api.exports import INCLUDES as EXPORT_INCLUDES
 from api.schemas.fields import JsonBoolean, RequestSchema, Response, Url, WholeNumber
 from api.schemas.options import option_field
 from core.contract import COLLECTION_MODES as MODES
@@ -142,16 +143,17 @@ CollectionRequestSchema = type("CollectionRequestSchema", (_CollectionRequest,),
 
 #: What each skip reason means, as the API documents it.
 SKIP_REASON_TEXT = {
-    "robots": "robots.txt disallows it.",
+    "robots": "robots.txt of its host disallows it (or could not be read).",
     "excluded_path": "An `exclude_paths` pattern matches it.",
     "not_included": "No `include_paths` pattern matches it.",
     "depth": "Found more than `max_depth` hops from the start URL.",
     "off_site": "On another site than the start URL's.",
     "duplicate": "Fetched, but another page had its address (redirect, rel=canonical) first: "
                  "`duplicate_of` is that page's canonical URL.",
-    "limit": "Found past `max_pages`.",
+    "limit": "Found past `max_pages` (recorded when the crawl ends).",
     "policy": "The source policy refuses it.",
-    "cancelled": "Waiting when the collection was cancelled.",
+    "cancelled": "Admitted, and not fetched or not stored because the collection stopped "
+                 "first (cancelled, out of credits, stalled).",
 }
 
 #: ``progress.skipped``: a count for every reason.
@@ -285,7 +287,25 @@ class SkippedPageSchema(Response):
                        "final and every one kept was returned."})
 
 
+class Includes(fields.String):
+    """A comma-separated list of what an export adds after the results (``include=skipped``),
+    as a set; each must be one of :data:`api.exports.INCLUDES`."""
+
+    def _deserialize(self, value: Any, attr: Any, data: Any, **kwargs: Any) -> frozenset[str]:
+        text = super()._deserialize(value, attr, data, **kwargs)
+        names = [name.strip() for name in text.split(",") if name.strip()]
+        unknown = [name for name in names if name not in EXPORT_INCLUDES]
+        if unknown or not names:
+            raise ValidationError(f"Must be one of: {', '.join(EXPORT_INCLUDES)} (not "
+                                  f"{', '.join(unknown) or 'nothing'}).")
+        return frozenset(names)
+
+
 class ExportQuerySchema(ResultFilterSchema):
     format = fields.String(required=True, validate=validate.OneOf(tuple(EXPORT_FORMATS)),
                            metadata={"description": "`json` (one array), `jsonl` (one result "
                                                     "a line) or `csv` (one row a page)."})
+    include = Includes(load_default=frozenset(), metadata={
+        "description": "`skipped`: the collection's skipped URLs follow its results, each "
+                       "`{\"url\", \"status\": \"skipped\", \"reason\", \"duplicate_of\"}` "
+                       "(CSV: the columns `reason` and `duplicate_of` are added)."})
