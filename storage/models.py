@@ -7,11 +7,13 @@ from enum import StrEnum
 
 from sqlalchemy import (
     BigInteger,
+    Boolean,
     CheckConstraint,
     DateTime,
     ForeignKey,
     Index,
     Integer,
+    LargeBinary,
     String,
     Text,
     UniqueConstraint,
@@ -174,6 +176,8 @@ class Activity(Base):
     collection_id: Mapped[str | None] = mapped_column(String(40))
     url: Mapped[str | None] = mapped_column(Text)
     error: Mapped[str | None] = mapped_column(String(40))
+    #: Answered from the page cache (storage.page_cache), not fetched.
+    cached: Mapped[bool] = mapped_column(Boolean, default=False)
 
 
 class IdempotencyRecord(Base):
@@ -334,3 +338,35 @@ class WebhookEvent(Base):
     #: A sender holds the event until then (so two workers never send one attempt twice).
     claimed_until: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
     delivered_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+
+
+class PageCacheEntry(Base):
+    """One successful answer of a page operation, shared by every account (pages are public):
+    keyed by the operation, the page's canonical URL and the options
+    (:func:`core.cache.cache_key`), never by anything of an account's (storage.page_cache)."""
+
+    __tablename__ = "page_cache"
+    __table_args__ = (Index("ix_page_cache_used_at", "used_at"),)
+
+    key: Mapped[str] = mapped_column(String(64), primary_key=True)
+    operation: Mapped[str] = mapped_column(String(40))
+    url: Mapped[str] = mapped_column(Text)
+    #: The job's result (a page result as a dict), JSON compressed with zstd.
+    body: Mapped[bytes] = mapped_column(LargeBinary)
+    size: Mapped[int] = mapped_column(Integer)
+    #: When the answer was fetched, or last confirmed by a 304.
+    cached_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    #: When it was last stored or answered (the least recently used go first).
+    used_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    etag: Mapped[str | None] = mapped_column(Text)
+    last_modified: Mapped[str | None] = mapped_column(Text)
+
+
+class PageCacheTotal(Base):
+    """The page cache's size in bytes: one row (``id`` 1), moved in the transaction of every
+    store and eviction, so the cap holds without summing the table."""
+
+    __tablename__ = "page_cache_total"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    bytes: Mapped[int] = mapped_column(BigInteger, default=0)

@@ -50,6 +50,7 @@ from core.config.sections import (
     REDIS_URL_FILE,
     ROOT,
     ApiConfig,
+    CacheConfig,
     CollectionsConfig,
     CrawlerConfig,
     LaunchConfig,
@@ -63,10 +64,10 @@ from core.config.sections import (
 
 __all__ = [
     "DEFAULT_DATABASE_URL", "DEFAULT_REDIS_URL", "DEFAULT_VAR_DIR", "EXIT_STATUS",
-    "REDIS_URL_FILE", "ROOT", "ApiConfig", "CollectionsConfig", "Config", "ConfigError",
-    "CrawlerConfig", "LaunchConfig", "LogConfig", "PolicyConfig", "SearchConfig", "Section",
-    "StorageConfig", "VideoConfig", "WorkerConfig", "exit_with", "load_or_exit", "sections",
-    "var", "variables",
+    "REDIS_URL_FILE", "ROOT", "ApiConfig", "CacheConfig", "CollectionsConfig", "Config",
+    "ConfigError", "CrawlerConfig", "LaunchConfig", "LogConfig", "PolicyConfig", "SearchConfig",
+    "Section", "StorageConfig", "VideoConfig", "WorkerConfig", "exit_with", "load_or_exit",
+    "sections", "var", "variables",
 ]
 
 
@@ -81,6 +82,7 @@ class Config:
     api: ApiConfig = field(default_factory=ApiConfig)
     worker: WorkerConfig = field(default_factory=WorkerConfig)
     collections: CollectionsConfig = field(default_factory=CollectionsConfig)
+    cache: CacheConfig = field(default_factory=CacheConfig)
     policy: PolicyConfig = field(default_factory=PolicyConfig)
     crawler: CrawlerConfig = field(default_factory=CrawlerConfig)
     video: VideoConfig = field(default_factory=VideoConfig)

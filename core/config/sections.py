@@ -228,6 +228,19 @@ class CollectionsConfig(Section):
 
 
 @dataclass(frozen=True)
+class CacheConfig(Section):
+    """The page cache (storage/page_cache.py): answers of page operations a request may take
+    instead of a fetch (``max_age``); the workers fill it, the API reads it."""
+
+    title = "Page cache"
+
+    cache_max_bytes: int = var("CACHE_MAX_BYTES", integer(
+        "a whole number of bytes, 0 or more", 0), 512 * 1024 * 1024)
+    """Bytes of compressed answers the cache holds at most, in the database; the least
+    recently used go first. 0: no cache (``max_age`` then always fetches)."""
+
+
+@dataclass(frozen=True)
 class PolicyConfig(Section):
     """The source policy: the API's pre-check, the crawler's resolver, webhook deliveries."""
 

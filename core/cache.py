@@ -1,0 +1,41 @@
+"""The page cache's rules, framework-free: which answers may be kept, under which key, and for
+how long a client may accept one (``max_age``; docs/api.md, Page cache).
+
+An answer is kept under its operation, its page's canonical URL and the options that shape it
+(every option, its default filled in: ``{}`` and the defaults spelled out are one entry),
+never anything of an account's: pages are public, and one account's fetch serves another's
+request. Only a successful answer is kept, and not when the page's response forbade it
+(``Cache-Control: no-store`` or ``private``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from core.canonical import canonical_url
+
+#: The most ``max_age`` may be: 30 days, in seconds.
+MAX_AGE = 30 * 24 * 3600
+#: ``Cache-Control`` directives of a response that keep it out of a shared cache (RFC 9111,
+#: 5.2.2.5 and 5.2.2.7).
+FORBIDDING = frozenset({"no-store", "private"})
+
+
+def cache_key(operation: str, url: str, options: Mapping[str, Any]) -> str:
+    """The key of ``operation``'s answer on ``url`` with ``options`` (every option the
+    operation has, defaults included): a SHA-256 of them, in hex."""
+    text = json.dumps([operation, canonical_url(url), dict(options)], sort_keys=True,
+                      separators=(",", ":"), ensure_ascii=False, default=str)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def storable(cache_control: str | None) -> bool:
+    """Whether a response with this ``Cache-Control`` header (None: none) may be kept in a
+    cache shared by every account."""
+    if not cache_control:
+        return True
+    directives = {part.split("=", 1)[0].strip().lower() for part in cache_control.split(",")}
+    return not directives & FORBIDDING
