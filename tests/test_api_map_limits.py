@@ -10,7 +10,8 @@ what the session's pool cannot show:
   the deadline can cut a slow sitemap short;
 - the entry cap lowered to :data:`CAP` (1,000,000 in production: see the worker's module);
 - a scripted DNS: :data:`SITE_NAME`, its subdomains and :data:`OTHER_HOST` resolve to the test
-  site's address, ``private-map.test`` to 127.0.0.1 (the hit counter's).
+  site's address, ``private-map.test`` to 127.0.0.1 and 127.0.0.2 (where the hit counter
+  listens: a connection to the allowed address shows the name was asked for).
 
 Each case gets a site of its own (its robots.txt names the sitemaps it is about, and its
 request counts are its own).
@@ -42,12 +43,15 @@ from tests.support.site.map_limits import (
     EARLY,
     FALLBACK,
     LATE,
+    OTHER_HOST,
     PADDED,
+    SITE_NAME,
     SUB_OTHERS,
     SUB_OWN,
     SUB_SUBDOMAINS,
+    VIA_OTHER,
 )
-from tests.support.site.server import Server, serve
+from tests.support.site.server import HitCounter, Server, serve
 
 pytestmark = pytest.mark.stack  # starts processes (tests/conftest.py)
 
@@ -55,7 +59,7 @@ pytestmark = pytest.mark.stack  # starts processes (tests/conftest.py)
 CAP = 1000
 PRIVATE_NAME = "private-map.test"
 SCRIPT = {**{host: [[SITE_HOST]] for host, _ in SUB_OWN + SUB_SUBDOMAINS + SUB_OTHERS},
-          PRIVATE_NAME: [["127.0.0.1"]]}
+          PRIVATE_NAME: [["127.0.0.1", SITE_HOST]]}
 ENV = {**WORKER_ENV, "CRAWLER_CRAWL_TIMEOUT": "5", "CRAWLER_DOWNLOAD_TIMEOUT": "10",
        MAX_LOCS_ENV: str(CAP), SCRIPT_ENV: json.dumps(SCRIPT)}
 
@@ -194,3 +198,31 @@ def test_without_a_sitemap_in_robots_txt_the_index_at_sitemap_index_xml_is_read(
                                 f"{base(server)}/map/fallback.xml"]
     assert body["truncated"] is False
     assert server.requests["/sitemap.xml"] == server.requests["/sitemap_index.xml"] == 1
+
+
+@pytest.mark.parametrize("include_subdomains", [False, True])
+def test_subdomains_only_when_asked_other_hosts_never(
+        customer, site, hit_counter: HitCounter, include_subdomains):
+    """The site ``mapsite.test`` (its robots.txt names its sitemap index, and a sitemap of a
+    name that resolves to 127.0.0.1 and the site's address): its own URLs (``www.`` is the
+    site), its subdomains' with ``include_subdomains``, never another host's or a look-alike's.
+    The index's entry on another host and the listed pages are never fetched; the private
+    name's sitemap is asked for, and 127.0.0.1 never connected to."""
+    on_loopback, on_site = hit_counter.hits_on("127.0.0.1"), hit_counter.hits_on(SITE_HOST)
+    server = site(f"http://{SITE_NAME}:{{port}}/map/sub-index.xml",
+                  f"http://{PRIVATE_NAME}:{{hit}}/sitemap.xml", hit=hit_counter.port)
+    port = server.server_address[1]
+    body = mapped(customer, f"http://{SITE_NAME}:{port}/map/start",
+                  include_subdomains=include_subdomains)
+    expected = SUB_OWN + (SUB_SUBDOMAINS if include_subdomains else ())
+    assert listed(body) == {f"http://{host}:{port}{path}" for host, path in expected}
+    assert body["total_found"] == len(expected) and body["truncated"] is False
+    assert body["sitemaps"] == [f"http://{SITE_NAME}:{port}/map/sub-index.xml",
+                                f"http://{SITE_NAME}:{port}/map/sub.xml"]
+    assert server.requests["/map/sub-index.xml"] == 1  # though it names itself
+    assert server.requests["/map/other-sitemap.xml"] == 0  # an index entry of another host
+    assert not any(server.requests[path] for _, path in SUB_OWN + SUB_SUBDOMAINS + SUB_OTHERS)
+    assert server.requests[VIA_OTHER] == 0
+    assert hit_counter.hits_on(SITE_HOST) > on_site  # the private name was looked up…
+    assert hit_counter.hits_on("127.0.0.1") == on_loopback  # …and its private address refused
+    assert OTHER_HOST not in json.dumps(body)
