@@ -33,7 +33,9 @@ def map_server(hits: HitCounter) -> Iterator[Server]:
     server = serve()
     port = server.server_address[1]
     server.RequestHandlerClass.robots_extra = (  # type: ignore[attr-defined]
-        f"Sitemap: http://{SITE_HOST}:{port}/map/index.xml?hit={hits.port}\n")
+        f"Sitemap: http://{SITE_HOST}:{port}/map/index.xml?hit={hits.port}\n"
+        # robots.txt may name a sitemap of another host: a private address's is still refused
+        f"Sitemap: http://127.0.0.1:{hits.port}/sitemap.xml\n")
     yield server
     server.shutdown()
     server.server_close()

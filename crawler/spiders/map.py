@@ -12,8 +12,9 @@ Sources, each fetched as any page is (source policy, robots.txt, the per-host sl
   depth :data:`MAX_SITEMAP_DEPTH`, each sitemap read once (an index naming itself is read
   once); gzip files decompressed up to :data:`SITEMAP_MAX_BYTES` (more: the file gives
   nothing), plain ones downloaded up to that size; text sitemaps (one URL a line) too;
-  malformed XML gives what parses. The protocol's host rule: a sitemap (or an index's entry)
-  names URLs of its own site, unless robots.txt of the start site named it.
+  malformed XML gives what parses. The protocol's host rules: an index names sitemaps of its
+  own site (others are never fetched); a sitemap names URLs of its own site, unless robots.txt
+  of the start site named it (or an index it named).
 
 ``sitemap``: ``only`` reads sitemaps alone (the start page is still fetched, for the answer's
 ``final_url`` and ``status_code``), ``skip`` none. At most :data:`MAX_LOCS` sitemap entries are
@@ -302,8 +303,10 @@ class MapSpider(OperationSpider, SitemapReading):
         try:
             sitemap = Sitemap(body)
             if sitemap.type == "sitemapindex":
-                if depth < MAX_SITEMAP_DEPTH:
-                    locs = [entry["loc"] for entry in self._entries(sitemap) if "loc" in entry]
+                if depth < MAX_SITEMAP_DEPTH:  # an index names sitemaps of its own site
+                    own = site_key(response.url)
+                    locs = [entry["loc"] for entry in self._entries(sitemap)
+                            if "loc" in entry and site_key(entry["loc"]) == own]
                     yield from self._sitemaps(locs, depth + 1, authority)
             elif sitemap.type == "urlset":
                 for entry in self._entries(sitemap):

@@ -19,7 +19,7 @@ from collections import Counter
 from collections.abc import Iterable
 from pathlib import Path
 
-from tests.support.site import crawlsite, maps, sitemaps, youtube
+from tests.support.site import crawlsite, map_limits, maps, sitemaps, youtube
 
 PAGES = Path(__file__).with_name("pages")
 ROBOTS = b"User-agent: *\nDisallow: /private\n"
@@ -35,6 +35,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
     robots_status = 200
     #: Set by :func:`serve`: lines added to robots.txt (a ``Crawl-delay``…).
     robots_extra = ""
+    #: Set by :func:`serve`: whether robots.txt names the site's ``/sitemap-news.xml``.
+    robots_sitemap = True
 
     def log_message(self, *args):
         pass
@@ -109,8 +111,9 @@ def _redos_aaa(h: Handler) -> None:
 
 
 def _robots(h: Handler) -> None:
-    h.send_body(ROBOTS + h.robots_extra.encode() + sitemaps.robots_line(h).encode(),
-                "text/plain", status=h.robots_status)
+    named = sitemaps.robots_line(h) if h.robots_sitemap else ""
+    h.send_body(ROBOTS + h.robots_extra.encode() + named.encode(), "text/plain",
+                status=h.robots_status)
 
 
 def _private(h: Handler) -> None:
@@ -214,6 +217,7 @@ ROUTES = {
     "/redos/aaa": _redos_aaa,
     **sitemaps.ROUTES,
     **maps.ROUTES,
+    **map_limits.ROUTES,
     **youtube.ROUTES,
 }
 
@@ -238,16 +242,18 @@ class Server(http.server.ThreadingHTTPServer):
 
 def serve(host: str = "127.0.0.2", port: int = 0, loopback_target: str | None = None,
           missing: Iterable[str] = (), robots_extra: str = "", robots_status: int = 200,
-          ) -> Server:
+          robots_sitemap: bool = True) -> Server:
     """Start the site in a daemon thread; ``server.server_address`` tells where.
 
     ``missing``: paths answered 404 by this instance (``/robots.txt``, ``/sitemap.xml``…);
     ``robots_extra``: lines its robots.txt adds to the usual ones; ``robots_status``: the
-    status it is answered with.
+    status it is answered with; ``robots_sitemap``: whether it names ``/sitemap-news.xml``
+    (without it and ``robots_extra``, it names no sitemap).
     """
     handler = type("SiteHandler", (Handler,), {"missing": frozenset(missing),
                                                "robots_extra": robots_extra,
-                                               "robots_status": robots_status})
+                                               "robots_status": robots_status,
+                                               "robots_sitemap": robots_sitemap})
     if loopback_target:
         handler.loopback_target = loopback_target
     server = Server((host, port), handler)
