@@ -16,7 +16,7 @@ from typing import Any
 from flask import current_app, g
 from sqlalchemy.exc import DBAPIError, IntegrityError
 
-from api import inflight
+from api import inflight, page_cache
 from api.dispatch import run_interactive
 from api.errors import ApiError
 from api.extensions import db, redis, source_policy
@@ -158,6 +158,25 @@ def run_billed(
             raise ApiError("unavailable", "This request outlived its deadline and its "
                            "credits were returned: nothing was charged. Try again.") from None
         balance = ledger.balance_of(db(), charge.account_id)  # an attempt committed unseen
+    return _billed(cost, balance, fields)
+
+
+def run_spent(operation: str, cost: int, fields: dict[str, Any], *, url: str | None = None
+              ) -> tuple[dict[str, Any], int, dict[str, str]]:
+    """Charge ``cost`` for an answer that is ready (a cache hit: nothing can fail now), its
+    line of history marked cached, in one transaction; (body, 200, headers) as
+    :func:`run_billed`."""
+    charge = request_charge(operation, url, cost)
+    try:
+        balance = settle(lambda: ledger.spend(db(), charge, cached=True), charge)
+    except ledger.InsufficientCredits as exc:
+        ledger.record_failure(db(), charge, "insufficient_credits")
+        raise ApiError("insufficient_credits", str(exc)) from None
+    return _billed(cost, balance, fields)
+
+
+def _billed(cost: int, balance: int, fields: dict[str, Any]
+            ) -> tuple[dict[str, Any], int, dict[str, str]]:
     body = {"request_id": g.request_id, "credits_used": cost, **fields}
     headers = {"X-Credits-Used": str(cost), "X-Credits-Remaining": str(balance)}
     return body, 200, headers
@@ -169,10 +188,11 @@ def refuse(operation: str, error: ApiError, *, url: str | None = None, cost: int
     return error
 
 
-def run_page_operation(page: Operation, url: str, **options: Any,
+def run_page_operation(page: Operation, url: str, max_age: int = 0, **options: Any,
                        ) -> tuple[dict[str, Any], int, dict[str, str]]:
     """Run page operation ``page`` (core.operations) on ``url`` on a warm worker, billed its
-    price; (body, status, headers) or ApiError.
+    price; (body, status, headers) or ApiError. An answer of the page cache at most
+    ``max_age`` seconds old is answered instead, at the same price (:mod:`api.page_cache`).
 
     The job is :data:`worker.queues.OPERATION_JOB`, by name: the API process never imports the
     crawler, only the worker does. The body holds the page result's common fields (unless the
@@ -185,6 +205,14 @@ def run_page_operation(page: Operation, url: str, **options: Any,
         raise refuse(operation, ApiError(exc.code, exc.message,
                                          details={"url": url, "target_status": None}),
                      url=url, cost=cost) from None
+    lookup = page_cache.look_up(operation, url, options, max_age)
+    if lookup is not None and lookup.fresh:
+        answered = run_spent(operation, cost, _answer_fields(page, lookup.answer_fields()),
+                             url=url)
+        page_cache.used(lookup)
+        return answered
+    if lookup is not None:
+        options["cache"] = lookup.job_argument()
 
     def work() -> dict[str, Any]:
         # Credits are reserved already (a burst over the balance gets its 402s, not 429s); a
@@ -200,7 +228,14 @@ def run_page_operation(page: Operation, url: str, **options: Any,
                                      meanwhile=rate_limit_headers, slot=slot, **options)
         if result["status"] != PageStatus.SUCCEEDED:
             raise ApiError.from_result(result["error"] or {})
-        fields = {name: result[name] for name in COMMON_FIELDS} if page.common_fields else {}
-        return {**fields, **(result["data"] or {})}
+        return _answer_fields(page, {**result, **page_cache.FETCHED})
 
     return run_billed(operation, cost, work, url=url)
+
+
+def _answer_fields(page: Operation, result: dict[str, Any]) -> dict[str, Any]:
+    """A page result (with its ``cached``/``cached_at``) as ``page``'s answer fields: the
+    common ones (unless its contract leaves them out), then its ``data``."""
+    names = (*COMMON_FIELDS, "cached", "cached_at") if page.common_fields else (
+        "cached", "cached_at")
+    return {**{name: result[name] for name in names}, **(result["data"] or {})}

@@ -62,6 +62,7 @@ def parser() -> argparse.ArgumentParser:
                              "raw_html (the page as fetched); repeatable")
     _content(scrape, note="")
     _schema(scrape, "(printed as JSON: its records)")
+    _max_age(scrape)
     scrape.add_argument("--json", action="store_true",
                         help="the API's whole answer as JSON (title, formats, links, "
                              "metadata…)")
@@ -86,6 +87,7 @@ def parser() -> argparse.ArgumentParser:
                           help="never paths (+ query) matching it (RE2 syntax); repeatable")
     site_map.add_argument("--discover-links", type=int, metavar="HOPS", choices=(0, 1, 2),
                           help="link hops from the start page (0-2, default 1)")
+    _max_age(site_map)
     site_map.add_argument("--json", action="store_true",
                           help="the API's whole answer as JSON (titles, lastmod, sources…)")
 
@@ -188,6 +190,12 @@ def _creating(command: argparse.ArgumentParser) -> None:
                          help="print the collection's id and exit at once")
     command.add_argument("--webhook-url", metavar="URL",
                          help="the service POSTs the finished collection there")
+
+
+def _max_age(command: argparse.ArgumentParser) -> None:
+    command.add_argument("--max-age", type=int, metavar="SECONDS",
+                         help="accept the service's cached answer if at most this old "
+                              "(same price; default: always fetch)")
 
 
 def _output(command: argparse.ArgumentParser, *, required: bool) -> None:

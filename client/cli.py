@@ -69,7 +69,7 @@ def run_scrape(args: argparse.Namespace, err: Console) -> int:
     """One page: the asked format on stdout as it is, or the answer as JSON (several formats,
     ``--json``). An empty content (selectors that match nothing) prints nothing and says so
     on stderr: the page was fetched and charged, it is not an error."""
-    answer = _client(args).scrape(args.url, **page_options(args))
+    answer = _client(args).scrape(args.url, max_age=args.max_age, **page_options(args))
     formats = args.formats or ["text"]
     if args.json or len(formats) > 1:
         return _print(json.dumps(answer, indent=2))

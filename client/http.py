@@ -114,18 +114,19 @@ class Client:
                include_selectors: Sequence[str] | None = None,
                exclude_selectors: Sequence[str] | None = None,
                include_links: bool | None = None, include_metadata: bool | None = None,
-               schema: dict[str, Any] | None = None,
+               schema: dict[str, Any] | None = None, max_age: int | None = None,
                idempotency_key: str | None = None) -> dict[str, Any]:
         """``POST /scrape``: one page, 1 credit. Its answer: ``title``, ``text``,
         ``markdown``, ``html``, ``raw_html`` (each format ``None`` unless asked for in
         ``formats``; the service's default is ``["text"]``), ``links``, ``metadata``, and
-        ``records`` (what a selector ``schema`` reads, else ``None``). Options left ``None``
-        are not sent (the service's defaults, docs/api.md)."""
+        ``records`` (what a selector ``schema`` reads, else ``None``); ``cached`` says whether
+        it came from the service's page cache, which ``max_age`` (seconds) allows. Options
+        left ``None`` are not sent (the service's defaults, docs/api.md)."""
         body = {"url": url, **_page_options({
             "formats": formats, "only_main_content": only_main_content,
             "include_selectors": include_selectors, "exclude_selectors": exclude_selectors,
             "include_links": include_links, "include_metadata": include_metadata,
-            "schema": schema})}
+            "schema": schema}), **({"max_age": max_age} if max_age is not None else {})}
         key = idempotency_key or f"webdata-client-{uuid.uuid4()}"
         timeout = (self.timeout[0], max(self.timeout[1], SCRAPE_READ_TIMEOUT))
         return _json(self._request("POST", "/scrape", json=body, idempotency_key=key,
@@ -135,8 +136,8 @@ class Client:
             ) -> dict[str, Any]:
         """``POST /map``: the URLs of the site of ``url``, 1 credit. ``options``: ``limit``,
         ``search``, ``sitemap``, ``include_subdomains``, ``include_paths``, ``exclude_paths``,
-        ``discover_links`` (docs/api.md); left ``None``, not sent. The answer's ``links``
-        are ``{"url", "title", "lastmod", "source"}``."""
+        ``discover_links``, ``max_age`` (docs/api.md); left ``None``, not sent. The answer's
+        ``links`` are ``{"url", "title", "lastmod", "source"}``."""
         unknown = set(options) - set(MAP_OPTIONS)
         if unknown:
             raise TypeError(f"unexpected keyword argument {sorted(unknown)[0]!r} (the map "
@@ -310,7 +311,7 @@ class Client:
 
 #: The options of a page's content (:meth:`Client.scrape`), also a collection's of extract page.
 MAP_OPTIONS = ("limit", "search", "sitemap", "include_subdomains", "include_paths",
-               "exclude_paths", "discover_links")
+               "exclude_paths", "discover_links", "max_age")
 PAGE_OPTIONS = ("formats", "only_main_content", "include_selectors", "exclude_selectors",
                 "include_links", "include_metadata", "schema")
 

@@ -20,6 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, fields
 from typing import Any
 
+from core.cache import MAX_AGE
 from core.items.contacts import Contacts
 from core.items.map import SiteMap
 from core.items.page import Page
@@ -124,6 +125,15 @@ class Operation:
     errors: tuple[tuple[int, str], ...] = ()
     common_fields: bool = True
 
+
+#: ``max_age``, a request field of every page operation (the page cache, :mod:`core.cache`):
+#: not an option of its extraction, never given to its spider.
+MAX_AGE_OPTION = Option(
+    "max_age", 0, whole_number(0, MAX_AGE),
+    "Seconds: an answer of the page cache at most this old is accepted instead of a fetch "
+    "(same operation, options and canonical URL; fetched for any account). Default 0: always "
+    "fetch. At most 2592000 (30 days). A cached answer costs what a fetched one costs, and "
+    "says `cached: true`.")
 
 _SCHEMA_WORDS = (
     "A selector schema: `base_selector` (one record per element it matches; none: the page is "

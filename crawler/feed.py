@@ -11,7 +11,8 @@ in it, not a crawl:
   ``start()`` requests are injected into the running engine;
 - every request of a job carries the job's id (``meta["feed_job"]``) and its callback and
   errback are wrapped: items they yield complete the job (a single-page spider yields exactly
-  one result), requests they yield are tagged and wrapped in turn;
+  one result; a :class:`~core.items.ResponseCaching` yielded before it goes with it),
+  requests they yield are tagged and wrapped in turn;
 - a job given up on (its time budget or its RQ timeout) is closed here and its downloads
   cancelled (:data:`crawler.signals.crawl_abandoned`); the others go on.
 
@@ -36,6 +37,7 @@ from scrapy.utils.defer import deferred_from_coro
 from twisted.python.failure import Failure
 
 from core.controls import escaped
+from core.items import ResponseCaching
 from crawler.signals import JOB_CLOSED, JOB_KEY, crawl_abandoned
 from crawler.spiders.base import SinglePageSpider
 
@@ -93,6 +95,9 @@ class _Job:
     #: The job's requests handed to Scrapy, and how many of them have not called back yet.
     requests: list[Request] = field(default_factory=list)
     pending: int = 0
+    #: What a spider said about its response before its result (:class:`ResponseCaching`):
+    #: handed over with the result, after it.
+    extras: list[Any] = field(default_factory=list)
 
 
 #: Spider attributes Scrapy's components read from *the crawler's* spider (our FeedSpider, when
@@ -223,8 +228,12 @@ class Feed:
                 if isinstance(output, Request):
                     if job_id in self._jobs:
                         yield self._tag(job_id, output)
+                elif isinstance(output, ResponseCaching):
+                    if job_id in self._jobs:
+                        self._jobs[job_id].extras.append(output)
                 else:
-                    self._finish(job_id, [output])
+                    job = self._jobs.get(job_id)
+                    self._finish(job_id, [output, *(job.extras if job else ())])
         except Exception as exc:
             logger.exception("A spider callback failed")
             self._fail(job_id, exc)

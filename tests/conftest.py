@@ -39,6 +39,8 @@ WORKER_ENV = {
     "CRAWLER_DOWNLOAD_TIMEOUT": "3",
     "CRAWLER_CRAWL_TIMEOUT": "10",
     "LOG_LEVEL": "WARNING",
+    # a pool not told its database keeps no page cache (it would write to VAR_DIR's)
+    "CACHE_MAX_BYTES": "0",
 }
 #: The key the test site's fake Data API accepts.
 DATA_API_KEY = youtube.API_KEY
@@ -133,10 +135,13 @@ def _redis_db(redis_url: str, offset: int) -> str:
 
 
 @pytest.fixture(scope="session")
-def workers(redis_url, site, tmp_path_factory) -> Iterator[list]:
-    """The normal pool; the video platform is the test site's fake, without a Data API key."""
+def workers(redis_url, site, sqlite_url, tmp_path_factory) -> Iterator[list]:
+    """The normal pool, on the session's database (the page cache it fills is the one the
+    ``app`` reads); the video platform is the test site's fake, without a Data API key."""
     log = tmp_path_factory.mktemp("logs") / "workers.log"
-    procs = _start_workers(redis_url, 2, {**WORKER_ENV, "YOUTUBE_BASE_URL": site}, log)
+    env = {**WORKER_ENV, "YOUTUBE_BASE_URL": site, "DATABASE_URL": sqlite_url,
+           "CACHE_MAX_BYTES": str(512 * 1024 * 1024)}
+    procs = _start_workers(redis_url, 2, env, log)
     yield procs
     _stop(procs)
 

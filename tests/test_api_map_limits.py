@@ -78,6 +78,13 @@ def pool(tmp_path_factory) -> Iterator[tuple[str, list[Any]]]:
 
 
 @pytest.fixture(scope="module")
+def hit_counter() -> HitCounter:
+    """The module's own: its hits here are expected, and the session's counter must stay at
+    zero for the SSRF tests that run after it in the same process."""
+    return HitCounter()
+
+
+@pytest.fixture(scope="module")
 def map_app(pool, sqlite_url) -> Flask:
     return create_app(make_config(sqlite_url, pool[0]))
 

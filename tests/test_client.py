@@ -424,6 +424,20 @@ def test_scrape_sends_only_the_options_given_under_one_key_for_every_retry(api, 
     api.script.append(Canned("POST", "/scrape", 200, scraped(text="Post")))
     client.scrape("https://example.com/post")
     assert api.requests("POST", "/scrape")[-1].body == {"url": "https://example.com/post"}
+    api.script.append(Canned("POST", "/scrape", 200, scraped(text="Post")))
+    client.scrape("https://example.com/post", max_age=3600)
+    assert api.requests("POST", "/scrape")[-1].body == {"url": "https://example.com/post",
+                                                        "max_age": 3600}
+
+
+def test_webdata_scrape_and_map_send_max_age(cli_env, capsys):
+    cli_env.script += [Canned("POST", "/scrape", 200, scraped(text="Post")),
+                       Canned("POST", "/map", 200, {"links": [], "total_found": 0,
+                                                    "truncated": False})]
+    assert main(["scrape", "https://example.com/", "--max-age", "600"]) == 0
+    assert main(["map", "https://example.com/", "--max-age", "60"]) == 0
+    assert cli_env.requests("POST", "/scrape")[-1].body["max_age"] == 600
+    assert cli_env.requests("POST", "/map")[-1].body["max_age"] == 60
 
 
 def test_scrape_waits_longer_than_the_service_waits_for_its_page(api, client, monkeypatch):

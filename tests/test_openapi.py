@@ -123,6 +123,11 @@ ADDITIONS = {
                    "limit", "policy", "cancelled"],
     "Skipped": ["url", "reason", "duplicate_of"],
     "SkippedPage": ["skipped", "next_cursor"],
+    # answers of the page cache (issue 30): on every page operation, and marked in the history
+    **{name: ["cached", "cached_at"] for name in (
+        "ScrapeResponse", "ContactsResponse", "ProductsResponse", "VideoResponse",
+        "MapResponse")},
+    "Activity": ["cached"],
 }
 
 

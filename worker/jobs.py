@@ -28,6 +28,7 @@ from core.operations import PAGE_OPERATIONS, Operation, operation
 from crawler.exceptions import CrawlError, FetchFailed
 from crawler.runner import shared_crawler
 from crawler.spiders.operations import spider_class
+from worker import page_cache
 
 
 def run_single_page(spider: str | type[Spider], url: str, **options: Any) -> dict[str, Any]:
@@ -42,28 +43,44 @@ def run_single_page(spider: str | type[Spider], url: str, **options: Any) -> dic
         target = load_object(spider)
         if not (isinstance(target, type) and issubclass(target, Spider)):
             raise TypeError(f"{spider} is not a Spider class")
+    return plain(_crawled(target, url, **options)[0])
+
+
+def _crawled(spider: str | type[Spider], url: str, **arguments: Any) -> list[Any]:
+    """The items of one single-page crawl: its page result first, always."""
     try:
-        items = shared_crawler().crawl(target, url=url, **options)
+        items = shared_crawler().crawl(spider, url=url, **arguments)
     except CrawlError as error:
         error.url = error.url or url
         items = [PageResult(url=url, status=PageStatus.FAILED, error=error.as_dict())]
-    if not items:
+    results = [item for item in items if isinstance(item, PageResult)]
+    if not results:
         error = FetchFailed("The crawl ended without a result.", url=url)
-        items = [PageResult(url=url, status=PageStatus.FAILED, error=error.as_dict())]
-    return plain(items[0])
+        results = [PageResult(url=url, status=PageStatus.FAILED, error=error.as_dict())]
+    # the result first (a spider may yield its ResponseCaching before: the video's, whose
+    # result waits for the Data API)
+    return [results[0], *(item for item in items if not isinstance(item, PageResult))]
 
 
-def run_operation(name: str, url: str, **options: Any) -> dict[str, Any]:
+def run_operation(name: str, url: str, *, cache: dict[str, Any] | None = None,
+                  **options: Any) -> dict[str, Any]:
     """The job of page operation ``name`` (core.operations: ``"scrape"``, ``"contacts"``…) on
-    ``url``, with its options (the others are refused: TypeError)."""
+    ``url``, with its options (the others are refused: TypeError).
+
+    ``cache`` (the API's, :mod:`worker.page_cache`): ``{"key"}`` keeps a successful answer in
+    the page cache; with ``"etag"``/``"last_modified"`` (a stale entry's) the page is asked
+    for conditionally, and a 304 answers with the cached answer, fetched now."""
     extraction = operation(name).extraction
     if extraction is None:
         raise ValueError(f"{name} is not a page operation")
     unknown = set(options) - {option.name for option in extraction.options}
     if unknown:
         raise TypeError(f"{name} takes no option {', '.join(sorted(unknown))}")
-    return run_single_page(spider_class(extraction.name), url,
-                           **extraction.option_values(options))
+    spider, values = spider_class(extraction.name), extraction.option_values(options)
+    if cache is None:
+        return run_single_page(spider, url, **values)
+    return page_cache.fetch(lambda **more: _crawled(spider, url, **values, **more), cache,
+                            operation=name, url=url)
 
 
 def _operation_job(page: Operation) -> Callable[..., dict[str, Any]]:

@@ -57,6 +57,7 @@ def account_activity(args: dict):
                 "request_id": row.request_id,
                 "collection_id": row.collection_id,
                 "url": row.url,
+                "cached": bool(row.cached),
             }
             for row in rows
         ],

@@ -20,7 +20,7 @@ from api.errors import ApiError
 from api.openapi import BASE_PATH, PAGE, documented
 from api.operations import refuse, run_page_operation
 from api.schemas.pages import page_request_schema, page_response_schema
-from core.operations import PAGE_OPERATIONS, Operation
+from core.operations import MAX_AGE_OPTION, PAGE_OPERATIONS, Operation
 
 blp = authenticated(Blueprint("extraction", __name__, url_prefix=BASE_PATH,
                               description="Single-page operations: one URL, one credit."))
@@ -44,7 +44,8 @@ def answer(page: Operation, args: dict[str, Any]) -> Any:
                 "validation_error", f"Invalid request: check {option.name}.",
                 errors={option.name: [f"At most {cap} on your plan ({option.plan_cap})."]}),
                 url=url)
-    return run_page_operation(page, url, **extraction.option_values(args))
+    return run_page_operation(page, url, args.get(MAX_AGE_OPTION.name, 0),
+                              **extraction.option_values(args))
 
 
 def _view(page: Operation) -> Callable[[dict[str, Any]], Any]:

@@ -56,6 +56,8 @@ class ActivitySchema(Response):
     request_id = fields.String(allow_none=True)
     collection_id = fields.String(allow_none=True)
     url = fields.String(allow_none=True)
+    cached = fields.Boolean(metadata={
+        "description": "Answered from the page cache (`max_age`), not fetched."})
 
 
 class ActivityPageSchema(Response):

@@ -10,7 +10,7 @@ from marshmallow import Schema, fields
 
 from api.schemas.fields import RequestSchema, Response, Url, item_schema
 from api.schemas.options import option_field
-from core.operations import Extraction, Operation
+from core.operations import MAX_AGE_OPTION, Extraction, Operation
 
 
 class BilledResponseSchema(Response):
@@ -20,7 +20,19 @@ class BilledResponseSchema(Response):
     credits_used = fields.Integer()
 
 
-class PageResponseSchema(BilledResponseSchema):
+class CachedResponseSchema(BilledResponseSchema):
+    """Fields every page operation answers with: whether the answer came from the page
+    cache."""
+
+    cached = fields.Boolean(metadata={
+        "description": "Whether this answer came from the page cache (see `max_age`), not a "
+                       "fetch for this request."})
+    cached_at = fields.String(allow_none=True, metadata={
+        "description": "When the cached answer was fetched (or last confirmed unchanged), "
+                       "ISO 8601 UTC; null for a fresh fetch."})
+
+
+class PageResponseSchema(CachedResponseSchema):
     """Fields every single-page operation answers with (the page result's)."""
 
     url = fields.String(metadata={"description": "As requested."})
@@ -35,7 +47,7 @@ def page_response_schema(page: Operation) -> type[Schema]:
     and the page result's when ``common_fields``), then its item's (marshmallow orders the
     fields of the last base first); ``<title>ResponseSchema``, for the OpenAPI document."""
     assert page.extraction is not None
-    envelope = PageResponseSchema if page.common_fields else BilledResponseSchema
+    envelope = PageResponseSchema if page.common_fields else CachedResponseSchema
     return type(f"{page.extraction.title}ResponseSchema",
                 (item_schema(page.extraction.item), envelope), {"__module__": __name__})
 
@@ -44,6 +56,7 @@ class UrlRequestSchema(RequestSchema):
     """Body of the one-URL operations without options (contacts, products, video)."""
 
     url = Url()
+    max_age = option_field(MAX_AGE_OPTION)
 
 
 @functools.cache
@@ -53,6 +66,6 @@ def page_request_schema(extraction: Extraction) -> type[Schema]:
     if not extraction.options:
         return UrlRequestSchema
     fields_ = {"url": Url(), **{option.name: option_field(option)
-                               for option in extraction.options}}
+                               for option in (*extraction.options, MAX_AGE_OPTION)}}
     return type(f"{extraction.title}RequestSchema", (RequestSchema,),
                 {**fields_, "__module__": __name__})

@@ -9,6 +9,6 @@ Dependency-free (standard library only): the API imports these to build its sche
 loading Scrapy.
 """
 
-from core.items.result import PageResult, plain
+from core.items.result import NOT_MODIFIED, PageResult, ResponseCaching, plain
 
-__all__ = ["PageResult", "plain"]
+__all__ = ["NOT_MODIFIED", "PageResult", "ResponseCaching", "plain"]

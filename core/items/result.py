@@ -34,6 +34,24 @@ class PageResult:
     data: Any = None
 
 
+@dataclass
+class ResponseCaching:
+    """What a page's response says about keeping its answer (the page cache, ``max_age``):
+    whether a shared cache may (``Cache-Control`` without ``no-store`` or ``private``), and
+    its validators for a later conditional request. Yielded after the page's
+    :class:`PageResult` by a spider asked for it (``report_caching``); not part of the
+    answer."""
+
+    storable: bool = True
+    etag: str | None = None
+    last_modified: str | None = None
+
+
+#: ``status_code`` of a page that answered 304 Not Modified to a conditional request: its
+#: :class:`PageResult` has no ``data`` (the cached answer stands).
+NOT_MODIFIED = 304
+
+
 #: Field names of each type :func:`plain` met (None: not a dataclass), and the types that
 #: are plain JSON already: asking ``dataclasses.fields()`` for every value was most of its time.
 _FIELD_NAMES: dict[type, tuple[str, ...] | None] = {}

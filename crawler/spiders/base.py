@@ -9,9 +9,10 @@ from urllib.parse import urlsplit, urlunsplit
 from scrapy import Request, Spider
 from scrapy.http import HtmlResponse
 
+from core.cache import storable
 from core.contract import PageStatus
 from core.controls import control_character_error, escaped
-from core.items import PageResult
+from core.items import NOT_MODIFIED, PageResult, ResponseCaching
 from core.policy import ALLOWED_SCHEMES, ascii_url
 from core.selectors import SelectorBudgetExceeded
 from crawler.exceptions import (
@@ -27,6 +28,17 @@ from crawler.failures import classify
 if TYPE_CHECKING:
     from scrapy.http import Response
     from twisted.python.failure import Failure
+
+
+def response_caching(response: Response) -> ResponseCaching:
+    """What ``response``'s headers say about keeping its answer (:mod:`core.cache`)."""
+
+    def header(name: str) -> str | None:
+        value = response.headers.get(name)
+        return value.decode("latin-1").strip() or None if value else None
+
+    return ResponseCaching(storable=storable(header("Cache-Control")), etag=header("ETag"),
+                           last_modified=header("Last-Modified"))
 
 
 def as_bool(value: Any) -> bool:
@@ -87,11 +99,20 @@ class SinglePageSpider(Spider):
     a result the job would report "no result" as if the fetch had failed.
     """
 
-    def __init__(self, url: str | None = None, *args: Any, **kwargs: Any):
+    def __init__(self, url: str | None = None, *args: Any, if_none_match: str | None = None,
+                 if_modified_since: str | None = None, report_caching: Any = False,
+                 **kwargs: Any):
         super().__init__(*args, **kwargs)
         if not url:
             raise ValueError(f"{self.name}: pass the page with -a url=…")
         self.url = url
+        #: A cached answer's validators: the page is asked for conditionally, and a 304 is a
+        #: result of its own (:data:`~core.items.NOT_MODIFIED`, no data).
+        self.validators = {name: value for name, value in (
+            ("If-None-Match", if_none_match), ("If-Modified-Since", if_modified_since))
+            if value}
+        #: Yield the response's :class:`~core.items.ResponseCaching` after its result.
+        self.report_caching = as_bool(report_caching)
 
     def refused_url(self) -> CrawlError | None:
         """The failure of a URL the API would refuse as invalid: one with a control character
@@ -107,7 +128,9 @@ class SinglePageSpider(Spider):
         try:
             # faß.de is xn--fa-hia.de, as the policy judged it (Scrapy alone would fetch fass.de)
             request = Request(ascii_url(self.url), callback=self.parse, errback=self.failed,
-                              dont_filter=True)
+                              dont_filter=True, headers=self.validators or None,
+                              meta={"handle_httpstatus_list": [NOT_MODIFIED]}
+                              if self.validators else None)
         except ValueError as exc:  # no scheme, a malformed host or port: nothing to fetch
             # the page's one result, as for any other URL refused (not Scrapy's traceback,
             # an empty output and, for a job, no result at all)
@@ -120,7 +143,17 @@ class SinglePageSpider(Spider):
     def extract(self, page: FetchedPage) -> Any:
         raise NotImplementedError
 
-    def parse(self, response: Response) -> Iterator[PageResult]:
+    def parse(self, response: Response) -> Iterator[PageResult | ResponseCaching]:
+        if self.report_caching:  # before the result, which completes a fed job
+            yield response_caching(response)
+        yield from self.results(response)
+
+    def results(self, response: Response) -> Iterator[PageResult]:
+        """The page's result (see the class)."""
+        if response.status == NOT_MODIFIED and self.validators:
+            yield PageResult(url=self.url, status=PageStatus.SUCCEEDED, final_url=response.url,
+                             status_code=NOT_MODIFIED)
+            return
         if not isinstance(response, HtmlResponse):
             ctype = response.headers.get("Content-Type", b"").decode("latin-1") or "unknown"
             error = UnsupportedContent(f"The target is not HTML ({ctype}).", url=response.url)

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from scrapy import Request
 
 from core.contract import PageStatus
-from core.items import PageResult
+from core.items import PageResult, ResponseCaching
 from core.items.video import Video
 from core.video_platform import (
     API_KEY_HEADER,
@@ -60,11 +60,12 @@ class VideoSpider(SinglePageSpider):
     def extract(self, page: FetchedPage) -> Video:
         return extract_video(page, video_id=self.video_id)
 
-    def parse(self, response: Response) -> Iterator[PageResult | Request]:
+    def parse(self, response: Response) -> Iterator[PageResult | ResponseCaching | Request]:
         key = self.settings.get("YOUTUBE_API_KEY")
         for result in super().parse(response):
-            if result.status != PageStatus.SUCCEEDED or not key:
-                yield result
+            if not isinstance(result, PageResult) or result.status != PageStatus.SUCCEEDED \
+                    or not key:
+                yield result  # a failure, the page alone, or its ResponseCaching
                 continue
             yield Request(
                 data_api_videos_url(self.settings["YOUTUBE_API_URL"], [self.video_id]),

@@ -1,0 +1,82 @@
+"""The API's side of the page cache (:mod:`core.cache`, :mod:`storage.page_cache`): a request
+with ``max_age`` looks for a fresh enough answer before any job is queued; a hit is answered
+here, without a worker. On a miss the job is told the entry's key (and a stale entry's
+validators, for a conditional fetch): the worker keeps its answer.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from typing import Any
+
+from flask import current_app
+from sqlalchemy.exc import SQLAlchemyError
+
+from api.extensions import db
+from core.cache import cache_key
+from core.formats import format_utc
+from storage import page_cache
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Lookup:
+    """What the cache has for one request: its entry's ``key``, and the entry when it is
+    ``fresh`` enough for the request's ``max_age`` (or stale, for its validators)."""
+
+    key: str
+    entry: page_cache.Entry | None = None
+    fresh: bool = False
+
+    def job_argument(self) -> dict[str, Any]:
+        """The job's ``cache`` argument (:func:`worker.jobs.run_operation`)."""
+        stale = self.entry
+        if stale is None:
+            return {"key": self.key}
+        return {"key": self.key, "etag": stale.etag, "last_modified": stale.last_modified}
+
+    def answer_fields(self) -> dict[str, Any]:
+        """A fresh entry's answer: the job result it keeps, marked cached."""
+        assert self.entry is not None
+        return {**self.entry.result, "cached": True,
+                "cached_at": format_utc(self.entry.cached_at)}
+
+
+#: The answer fields of an answer that was fetched for its request.
+FETCHED = {"cached": False, "cached_at": None}
+
+
+def enabled() -> bool:
+    return current_app.config["WEBDATA"].cache.cache_max_bytes > 0
+
+
+def look_up(operation: str, url: str, options: dict[str, Any], max_age: int) -> Lookup | None:
+    """The cache's answer to this request; None when the cache is off. With ``max_age`` 0
+    the entry is not read (the fetch fills it). A database failure is a miss: the fetch
+    answers."""
+    if not enabled():
+        return None
+    lookup = Lookup(cache_key(operation, url, options))
+    if not max_age:
+        return lookup
+    try:
+        entry = page_cache.get(db(), lookup.key)
+    except SQLAlchemyError as exc:
+        logger.warning("The page cache is unavailable: %s", exc)
+        return lookup
+    if entry is None:
+        return lookup
+    return Lookup(lookup.key, entry, fresh=entry.age() <= max_age)
+
+
+def used(lookup: Lookup) -> None:
+    """A fresh entry was answered: it becomes the most recently used (a failure is
+    ignored)."""
+    if lookup.entry is None:
+        return
+    try:
+        page_cache.touch(db(), lookup.entry)
+    except SQLAlchemyError as exc:
+        logger.warning("The page cache is unavailable: %s", exc)

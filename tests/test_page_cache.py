@@ -1,0 +1,119 @@
+"""``max_age`` end to end: API → worker → the loopback site → the page cache in the database.
+
+A fresh enough answer is taken from the cache without a fetch (and without a worker), at the
+price of a fetch, marked ``cached`` in the answer and in the history; any account's fetch fills
+it; other options are another entry; a failed answer, or a page that forbids a shared cache,
+is never kept; a stale entry is asked for conditionally, and a 304 refreshes it without a
+download."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import timedelta
+
+import pytest
+from sqlalchemy import update
+
+from core.cache import MAX_AGE, cache_key
+from core.operations import operation
+from storage.models import PageCacheEntry, utcnow
+from tests.conftest import new_customer
+from tests.support.site import caching
+
+
+def tag() -> str:
+    """A path segment of the test's own: the cache outlives a test."""
+    return uuid.uuid4().hex[:12]
+
+
+def scrape(who, url: str, **body) -> dict:
+    answer = who.post("/scrape", {"url": url, **body})
+    assert answer.status_code == 200, answer.get_json()
+    return answer.get_json()
+
+
+def fetches(site_server, url: str) -> int:
+    return site_server.requests[url.split("://", 1)[1].split("/", 1)[1].join(["/", ""])]
+
+
+def test_a_fresh_answer_comes_from_the_cache_at_the_price_of_a_fetch(app, customer, site,
+                                                                      site_server):
+    url = f"{site}/cache/changing/{tag()}"
+    first = scrape(customer, url)
+    assert (first["cached"], first["cached_at"]) == (False, None)
+    caching.TEXTS[url.split(site, 1)[1]] = "Second version."  # the site changes meanwhile
+    other = new_customer(app)  # any account's fetch serves another's request
+    hit = scrape(other, url, max_age=3600)
+    assert hit["cached"] is True and hit["cached_at"] is not None
+    assert hit["text"] == first["text"] and "First version." in hit["text"]
+    assert hit["fetched_at"] == first["fetched_at"] and hit["request_id"] != first["request_id"]
+    assert hit["credits_used"] == 1 and other.balance() == 99
+    assert site_server.requests[url.split(site, 1)[1]] == 1  # fetched once
+    line = next(a for a in other.activity() if a["operation"] == "scrape")
+    assert (line["cached"], line["credits"], line["status"]) == (True, 1, "succeeded")
+    assert not next(a for a in customer.activity() if a["operation"] == "scrape")["cached"]
+    fresh = scrape(other, url)  # max_age 0: always a fetch, which renews the entry
+    assert fresh["cached"] is False and "Second version." in fresh["text"]
+    assert "Second version." in scrape(customer, url, max_age=60)["text"]
+    assert site_server.requests[url.split(site, 1)[1]] == 2
+
+
+def test_other_options_are_another_entry_and_the_defaults_spelled_out_the_same(customer, site,
+                                                                                site_server):
+    url = f"{site}/cache/changing/{tag()}"
+    scrape(customer, url, formats=["text"])
+    assert scrape(customer, url, max_age=60)["cached"] is True  # the defaults: the same entry
+    markdown = scrape(customer, url, formats=["markdown"], max_age=60)
+    assert markdown["cached"] is False and markdown["markdown"]
+    contacts = customer.post("/contacts", {"url": url, "max_age": 60}).get_json()
+    assert contacts["cached"] is False  # another operation
+    assert customer.post("/contacts", {"url": url, "max_age": 60}).get_json()["cached"] is True
+    assert site_server.requests[url.split(site, 1)[1]] == 3
+
+
+def test_what_may_not_be_kept_is_fetched_every_time(customer, site, site_server):
+    private = f"{site}/cache/no-store/{tag()}"
+    scrape(customer, private)
+    assert scrape(customer, private, max_age=3600)["cached"] is False
+    assert site_server.requests[private.split(site, 1)[1]] == 2
+    missing = f"{site}/missing"
+    before = site_server.requests["/missing"]
+    for _ in range(2):
+        refused = customer.post("/scrape", {"url": missing, "max_age": 3600})
+        assert refused.status_code == 502 and refused.get_json()["error"] == "target_http_error"
+    assert site_server.requests["/missing"] == before + 2
+    assert customer.balance() == 98  # the two successes only
+
+
+def test_a_stale_entry_is_asked_for_conditionally_and_a_304_refreshes_it(app, customer, site,
+                                                                         site_server):
+    path = f"/cache/etag/{tag()}"
+    url = site + path
+    first = scrape(customer, url)
+    key = cache_key("scrape", url, operation("scrape").extraction.option_values({}))
+    db = app.extensions["webdata.db"]
+    with db.session() as session:  # as if fetched two hours ago
+        assert session.execute(update(PageCacheEntry).where(PageCacheEntry.key == key).values(
+            cached_at=utcnow() - timedelta(hours=2))).rowcount == 1
+    again = scrape(customer, url, max_age=3600)  # stale: a conditional fetch
+    assert caching.NOT_MODIFIED[path] == 1 and site_server.requests[path] == 2
+    assert again["cached"] is False and again["fetched_at"] >= first["fetched_at"]
+    assert again["text"] == first["text"] and again["status_code"] == 200
+    hit = scrape(customer, url, max_age=3600)  # refreshed: fresh again
+    assert hit["cached"] is True and site_server.requests[path] == 2
+    assert customer.balance() == 97
+
+
+@pytest.mark.parametrize("value", [-1, MAX_AGE + 1, "1h", 1.5, None, True])
+def test_a_max_age_out_of_range_is_a_422_naming_it(customer, site, value):
+    answer = customer.post("/scrape", {"url": f"{site}/article", "max_age": value})
+    assert answer.status_code == 422 and "max_age" in answer.get_json()["errors"]
+    assert customer.balance() == 100
+
+
+def test_every_page_operation_takes_max_age_and_says_cached(customer, site):
+    for path, url in (("/contacts", f"{site}/contact"), ("/products", f"{site}/product"),
+                      ("/map", f"{site}/map/start")):
+        answer = customer.post(path, {"url": url, "max_age": MAX_AGE})
+        assert answer.status_code == 200, (path, answer.get_json())
+        assert {"cached", "cached_at"} <= set(answer.get_json()), path

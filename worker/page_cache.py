@@ -1,0 +1,69 @@
+"""A page operation's job with the page cache (:mod:`storage.page_cache`): the fetch asks
+conditionally when the API has a stale entry, a 304 makes that entry fresh again without
+extracting anything, and a successful answer the page lets a shared cache keep is kept.
+
+The worker does this, not the API: only it sees the page's response headers (``Cache-Control``,
+``ETag``, ``Last-Modified``), which never reach the answer.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+from collections.abc import Callable
+from typing import Any
+
+from sqlalchemy.exc import SQLAlchemyError
+
+from core.config import Config
+from core.contract import PageStatus
+from core.formats import utc_now
+from core.items import NOT_MODIFIED, PageResult, ResponseCaching, plain
+from storage import page_cache
+from storage.db import Database, shared_for
+
+logger = logging.getLogger(__name__)
+
+
+@functools.cache
+def _settings() -> tuple[Database, int]:
+    """This worker's database and cache cap (read once: a job must not parse the environment
+    on the path a client waits on)."""
+    config = Config.from_env()
+    return shared_for(config.storage), config.cache.cache_max_bytes
+
+
+def fetch(crawl: Callable[..., list[Any]], cache: dict[str, Any], *, operation: str,
+          url: str) -> dict[str, Any]:
+    """The page's result by ``crawl(**spider_arguments)`` (see the module); ``cache`` is the
+    API's ``{"key", "etag"?, "last_modified"?}``."""
+    db, max_bytes = _settings()
+    key = cache["key"]
+    validators = {"if_none_match": cache.get("etag"),
+                  "if_modified_since": cache.get("last_modified")}
+    items = crawl(report_caching=True, **{k: v for k, v in validators.items() if v})
+    result: PageResult = items[0]
+    if result.status == PageStatus.SUCCEEDED and result.status_code == NOT_MODIFIED:
+        entry = _safely(lambda: page_cache.refresh(db, key))
+        if entry is not None:  # unchanged: the cached answer, as fetched now
+            return {**entry.result, "fetched_at": utc_now()}
+        items = crawl(report_caching=True)  # evicted meanwhile: fetch it whole
+        result = items[0]
+    answer = plain(result)
+    caching = next((item for item in items if isinstance(item, ResponseCaching)),
+                   ResponseCaching())
+    if answer["status"] == PageStatus.SUCCEEDED and caching.storable and max_bytes:
+        _safely(lambda: page_cache.put(
+            db, key, operation=operation, url=url, result=answer, max_bytes=max_bytes,
+            etag=caching.etag, last_modified=caching.last_modified))
+    return answer
+
+
+def _safely(call: Callable[[], Any]) -> Any:
+    """``call()``, or None when the database fails: the cache is an optimisation, and the
+    page's answer stands without it."""
+    try:
+        return call()
+    except SQLAlchemyError as exc:
+        logger.warning("The page cache is unavailable: %s", exc)
+        return None
