@@ -329,6 +329,7 @@ class WarmWorker(SimpleWorker):
                     self._background_running -= background
                     self._stopping.discard(job.id)  # a stop that came as the job returned
                     self._slots.notify_all()
+            del job, queue, execution  # its result (a map's links) not held while waiting
 
     # -- stopping one job (``rq`` stop-job command) ----------------------------------------
 
