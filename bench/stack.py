@@ -142,15 +142,27 @@ def cpu_seconds(pids: dict[str, int]) -> dict[str, float]:
     return used
 
 
-def rss_mb(pid: int) -> float:
-    """Resident memory of process ``pid`` in MB (Linux), 0 when it cannot be read."""
+def rss_mb(pid: int, field: str = "VmRSS") -> float:
+    """Resident memory of process ``pid`` in MB (Linux), 0 when it cannot be read; with
+    ``field="VmHWM"``, its highest since it started or since :func:`reset_peak_rss`."""
     try:
         for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-            if line.startswith("VmRSS:"):
+            if line.startswith(f"{field}:"):
                 return int(line.split()[1]) / 1024
     except OSError:
         pass
     return 0.0
+
+
+def reset_peak_rss(pid: int) -> bool:
+    """Start process ``pid``'s ``VmHWM`` again from its RSS now (Linux ``clear_refs``), so
+    that it tells the exact peak of what follows, which sampling misses between two looks
+    (a large copy made and freed within a C call); whether that could be done."""
+    try:
+        Path(f"/proc/{pid}/clear_refs").write_text("5")
+    except OSError:
+        return False
+    return True
 
 
 class PeakRss:

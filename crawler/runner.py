@@ -13,6 +13,7 @@ its own still gets a crawler of its own for its job.
 from __future__ import annotations
 
 import concurrent.futures
+import contextvars
 import itertools
 import logging
 import threading
@@ -73,7 +74,7 @@ class WarmCrawler:
             FilteringResolver(reactor, policy_from_settings(self.settings)).install_on_reactor()
             self._runner = CrawlerRunner(self.settings)
             self._feed = feed.Feed(self._runner)
-            reactor.callFromThread(self._feed.start)  # open before the first job needs it
+            _call_in_reactor(self._feed.start)  # open before the first job needs it
             self._thread = threading.Thread(
                 target=reactor.run,
                 kwargs={"installSignalHandlers": False},
@@ -88,7 +89,7 @@ class WarmCrawler:
             return
         from twisted.internet import reactor
 
-        reactor.callFromThread(reactor.stop)
+        _call_in_reactor(reactor.stop)
         assert self._thread is not None
         self._thread.join(timeout=STOP_GRACE)
 
@@ -123,16 +124,14 @@ class WarmCrawler:
         For callers that keep many pages in flight from one thread (a collection's slice,
         :mod:`collecting.slice`); the caller owns the time budget.
         """
-        from twisted.internet import reactor
-
         self.start()
         assert self._feed is not None
         if not feed.takes(spider):
             raise TypeError(f"{spider.__name__} cannot be fed (see crawler.feed.takes)")
         job_id = next(self._job_ids)
         done: concurrent.futures.Future[list[Any]] = concurrent.futures.Future()
-        reactor.callFromThread(self._feed.submit, job_id, spider, spider_kwargs, done)
-        return done, lambda: reactor.callFromThread(self._feed.abandon, job_id)
+        _call_in_reactor(self._feed.submit, job_id, spider, spider_kwargs, done)
+        return done, lambda: _call_in_reactor(self._feed.abandon, job_id)
 
     def _fed(self, spidercls: type[Spider], timeout: float,
              spider_kwargs: dict[str, Any]) -> list[Any]:
@@ -142,8 +141,6 @@ class WarmCrawler:
     def _alone(self, spider: type[Spider], timeout: float,
                spider_kwargs: dict[str, Any]) -> list[Any]:
         """The spider in a crawler of its own, built for this job and closed after it."""
-        from twisted.internet import reactor
-
         items: list[Any] = []
         done: concurrent.futures.Future[list[Any]] = concurrent.futures.Future()
         started: concurrent.futures.Future[Crawler] = concurrent.futures.Future()
@@ -167,7 +164,7 @@ class WarmCrawler:
                 lambda failure: done.set_exception(failure.value),
             )
 
-        reactor.callFromThread(launch)
+        _call_in_reactor(launch)
         return _wait(done, timeout, give_up=lambda: self._stop_crawl(started, done))
 
     def _stop_crawl(
@@ -175,19 +172,29 @@ class WarmCrawler:
         started: concurrent.futures.Future[Crawler],
         done: concurrent.futures.Future[list[Any]],
     ) -> None:
-        from twisted.internet import reactor
-
         try:
             crawler = started.result(timeout=STOP_GRACE)
         except BaseException:
             return
         if done.done():
             return
-        reactor.callFromThread(_abandon, crawler)
+        _call_in_reactor(_abandon, crawler)
         try:
             done.result(timeout=STOP_GRACE)
         except BaseException:
             logger.warning("A stopped crawl did not wind down within %s s", STOP_GRACE)
+
+
+def _call_in_reactor(call: Callable[..., Any], *args: Any) -> None:
+    """``reactor.callFromThread(call, *args)`` in an empty context: asyncio runs what it
+    schedules in a copy of the scheduling thread's context variables, and so does everything
+    scheduled from there on (timers, tasks, the downloads). A job thread's context holds RQ's
+    current job, so a job's timers (a download timeout, a keep-alive connection's) would keep
+    the finished job alive, its return value with it: a map's 50,000 links held into the
+    next job (docs/benchmarks.md, Map speed)."""
+    from twisted.internet import reactor
+
+    contextvars.Context().run(reactor.callFromThread, call, *args)
 
 
 def _abandon(crawler: Crawler) -> None:

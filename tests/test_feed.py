@@ -19,10 +19,10 @@ PageSpider = spider_class("page")
 #: Run in a process of its own (one reactor per process): jobs of several kinds at once, one
 #: over its budget, then what the warm crawler holds afterwards.
 SCRIPT = r"""
-import json, sys, threading
+import contextvars, json, sys, threading
 from crawler.exceptions import CrawlTimeout
 from crawler.middlewares import SharedRobotsTxtMiddleware
-from crawler.runner import WarmCrawler
+from crawler.runner import WarmCrawler, _call_in_reactor
 
 site = sys.argv[1]
 warm = WarmCrawler()
@@ -50,12 +50,21 @@ from twisted.internet import reactor
 from twisted.internet.threads import blockingCallFromThread
 # read in the reactor thread, after the calls the jobs queued there (a give-up is one)
 jobs_left = blockingCallFromThread(reactor, lambda: len(warm._feed._jobs))
+# what a job thread hands the reactor runs without its context (RQ's current job in a worker)
+current, seen = contextvars.ContextVar("current"), []
+def job_thread():
+    current.set("a job")
+    _call_in_reactor(lambda: seen.append(current.get(None)))
+thread = threading.Thread(target=job_thread)
+thread.start()
+thread.join()
+blockingCallFromThread(reactor, lambda: None)
 (feed,) = warm._runner.crawlers
 robots = [m for m in feed.engine.downloader.middleware.middlewares
           if isinstance(m, SharedRobotsTxtMiddleware)]
 print(json.dumps({"outcomes": outcomes, "crawlers": len(warm._runner.crawlers),
                   "spider": feed.spider.name, "jobs_left": jobs_left,
-                  "robots_parsers_left": len(robots[0]._parsers)}))
+                  "robots_parsers_left": len(robots[0]._parsers), "job_context": seen}))
 warm.stop()
 """
 
@@ -83,5 +92,7 @@ def test_every_job_runs_in_one_long_lived_crawler_that_keeps_nothing_per_job(sit
     assert outcomes["missing"] == ["failed"]  # a 404: a failed result, as in a crawl of its own
     assert outcomes["not-a-video"] == ["failed"]  # an item straight from start()
     assert outcomes["dripping"] == "timeout"  # given up on alone; the others finished
-    # One crawler for all eleven jobs, and no job (nor any site's robots.txt) left in it.
-    assert report == {"crawlers": 1, "spider": "feed", "jobs_left": 0, "robots_parsers_left": 0}
+    # One crawler for all eleven jobs, and no job (nor any site's robots.txt) left in it; nor a
+    # job thread's context in what it handed the reactor (its timers would keep it, the job too).
+    assert report == {"crawlers": 1, "spider": "feed", "jobs_left": 0, "robots_parsers_left": 0,
+                      "job_context": [None]}

@@ -61,6 +61,7 @@ from core.config import load_or_exit
 from crawler.extract.language import load_language_model
 from crawler.runner import shared_crawler
 from worker import logs, rq_state
+from worker.allocator import give_back_large_blocks
 from worker.queues import COLLECTIONS, SERIALIZER
 from worker.replies import ReplyingJob
 from worker.timeouts import ThreadDeathPenalty
@@ -123,6 +124,7 @@ class WarmWorker(SimpleWorker):
 
     def work(self, *args: Any, **kwargs: Any) -> bool:
         logs.configure(kwargs.get("logging_level") or "INFO")  # `rq worker-pool` too
+        give_back_large_blocks()  # a large answer's copies leave no heap behind
         shared_crawler()  # reactor up before the first job, not during it
         load_language_model()  # half a second, paid here rather than by the first page
         logger.info("Warm crawler ready in worker %s (%d jobs at once)", self.name,
@@ -329,6 +331,7 @@ class WarmWorker(SimpleWorker):
                     self._background_running -= background
                     self._stopping.discard(job.id)  # a stop that came as the job returned
                     self._slots.notify_all()
+            del job, queue, execution  # its result (a map's links) not held while waiting
 
     # -- stopping one job (``rq`` stop-job command) ----------------------------------------
 
