@@ -1,7 +1,9 @@
 """The API's side of the page cache (:mod:`core.cache`, :mod:`storage.page_cache`): a request
 with ``max_age`` looks for a fresh enough answer before any job is queued; a hit is answered
 here, without a worker. On a miss the job is told the entry's key (and a stale entry's
-validators, for a conditional fetch): the worker keeps its answer.
+validators, for a conditional fetch): the worker keeps its answer. A request without
+``max_age`` leaves the cache alone: keeping every fetch's answer cost every scrape a write
+(docs/benchmarks.md, Page cache).
 """
 
 from __future__ import annotations
@@ -53,14 +55,13 @@ def enabled() -> bool:
 
 
 def look_up(operation: str, url: str, options: dict[str, Any], max_age: int) -> Lookup | None:
-    """The cache's answer to this request; None when the cache is off. With ``max_age`` 0
-    the entry is not read (the fetch fills it). A database failure is a miss: the fetch
+    """The cache's answer to this request; None when it does not use the cache (it is off,
+    or ``max_age`` is 0: such a fetch neither reads nor fills it, so a client that never asks
+    for cached answers pays nothing for them). A database failure is a miss: the fetch
     answers."""
-    if not enabled():
+    if not enabled() or not max_age:
         return None
     lookup = Lookup(cache_key(operation, url, options))
-    if not max_age:
-        return lookup
     try:
         entry = page_cache.get(db(), lookup.key)
     except SQLAlchemyError as exc:

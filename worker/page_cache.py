@@ -8,8 +8,10 @@ The worker does this, not the API: only it sees the page's response headers (``C
 
 from __future__ import annotations
 
+import concurrent.futures
 import functools
 import logging
+import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -53,10 +55,35 @@ def fetch(crawl: Callable[..., list[Any]], cache: dict[str, Any], *, operation: 
     caching = next((item for item in items if isinstance(item, ResponseCaching)),
                    ResponseCaching())
     if answer["status"] == PageStatus.SUCCEEDED and caching.storable and max_bytes:
-        _safely(lambda: page_cache.put(
+        _keep_later(lambda: page_cache.put(
             db, key, operation=operation, url=url, result=answer, max_bytes=max_bytes,
             etag=caching.etag, last_modified=caching.last_modified))
     return answer
+
+
+#: Answers waiting to be written to the cache, at most; past them an answer is not kept (a
+#: slow database must not grow the worker's memory).
+PENDING = 64
+_writer = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="page-cache")
+_room = threading.BoundedSemaphore(PENDING)
+
+
+def _keep_later(put: Callable[[], Any]) -> None:
+    """Run ``put`` in this process's cache writer, after the job has answered: compressing
+    and writing the answer cost a fetch about 3 ms on the path a client waits on
+    (docs/benchmarks.md, Page cache)."""
+    if not _room.acquire(blocking=False):
+        logger.warning("The page cache writer is behind: an answer is not kept")
+        return
+
+    def write() -> None:
+        try:
+            _safely(put)
+        finally:
+            _room.release()
+
+    _writer.submit(write)
+
 
 
 def _safely(call: Callable[[], Any]) -> Any:
