@@ -208,24 +208,8 @@ def run_interactive(
         )
         if meanwhile is not None:
             meanwhile()
-        deadline = time.monotonic() + wait
-        slice_seconds = min(SLICE, current_app.config["WEBDATA"].storage.redis_timeout / 2)
-        result = None
         lookout = Lookout(job, queue, confirm_workers=trusted, starting=not present)
-        while (remaining := deadline - time.monotonic()) > 0:
-            result = _wait_result(job, min(slice_seconds, remaining))
-            if result is not None:
-                break
-            reason = lookout.abandoned()
-            if reason is not None:
-                result = _wait_result(job, 0.001)  # it may have answered just before
-                if result is None:
-                    logger.error("Job %s abandoned: %s", job_id, reason)
-                    with contextlib.suppress(RedisError):
-                        job.cancel()  # still queued: no worker restarted later may crawl it free
-                    raise ApiError("unavailable",
-                                   NO_WORKER_MESSAGE if lookout.queued else STOPPED_MESSAGE)
-                break
+        result = _await(job, lookout, wait, owner=True)
     except RedisError as exc:
         logger.error("Redis unavailable: %s", exc)
         raise ApiError("unavailable", "The job queue is unreachable; try again shortly.") from None
@@ -236,16 +220,80 @@ def run_interactive(
         raise ApiError("timeout", f"No result within {wait:g} s; nothing was charged.")
     if not present:  # a worker answered the deployment's start: it has been seen now
         workers.saw(queue.name)
-    if isinstance(result, Reply):
-        if slot is not None:
-            slot.given_back = True
-        return result.return_value
-    if result.type == Result.Type.SUCCESSFUL:
+    if isinstance(result, Reply) and slot is not None:
+        slot.given_back = True
+    return _value(job, result)
+
+
+def follow_interactive(redis: Any, job_id: str, wait: float) -> dict[str, Any] | None:
+    """The return value of another request's job ``job_id`` (the same work: an answer being
+    fetched for the page cache), waited for as its own request waits, at most ``wait``
+    seconds; None when there is no such job any more. Raises ApiError as
+    :func:`run_interactive` does, but never stops the job: it is not this request's."""
+    job = _job_soon(redis, job_id)
+    if job is None:
+        return None
+    try:
+        queue = queues.queue(queues.INTERACTIVE, redis)
+        result = _await(job, Lookout(job, queue), wait, owner=False)
+    except RedisError as exc:
+        logger.error("Redis unavailable: %s", exc)
+        raise ApiError("unavailable", "The job queue is unreachable; try again shortly.") from None
+    if result is None:
+        raise ApiError("timeout", f"No result within {wait:g} s; nothing was charged.")
+    return _value(job, result)
+
+
+#: Seconds a follower waits for the job of the request it follows to be enqueued (that request
+#: claims the work a moment before it enqueues its job).
+ENQUEUE_GRACE = 2.0
+
+
+def _job_soon(redis: Any, job_id: str) -> Job | None:
+    """Job ``job_id``, once it exists (within :data:`ENQUEUE_GRACE`); None if it never
+    does (its request failed before enqueueing, or the job expired)."""
+    deadline = time.monotonic() + ENQUEUE_GRACE
+    while True:
+        try:
+            return Job.fetch(job_id, connection=redis, serializer=queues.SERIALIZER)
+        except NoSuchJobError:
+            if time.monotonic() >= deadline:
+                return None
+            time.sleep(0.02)
+
+
+def _await(job: Job, lookout: Lookout, wait: float, *, owner: bool) -> Result | Reply | None:
+    """The job's reply or result within ``wait`` seconds (None: none came); ApiError 503 when
+    the lookout finds it abandoned (cancelled then, when ``owner``: still queued, no worker
+    restarted later may crawl it free)."""
+    deadline = time.monotonic() + wait
+    slice_seconds = min(SLICE, current_app.config["WEBDATA"].storage.redis_timeout / 2)
+    while (remaining := deadline - time.monotonic()) > 0:
+        result = _wait_result(job, min(slice_seconds, remaining))
+        if result is not None:
+            return result
+        reason = lookout.abandoned()
+        if reason is not None:
+            result = _wait_result(job, 0.001)  # it may have answered just before
+            if result is not None:
+                return result
+            logger.error("Job %s abandoned: %s", job.id, reason)
+            if owner:
+                with contextlib.suppress(RedisError):
+                    job.cancel()
+            raise ApiError("unavailable",
+                           NO_WORKER_MESSAGE if lookout.queued else STOPPED_MESSAGE)
+    return None
+
+
+def _value(job: Job, result: Result | Reply) -> dict[str, Any]:
+    """The return value a reply or a result carries; ApiError for a failed job."""
+    if isinstance(result, Reply) or result.type == Result.Type.SUCCESSFUL:
         return result.return_value
     reason = result.exc_string or ""
     if "JobTimeoutException" in reason:
         raise ApiError("timeout", "The page took too long to process; nothing was charged.")
     if "AbandonedJobError" in reason:
         raise ApiError("unavailable", STOPPED_MESSAGE)
-    logger.error("Job %s failed: %s", job_id, reason[-2000:])
+    logger.error("Job %s failed: %s", job.id, reason[-2000:])
     raise ApiError("internal_error", "The worker failed on this page; nothing was charged.")

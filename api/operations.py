@@ -7,6 +7,7 @@ failure) → answer. Every path writes exactly one line of activity history.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import time
 from collections.abc import Callable
@@ -17,7 +18,7 @@ from flask import current_app, g
 from sqlalchemy.exc import DBAPIError, IntegrityError
 
 from api import inflight, page_cache
-from api.dispatch import run_interactive
+from api.dispatch import follow_interactive, run_interactive
 from api.errors import ApiError
 from api.extensions import db, redis, source_policy
 from api.limits import rate_limit_headers
@@ -150,7 +151,8 @@ def run_billed(
         settle(lambda: ledger.release(db(), charge, "internal_error"), charge)
         raise
     try:
-        balance = settle(lambda: ledger.capture(db(), charge), charge)
+        cached = bool(g.get("answer_cached"))  # another request's fetch, shared (work's word)
+        balance = settle(lambda: ledger.capture(db(), charge, cached=cached), charge)
     except (ledger.ChargeSettled, IntegrityError):
         if ledger.closed_by(db(), charge) != EntryKind.CAPTURE:
             # Released by the sweeper meanwhile: this request outlived its deadline (503, a
@@ -218,16 +220,32 @@ def run_page_operation(page: Operation, url: str, max_age: int = 0, **options: A
         # Credits are reserved already (a burst over the balance gets its 402s, not 429s); a
         # request over the account's cap is refused at once (429), its reservation released.
         principal = g.principal
+        wait = current_app.config["WEBDATA"].api.job_wait_seconds
+        shared: dict[str, Any] | None = None
         with inflight.slot(redis(), principal.account_id, g.request_id,
                            principal.max_concurrent_requests, lease=request_lifetime(),
-                           unreachable=bool(g.get("redis_unreachable"))) as slot:
+                           unreachable=bool(g.get("redis_unreachable"))) as slot, \
+                contextlib.ExitStack() as stack:
+            claim = None
+            if lookup is not None:  # one fetch for identical requests at once
+                claim = stack.enter_context(page_cache.filling(redis(), lookup, g.request_id,
+                                                               wait))
+                if claim.leader is not None:
+                    shared = follow_interactive(redis(), claim.leader, wait)
+                    if not page_cache.shareable(shared):
+                        shared = None  # failed, or not for a shared cache: fetch it here
             # the answer's RateLimit-* headers are read from Redis while the job runs
-            result = run_interactive(redis(), queues.OPERATION_JOB, operation, url,
-                                     job_id=g.request_id,
-                                     wait=current_app.config["WEBDATA"].api.job_wait_seconds,
-                                     meanwhile=rate_limit_headers, slot=slot, **options)
+            result = shared or run_interactive(redis(), queues.OPERATION_JOB, operation, url,
+                                               job_id=g.request_id, wait=wait,
+                                               meanwhile=rate_limit_headers, slot=slot,
+                                               **options)
+            if claim is not None and shared is None:
+                claim.handed_over = page_cache.shareable(result)
         if result["status"] != PageStatus.SUCCEEDED:
             raise ApiError.from_result(result["error"] or {})
+        if shared is not None:
+            g.answer_cached = True
+            return _answer_fields(page, {**result, **page_cache.shared_fields(result)})
         return _answer_fields(page, {**result, **page_cache.FETCHED})
 
     return run_billed(operation, cost, work, url=url)

@@ -9,14 +9,18 @@ validators, for a conditional fetch): the worker keeps its answer. A request wit
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from typing import Any
 
 from flask import current_app
+from redis import Redis
+from redis.exceptions import RedisError
 from sqlalchemy.exc import SQLAlchemyError
 
 from api.extensions import db
-from core.cache import cache_key
+from core.cache import END_CLAIM, FILLING, KEEPING, cache_key
 from core.formats import format_utc
 from storage import page_cache
 
@@ -48,6 +52,50 @@ class Lookup:
 
 #: The answer fields of an answer that was fetched for its request.
 FETCHED = {"cached": False, "cached_at": None}
+def shared_fields(result: dict[str, Any]) -> dict[str, Any]:
+    """The answer fields of another request's fetch, shared: cached, as fetched then."""
+    return {"cached": True, "cached_at": result.get("fetched_at")}
+
+
+@dataclass
+class Claim:
+    """This request's part in fetching an entry's answer (:func:`filling`): ``leader`` is the
+    job id of the request fetching it already (None: this request fetches); ``handed_over``:
+    this request's fetch succeeded and its worker keeps the answer, and ends the claim once it
+    is kept."""
+
+    leader: str | None
+    handed_over: bool = False
+
+
+def shareable(result: dict[str, Any] | None) -> bool:
+    """Whether another request's answer may be shared: it succeeded, and its worker keeps it
+    (the page allows a shared cache to)."""
+    return bool(result and result["status"] == "succeeded" and result.get(KEEPING))
+
+
+@contextmanager
+def filling(redis: Redis, lookup: Lookup, request_id: str, seconds: float
+            ) -> Iterator[Claim]:
+    """Claim the fetch of ``lookup``'s answer for this request (its job's id is
+    ``request_id``) for at most ``seconds``; the :class:`Claim` says whether another request
+    fetches it already, whose answer this one may share instead of a fetch of its own (20
+    identical requests at once make one fetch, not 20). The claim ends when the worker has
+    kept the answer (requests that come until then share it), or with this request when its
+    fetch failed or may not be kept. Without Redis, every request fetches."""
+    key = FILLING + lookup.key
+    try:
+        ours = bool(redis.set(key, request_id, nx=True, px=max(1, int(seconds * 1000))))
+        leader = None if ours else redis.get(key)
+    except RedisError:
+        ours, leader = False, None
+    claim = Claim(leader.decode() if isinstance(leader, bytes) else leader)
+    try:
+        yield claim
+    finally:
+        if ours and not claim.handed_over:
+            with suppress(RedisError):  # else it expires
+                redis.eval(END_CLAIM, 1, key, request_id)
 
 
 def enabled() -> bool:

@@ -19,6 +19,18 @@ from core.canonical import canonical_url
 
 #: The most ``max_age`` may be: 30 days, in seconds.
 MAX_AGE = 30 * 24 * 3600
+#: Redis key prefix of a fetch being made for an entry (its key follows): the id of the job
+#: making it. Identical requests meanwhile share that job's answer instead of fetching; the
+#: worker ends the claim once the answer is kept (``api.page_cache``, ``worker.page_cache``).
+FILLING = "webdata:page-cache:filling:"
+#: A job's answer says, under this key, whether the worker keeps it (the page allows a shared
+#: cache to): only then may identical requests share it.
+KEEPING = "cache_keeping"
+#: Ends a claim if it is still the given job's (KEYS[1] the claim, ARGV[1] the job's id).
+END_CLAIM = """
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+return 0
+"""
 #: ``Cache-Control`` directives of a response that keep it out of a shared cache (RFC 9111,
 #: 5.2.2.5 and 5.2.2.7).
 FORBIDDING = frozenset({"no-store", "private"})

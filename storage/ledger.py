@@ -170,15 +170,16 @@ def captured(session: Session, charge_key: str) -> bool:
         LedgerEntry.kind == EntryKind.CAPTURE))))
 
 
-def capture(db: Database, charge: Charge) -> int:
-    """Keep the reserved credits: the request succeeded. Returns the balance."""
+def capture(db: Database, charge: Charge, *, cached: bool = False) -> int:
+    """Keep the reserved credits: the request succeeded (``cached``: with an answer it did
+    not fetch itself). Returns the balance."""
     try:
         with db.write_transaction() as connection:
             connection.execute(_ADD_ENTRY, {
                 "account_id": charge.account_id, "charge_key": charge.key,
                 "phase": Phase.CLOSE, "kind": EntryKind.CAPTURE, "amount": 0})
-            connection.execute(_ADD_HISTORY,
-                               _history_values(charge, charge.amount, Outcome.SUCCEEDED))
+            connection.execute(_ADD_HISTORY, _history_values(
+                charge, charge.amount, Outcome.SUCCEEDED, cached=cached))
             return _balance(connection, charge.account_id)
     except IntegrityError:
         raise ChargeSettled(f"Charge {charge.key} was settled already.") from None

@@ -15,6 +15,7 @@ on a hit at most once per :data:`TOUCH_EVERY`: a popular entry does not cost a w
 from __future__ import annotations
 
 import json
+import threading
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -37,8 +38,17 @@ MAX_SHARE = 10
 #: Entries evicted per statement while the cache is over its cap.
 EVICT_BATCH = 100
 
-_compressor = zstandard.ZstdCompressor(level=LEVEL)
-_decompressor = zstandard.ZstdDecompressor()
+#: zstd's compressor and decompressor objects must not be shared between threads (the API's
+#: and a worker's threads would crash the process): one pair per thread.
+_codecs = threading.local()
+
+
+def _codec() -> tuple[zstandard.ZstdCompressor, zstandard.ZstdDecompressor]:
+    pair = getattr(_codecs, "pair", None)
+    if pair is None:
+        pair = _codecs.pair = (zstandard.ZstdCompressor(level=LEVEL),
+                               zstandard.ZstdDecompressor())
+    return pair
 
 
 @dataclass(frozen=True)
@@ -59,11 +69,11 @@ class Entry:
 
 
 def pack(result: dict[str, Any]) -> bytes:
-    return _compressor.compress(json.dumps(result, separators=(",", ":")).encode())
+    return _codec()[0].compress(json.dumps(result, separators=(",", ":")).encode())
 
 
 def unpack(body: bytes) -> dict[str, Any]:
-    return json.loads(_decompressor.decompress(body))
+    return json.loads(_codec()[1].decompress(body))
 
 
 def get(db: Database, key: str) -> Entry | None:

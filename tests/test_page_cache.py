@@ -8,6 +8,7 @@ conditionally, and a 304 refreshes it without a download."""
 
 from __future__ import annotations
 
+import threading
 import uuid
 from datetime import timedelta
 
@@ -132,3 +133,46 @@ def test_every_page_operation_takes_max_age_and_says_cached(customer, site):
         answer = customer.post(path, {"url": url, "max_age": MAX_AGE})
         assert answer.status_code == 200, (path, answer.get_json())
         assert {"cached", "cached_at"} <= set(answer.get_json()), path
+
+
+def test_identical_requests_at_once_share_one_fetch(app, site, site_server):
+    """20 requests with ``max_age`` for a page nobody has kept, at once: one fetches, the
+    others share its answer (cached, as fetched then) instead of a stampede of fetches; each
+    is charged and written in the history as usual."""
+    who = new_customer(app, credits=100, plan="enterprise")
+    path = f"/slow/stampede-{tag()}"
+    url = f"{site}{path}?ms=800"
+    answers: list[dict] = []
+
+    def ask() -> None:
+        client = app.test_client()
+        answer = client.post("/api/service/v1/scrape", json={"url": url, "max_age": 600},
+                             headers=who.headers)
+        answers.append((answer.status_code, answer.get_json()))
+
+    threads = [threading.Thread(target=ask) for _ in range(20)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert [status for status, _ in answers] == [200] * 20, answers
+    assert site_server.requests[path] <= 2
+    fetched = [body for _, body in answers if not body["cached"]]
+    assert 1 <= len(fetched) <= 2
+    assert all(body["cached_at"] == body["fetched_at"] for _, body in answers if body["cached"])
+    assert len({body["text"] for _, body in answers}) == 1
+    assert who.balance() == 80
+    lines = [a for a in who.activity() if a["operation"] == "scrape"]
+    assert len(lines) == 20 and sum(a["cached"] for a in lines) == 20 - len(fetched)
+
+
+def test_a_map_of_a_page_that_forbids_a_shared_cache_is_not_kept(app, customer, site,
+                                                                 site_server):
+    private = f"{site}/cache/no-store/{tag()}"
+    for _ in range(2):
+        answer = customer.post("/map", {"url": private, "max_age": 3600, "discover_links": 0})
+        assert answer.status_code == 200 and answer.get_json()["cached"] is False
+    kept_map = f"{site}/cache/changing/{tag()}"
+    customer.post("/map", {"url": kept_map, "max_age": 3600, "discover_links": 0})
+    kept(app, kept_map, "map", discover_links=0)  # a page that allows it is kept
+    assert site_server.requests[private.split(site, 1)[1]] == 2

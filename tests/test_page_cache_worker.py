@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 from scrapy.http import HtmlResponse
 
+from core.cache import KEEPING
 from core.contract import PageStatus
 from core.items import NOT_MODIFIED, PageResult, ResponseCaching
 from crawler.spiders.base import response_caching
@@ -23,7 +24,7 @@ def db(sqlite_url, monkeypatch) -> Database:
     db = Database(sqlite_url)
     storage.clear(db)
     monkeypatch.setattr(page_cache, "_settings", lambda: (db, 10**9))
-    monkeypatch.setattr(page_cache, "_keep_later", lambda put: put())  # at once, here
+    monkeypatch.setattr(page_cache, "_keep_later", lambda put: put() or True)  # at once, here
     return db
 
 
@@ -48,7 +49,8 @@ def test_a_success_the_page_lets_a_cache_keep_is_kept_with_its_validators(db):
     answer = page_cache.fetch(crawl, {"key": "k1"}, operation="scrape", url=URL)
     assert answer["data"] == {"text": "Tides"} and calls == [{"report_caching": True}]
     entry = storage.get(db, "k1")
-    assert entry.result == answer and (entry.etag, entry.last_modified) == ('"e"', "Mon")
+    assert {**entry.result, KEEPING: True} == answer
+    assert (entry.etag, entry.last_modified) == ('"e"', "Mon")
 
 
 @pytest.mark.parametrize("items", [
@@ -57,8 +59,8 @@ def test_a_success_the_page_lets_a_cache_keep_is_kept_with_its_validators(db):
 ])
 def test_what_may_not_be_kept_is_not(db, items):
     crawl, _ = crawl_of(items)
-    page_cache.fetch(crawl, {"key": "k2"}, operation="scrape", url=URL)
-    assert storage.get(db, "k2") is None
+    answer = page_cache.fetch(crawl, {"key": "k2"}, operation="scrape", url=URL)
+    assert storage.get(db, "k2") is None and answer[KEEPING] is False  # nobody may share it
 
 
 def test_a_304_answers_the_cached_answer_fetched_now_and_refreshes_it(db):
@@ -69,6 +71,7 @@ def test_a_304_answers_the_cached_answer_fetched_now_and_refreshes_it(db):
                               operation="scrape", url=URL)
     assert calls == [{"report_caching": True, "if_none_match": '"e"'}]
     assert answer["data"] == {"text": "Old"} and answer["fetched_at"] > "2026-11-01T00:00:00Z"
+    assert answer[KEEPING] is True
 
 
 def test_a_304_for_an_entry_evicted_meanwhile_fetches_the_page_whole(db):
@@ -78,7 +81,7 @@ def test_a_304_for_an_entry_evicted_meanwhile_fetches_the_page_whole(db):
     assert answer["data"] == {"text": "New"}
     assert calls == [{"report_caching": True, "if_modified_since": "Mon"},
                      {"report_caching": True}]
-    assert storage.get(db, "gone").result == answer
+    assert {**storage.get(db, "gone").result, KEEPING: True} == answer
 
 
 @pytest.mark.parametrize(("cache_control", "storable"), [

@@ -13,10 +13,14 @@ import functools
 import logging
 import threading
 from collections.abc import Callable
+from contextlib import suppress
 from typing import Any
 
+from redis.exceptions import RedisError
+from rq import get_current_job
 from sqlalchemy.exc import SQLAlchemyError
 
+from core.cache import END_CLAIM, FILLING, KEEPING
 from core.config import Config
 from core.contract import PageStatus
 from core.formats import utc_now
@@ -47,18 +51,39 @@ def fetch(crawl: Callable[..., list[Any]], cache: dict[str, Any], *, operation: 
     result: PageResult = items[0]
     if result.status == PageStatus.SUCCEEDED and result.status_code == NOT_MODIFIED:
         entry = _safely(lambda: page_cache.refresh(db, key))
-        if entry is not None:  # unchanged: the cached answer, as fetched now
-            return {**entry.result, "fetched_at": utc_now()}
+        if entry is not None:  # unchanged: the cached answer, as fetched now (and kept)
+            _claim_ender(key)()
+            return {**entry.result, "fetched_at": utc_now(), KEEPING: True}
         items = crawl(report_caching=True)  # evicted meanwhile: fetch it whole
         result = items[0]
     answer = plain(result)
     caching = next((item for item in items if isinstance(item, ResponseCaching)),
                    ResponseCaching())
-    if answer["status"] == PageStatus.SUCCEEDED and caching.storable and max_bytes:
-        _keep_later(lambda: page_cache.put(
-            db, key, operation=operation, url=url, result=answer, max_bytes=max_bytes,
-            etag=caching.etag, last_modified=caching.last_modified))
-    return answer
+    keeping = answer["status"] == PageStatus.SUCCEEDED and caching.storable and bool(max_bytes)
+    end_claim = _claim_ender(key)
+    if keeping:
+        def keep() -> None:
+            try:
+                _safely(lambda: page_cache.put(
+                    db, key, operation=operation, url=url, result=answer, max_bytes=max_bytes,
+                    etag=caching.etag, last_modified=caching.last_modified))
+            finally:
+                end_claim()
+        keeping = _keep_later(keep)
+    return {**answer, KEEPING: keeping}
+
+
+def _claim_ender(key: str) -> Callable[[], None]:
+    """What ends this job's claim on fetching ``key``'s answer (:data:`core.cache.FILLING`),
+    once the answer is kept; nothing outside a job."""
+    job = get_current_job()
+    if job is None:
+        return lambda: None
+
+    def end() -> None:
+        with suppress(RedisError):  # else it expires
+            job.connection.eval(END_CLAIM, 1, FILLING + key, job.id)
+    return end
 
 
 #: Answers waiting to be written to the cache, at most; past them an answer is not kept (a
@@ -68,21 +93,22 @@ _writer = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefi
 _room = threading.BoundedSemaphore(PENDING)
 
 
-def _keep_later(put: Callable[[], Any]) -> None:
+def _keep_later(put: Callable[[], Any]) -> bool:
     """Run ``put`` in this process's cache writer, after the job has answered: compressing
     and writing the answer cost a fetch about 3 ms on the path a client waits on
-    (docs/benchmarks.md, Page cache)."""
+    (docs/benchmarks.md, Page cache). Whether it will run (not when the writer is behind)."""
     if not _room.acquire(blocking=False):
         logger.warning("The page cache writer is behind: an answer is not kept")
-        return
+        return False
 
     def write() -> None:
         try:
-            _safely(put)
+            put()
         finally:
             _room.release()
 
     _writer.submit(write)
+    return True
 
 
 

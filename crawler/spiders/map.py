@@ -40,13 +40,13 @@ from scrapy.utils.sitemap import Sitemap, sitemap_urls_from_robots
 from core.canonical import canonical_url, site_key
 from core.contract import PageStatus
 from core.controls import escaped
-from core.items import PageResult
+from core.items import PageResult, ResponseCaching
 from core.operations import EXTRACTIONS, Extraction
 from core.policy import ascii_url
 from crawler.exceptions import CrawlError, ExtractionFailed, UnsupportedContent
 from crawler.extract.links import anchors, link_url, rel_values
 from crawler.extract.site_map import MapCollector
-from crawler.spiders.base import fetched_page
+from crawler.spiders.base import fetched_page, response_caching
 from crawler.spiders.operations import OperationSpider
 from crawler.spiders.sitemap import SitemapReading
 
@@ -95,6 +95,8 @@ class MapSpider(OperationSpider, SitemapReading):
         self._answered = False
         self._cut = False
         self._deadline = float("inf")
+        #: What the start page's response says about keeping the map (the page cache).
+        self._caching: ResponseCaching | None = None
         self._start: PageResult | None = None
         self._sitemaps_asked: set[str] = set()
         self.sitemaps_read: list[str] = []
@@ -147,6 +149,8 @@ class MapSpider(OperationSpider, SitemapReading):
             failed = self._start is not None and self._start.status != PageStatus.SUCCEEDED
             if not self._answered and (self._pending <= 0 or self._cut or failed):
                 self._answered = True
+                if self.report_caching and self._caching is not None:
+                    yield self._caching  # the start page's word, before the result
                 yield self._answer()
         return step
 
@@ -174,6 +178,7 @@ class MapSpider(OperationSpider, SitemapReading):
             return
         self._start = PageResult(url=self.url, status=PageStatus.SUCCEEDED,
                                  final_url=response.url, status_code=response.status)
+        self._caching = response_caching(response)
         yield from self._on_page(response, hop=0)
 
     def _start_failed(self, failure: Failure) -> Iterator[Any]:
