@@ -32,7 +32,8 @@ from core.config import Config
 from core.contract import COLLECTION_MODES as MODES
 from core.contract import DEFAULT_MAX_DEPTH, MAX_DEPTH
 from core.operations import COLLECTION_EXTRACTS as EXTRACTS
-from core.operations import option_errors
+from core.operations import MAX_AGE_OPTION, option_errors
+from core.options import OptionError
 from core.patterns import MAX_PATTERNS, pattern_errors
 from core.policy import SourcePolicy
 from core.scope import page_url_error
@@ -88,13 +89,14 @@ def start_collection(account_id: str, mode: str = "batch", *,
                      max_depth: int = DEFAULT_MAX_DEPTH, include_paths: Sequence[str] = (),
                      exclude_paths: Sequence[str] = (), use_sitemap: bool = True,
                      options: Mapping[str, Any] | None = None,
-                     remove_repeated_blocks: bool = True,
+                     remove_repeated_blocks: bool = True, max_age: int = 0,
                      config: Config | None = None, redis: Redis | None = None) -> Collection:
     """Create the collection and enqueue its first slice; the ``queued`` row.
 
     ``mode="batch"`` takes ``urls``; ``mode="crawl"`` takes ``url`` and the crawl's options, as
     ``POST /collections`` does (docs/api.md, Collections); ``options`` are the extract's
-    (``{"formats": ["markdown"]}``). A value the API would refuse as
+    (``{"formats": ["markdown"]}``); ``max_age`` lets pages come from the page cache, as the
+    API's (docs/api.md, The page cache). A value the API would refuse as
     invalid raises ``ValueError``; the plan's refusals raise as in
     :func:`collecting.start.create` (``TooManyUrls``, ``TooManyPages``, ``PolicyRefusal``,
     ``CollectionLimit``, ``InsufficientCredits``); an unreachable Redis raises its
@@ -104,6 +106,10 @@ def start_collection(account_id: str, mode: str = "batch", *,
                        exclude_paths, use_sitemap)
     if not isinstance(remove_repeated_blocks, bool):
         raise ValueError("remove_repeated_blocks must be True or False")
+    try:
+        max_age = MAX_AGE_OPTION.kind.check(max_age)
+    except OptionError as exc:
+        raise ValueError(f"max_age: {exc}") from None
     errors = option_errors(extract, dict(options or {}))
     if errors:
         raise ValueError("; ".join(f"{name}: {message}" for name, message in errors.items()))
@@ -114,7 +120,7 @@ def start_collection(account_id: str, mode: str = "batch", *,
         account_id=account_id, mode=mode, extract=extract, urls=urls, url=url,
         max_pages=max_pages, max_depth=max_depth, include_paths=include_paths,
         exclude_paths=exclude_paths, use_sitemap=use_sitemap, options=options,
-        remove_repeated_blocks=remove_repeated_blocks)
+        remove_repeated_blocks=remove_repeated_blocks, max_age=max_age)
     redis = redis or queues.redis_connection(config.storage.redis_url,
                                              config.storage.redis_timeout)
     start.enqueue(db, redis, row.id, config)

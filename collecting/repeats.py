@@ -122,6 +122,17 @@ class RepeatedBlocks:
     def clean_from(self, position: int) -> None:
         self.redis.hset(self.meta, CLEANED, position)
 
+    def clean_some(self, db: Database, collection_id: str, seconds: float = CLEAN_SECONDS
+                   ) -> bool:
+        """At the end of the crawl: clean the results stored before their blocks were known,
+        for ``seconds`` at most, from where the last turn stopped; whether all are clean
+        (else the next slice goes on)."""
+        left = clean_stored(db, collection_id, self.repeated(), after=self.cleaned_up_to(),
+                            until=time.monotonic() + seconds)
+        if left is not None:
+            self.clean_from(left)
+        return left is None
+
     def repeated(self) -> set[str]:
         """The repeated fingerprints, as counted so far."""
         flat: list[Any] = []

@@ -36,7 +36,8 @@ from collecting import control, seeding
 from collecting.frontier import Entry, Frontier, Skip
 from collecting.host_gate import HostGate, host_of
 from collecting.landing import Landed, failure, land
-from collecting.repeats import CLEAN_SECONDS, RepeatedBlocks, clean_outcomes, clean_stored
+from collecting.page_cache import CollectionCache
+from collecting.repeats import RepeatedBlocks, clean_outcomes
 from collecting.skips import record_left
 from core.config import Config
 from core.contract import ErrorCode, SkipReason
@@ -103,6 +104,8 @@ class Slice:
     options: dict[str, Any] = field(default_factory=dict)
     #: A crawl's counts of repeated blocks (None: it keeps them, or it is a batch).
     repeats: RepeatedBlocks | None = None
+    #: The page cache, for a collection with ``max_age`` (None: every page is fetched).
+    cache: CollectionCache | None = None
     stats: dict[str, int] = field(default_factory=lambda: {"stored": 0, "duplicates": 0})
 
     def __post_init__(self) -> None:
@@ -146,6 +149,8 @@ class Slice:
         if row.mode == "crawl" and row.extract == "page" and spec.get(
                 "remove_repeated_blocks", True):
             self.repeats = RepeatedBlocks(self.redis, self.frontier)
+        self.cache = CollectionCache.of(self.db, self.config, row.extract, spec,
+                                        crawl=row.mode == "crawl")
         self._budget = int(spec.get("max_pages") or 0)  # a crawl's pages in all; 0: none
         if row.mode == "crawl":
             self.scope = CrawlScope(start_url=spec["url"], max_depth=spec["max_depth"],
@@ -218,7 +223,12 @@ class Slice:
         room = min(self.limits.collection_concurrency - len(self._flying) - len(self._waiting),
                    self._share - len(self._waiting))
         if leasing and room > 0:
-            self._waiting += self.frontier.lease(room, self.limits.collection_lease_seconds)
+            leased = self.frontier.lease(room, self.limits.collection_lease_seconds)
+            if self.cache is not None and leased:  # fresh enough in the page cache: no fetch
+                hits = self.cache.hits(leased)
+                self._done += (self._outcome(entry, [page]) for entry, page in hits.items())
+                leased = [entry for entry in leased if entry not in hits]
+            self._waiting += leased
         now = time.monotonic()
         still: list[Entry] = []
         asking: list[tuple[Entry, str, str]] = []
@@ -304,6 +314,8 @@ class Slice:
             self.gate.set_delay(host, page.crawl_delay)
             self._delays_known.add(host)
         landed = land(self.frontier, self.scope, entry, page)
+        if self.cache is not None:  # a duplicate too: its next fetch tells the same
+            self.cache.keep(entry, page)
         if landed.outcome is None and landed.refused[0].reason == SkipReason.DUPLICATE:
             self.stats["duplicates"] += 1
         return landed
@@ -377,20 +389,13 @@ class Slice:
         elif self._stopped or state.cancelled:  # what this slice gave back is a skip
             record_left(self.db, self.frontier, self.collection_id)
         elif state.seeded and state.idle:
-            if self.repeats is not None and not self._cleaned(self.repeats):
+            if self.repeats is not None and not self.repeats.clean_some(self.db,
+                                                                        self.collection_id):
                 control.enqueue_slice(self.redis, self.collection_id, self.config)
                 return  # the next slice goes on cleaning, then completes the crawl
             self._finish(CollectionStatus.COMPLETED)
         else:
             control.enqueue_slice(self.redis, self.collection_id, self.config)
-
-    def _cleaned(self, repeats: RepeatedBlocks) -> bool:
-        """Clean the pages stored before their blocks were known, for a while; whether all are."""
-        left = clean_stored(self.db, self.collection_id, repeats.repeated(),
-                            after=repeats.cleaned_up_to(), until=time.monotonic() + CLEAN_SECONDS)
-        if left is not None:
-            repeats.clean_from(left)
-        return left is None
 
     def _finish(self, status: CollectionStatus, stop_reason: str | None = None) -> None:
         if control.finish(self.db, self.redis, self.collection_id, status,

@@ -55,7 +55,7 @@ def create(db: Database, policy: SourcePolicy, *, account_id: str, mode: str,
            include_paths: Sequence[str] = (), exclude_paths: Sequence[str] = (),
            use_sitemap: bool = True, request_id: str | None = None,
            webhook_url: str | None = None, options: Mapping[str, Any] | None = None,
-           remove_repeated_blocks: bool = True) -> Collection:
+           remove_repeated_blocks: bool = True, max_age: int = 0) -> Collection:
     """A new ``queued`` collection of the account, within its plan, with its line of history.
 
     Checked in this order: a batch's size (:class:`TooManyUrls`); a crawl's ``max_pages``
@@ -88,6 +88,8 @@ def create(db: Database, policy: SourcePolicy, *, account_id: str, mode: str,
                 "use_sitemap": use_sitemap, "remove_repeated_blocks": remove_repeated_blocks}
     if options:  # the extract's options as given (checked already); its spider defaults others
         spec["options"] = dict(options)
+    if max_age:  # its pages may come from the page cache (collecting.page_cache)
+        spec["max_age"] = max_age
     return collections.create(db, account_id=account_id, mode=mode, extract=extract, spec=spec,
                               max_running=max_running, request_id=request_id, url=url,
                               webhook_url=webhook_url)

@@ -76,17 +76,32 @@ def unpack(body: bytes) -> dict[str, Any]:
     return json.loads(_codec()[1].decompress(body))
 
 
+_COLUMNS = (PageCacheEntry.key, PageCacheEntry.body, PageCacheEntry.cached_at,
+            PageCacheEntry.used_at, PageCacheEntry.etag, PageCacheEntry.last_modified)
+
+
+def _entry(row: Any) -> Entry:
+    return Entry(key=row.key, result=unpack(row.body), cached_at=as_utc(row.cached_at),
+                 used_at=as_utc(row.used_at), etag=row.etag, last_modified=row.last_modified)
+
+
 def get(db: Database, key: str) -> Entry | None:
     """The entry of ``key``, fresh or not; None when there is none."""
     with db.connection() as connection:
-        row = connection.execute(
-            select(PageCacheEntry.body, PageCacheEntry.cached_at, PageCacheEntry.used_at,
-                   PageCacheEntry.etag, PageCacheEntry.last_modified)
-            .where(PageCacheEntry.key == key)).first()
-    if row is None:
-        return None
-    return Entry(key=key, result=unpack(row.body), cached_at=as_utc(row.cached_at),
-                 used_at=as_utc(row.used_at), etag=row.etag, last_modified=row.last_modified)
+        row = connection.execute(select(*_COLUMNS).where(PageCacheEntry.key == key)).first()
+    return None if row is None else _entry(row)
+
+
+def fresh(db: Database, keys: list[str], max_age: int) -> dict[str, Entry]:
+    """The entries of ``keys`` at most ``max_age`` seconds old, by key (one query: a
+    collection's slice asks for the pages it just leased)."""
+    if not keys:
+        return {}
+    since = utcnow() - timedelta(seconds=max_age)
+    with db.connection() as connection:
+        rows = connection.execute(select(*_COLUMNS).where(
+            PageCacheEntry.key.in_(keys), PageCacheEntry.cached_at >= since)).all()
+    return {row.key: _entry(row) for row in rows}
 
 
 def touch(db: Database, entry: Entry) -> None:

@@ -21,7 +21,7 @@ COLLECTING_CRAWLER_FREE = ("collecting.frontier", "collecting.frontier_lua",
                            "collecting.start", "collecting.control", "collecting.python_api",
                            "collecting.skips")
 COLLECTING_ON_THE_CRAWLER = ("collecting.slice", "collecting.seeding", "collecting.repeats",
-                             "collecting.landing")
+                             "collecting.landing", "collecting.page_cache")
 
 SCRIPT = """
 import importlib, json, pkgutil, sys

@@ -24,7 +24,7 @@ def db(sqlite_url, monkeypatch) -> Database:
     db = Database(sqlite_url)
     storage.clear(db)
     monkeypatch.setattr(page_cache, "_settings", lambda: (db, 10**9))
-    monkeypatch.setattr(page_cache, "_keep_later", lambda put: put() or True)  # at once, here
+    monkeypatch.setattr(page_cache, "keep_later", lambda put: put() or True)  # at once, here
     return db
 
 

@@ -50,7 +50,7 @@ def fetch(crawl: Callable[..., list[Any]], cache: dict[str, Any], *, operation: 
     items = crawl(report_caching=True, **{k: v for k, v in validators.items() if v})
     result: PageResult = items[0]
     if result.status == PageStatus.SUCCEEDED and result.status_code == NOT_MODIFIED:
-        entry = _safely(lambda: page_cache.refresh(db, key))
+        entry = safely(lambda: page_cache.refresh(db, key))
         if entry is not None:  # unchanged: the cached answer, as fetched now (and kept)
             _claim_ender(key)()
             return {**entry.result, "fetched_at": utc_now(), KEEPING: True}
@@ -64,12 +64,12 @@ def fetch(crawl: Callable[..., list[Any]], cache: dict[str, Any], *, operation: 
     if keeping:
         def keep() -> None:
             try:
-                _safely(lambda: page_cache.put(
+                safely(lambda: page_cache.put(
                     db, key, operation=operation, url=url, result=answer, max_bytes=max_bytes,
                     etag=caching.etag, last_modified=caching.last_modified))
             finally:
                 end_claim()
-        keeping = _keep_later(keep)
+        keeping = keep_later(keep)
     return {**answer, KEEPING: keeping}
 
 
@@ -93,7 +93,7 @@ _writer = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefi
 _room = threading.BoundedSemaphore(PENDING)
 
 
-def _keep_later(put: Callable[[], Any]) -> bool:
+def keep_later(put: Callable[[], Any]) -> bool:
     """Run ``put`` in this process's cache writer, after the job has answered: compressing
     and writing the answer cost a fetch about 3 ms on the path a client waits on
     (docs/benchmarks.md, Page cache). Whether it will run (not when the writer is behind)."""
@@ -112,7 +112,7 @@ def _keep_later(put: Callable[[], Any]) -> bool:
 
 
 
-def _safely(call: Callable[[], Any]) -> Any:
+def safely(call: Callable[[], Any]) -> Any:
     """``call()``, or None when the database fails: the cache is an optimisation, and the
     page's answer stands without it."""
     try:

@@ -145,7 +145,8 @@ def start(args: dict) -> Collection:
             include_paths=args["include_paths"], exclude_paths=args["exclude_paths"],
             use_sitemap=args["use_sitemap"], request_id=g.request_id,
             remove_repeated_blocks=args["remove_repeated_blocks"],
-            webhook_url=args["webhook_url"], options=options_of(args))
+            webhook_url=args["webhook_url"], options=options_of(args),
+            max_age=args["max_age"])
     except starting.TooManyUrls as exc:
         raise refuse(OPERATION, ApiError("too_many_urls", str(exc))) from None
     except starting.TooManyPages as exc:

@@ -13,7 +13,7 @@ from api.schemas.options import option_field
 from core.contract import COLLECTION_MODES as MODES
 from core.contract import DEFAULT_MAX_DEPTH, MAX_DEPTH, SKIP_REASONS
 from core.operations import COLLECTION_EXTRACTS as EXTRACTS
-from core.operations import COLLECTION_OPTIONS, EXTRACTIONS
+from core.operations import COLLECTION_OPTIONS, EXTRACTIONS, MAX_AGE_OPTION
 from core.patterns import MAX_PATTERN_LENGTH, MAX_PATTERNS, SYNTAX, pattern_errors
 from core.scope import page_url_error
 
@@ -105,6 +105,7 @@ class _CollectionRequest(RequestSchema):
                        "was recognised are cleaned when the crawl completes."})
     webhook_url = Url(required=False, allow_none=True, load_default=None, metadata={
         "description": "Called once when the collection ends (see docs/api.md, Webhooks)."})
+    max_age = option_field(MAX_AGE_OPTION, note="Each page:")
 
     @validates_schema
     def _own_options(self, data: dict[str, Any], **_: Any) -> None:

@@ -20,13 +20,13 @@ from typing import TYPE_CHECKING, Any
 
 from scrapy import Request
 
-from core.items import PageResult
+from core.items import PageResult, ResponseCaching
 from core.operations import COLLECTION_EXTRACTS
 from core.scope import CRAWL_SITE
 from crawler.admission import KnownRefusals, known_refusals, robots_user_agent
 from crawler.extract.links import PageLinks, page_links
 from crawler.middlewares import cached_robots, crawl_delay_of
-from crawler.spiders.base import SinglePageSpider, as_bool
+from crawler.spiders.base import SinglePageSpider, as_bool, response_caching
 from crawler.spiders.operations import spider_class
 
 if TYPE_CHECKING:
@@ -50,6 +50,9 @@ class CollectedPage:
     #: What refuses a link before it is fetched (policy, the site's robots.txt), when
     #: following links.
     refusals: KnownRefusals | None = None
+    #: What the page's response says about keeping its answer (a collection with
+    #: ``max_age`` keeps it in the page cache); None when no response came.
+    caching: ResponseCaching | None = None
 
 
 class _Collecting(SinglePageSpider):
@@ -84,7 +87,8 @@ class _Collecting(SinglePageSpider):
                 canonical=found.canonical if found is not None else None,
                 crawl_delay=self._crawl_delay(),
                 refusals=(known_refusals(response.url, self.crawler.settings)
-                          if self.follow else None))
+                          if self.follow else None),
+                caching=response_caching(response))
 
     def failed(self, failure: Any) -> Iterator[CollectedPage]:
         for result in super().failed(failure):

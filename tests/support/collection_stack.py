@@ -42,7 +42,7 @@ class Stack:
         self.redis_proc, self.redis_url = start_redis(directory)
         self.database_url, self.site, self.log = database_url, site, directory / "workers.log"
         self.env = {**WORKER_ENV, **ENV, "DATABASE_URL": database_url,
-                    "YOUTUBE_BASE_URL": site}
+                    "YOUTUBE_BASE_URL": site, "CACHE_MAX_BYTES": str(512 * 1024 * 1024)}
         self.procs: list[subprocess.Popen] = []
         self.start_workers(workers)
         self.config = make_config(database_url, self.redis_url, collection_slice_seconds=2.0,
