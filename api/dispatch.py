@@ -228,20 +228,21 @@ def run_interactive(
 def follow_interactive(redis: Any, job_id: str, wait: float) -> dict[str, Any] | None:
     """The return value of another request's job ``job_id`` (the same work: an answer being
     fetched for the page cache), waited for as its own request waits, at most ``wait``
-    seconds; None when there is no such job any more. Raises ApiError as
-    :func:`run_interactive` does, but never stops the job: it is not this request's."""
+    seconds; None when it gives none (there is no such job, it failed, was stopped or its
+    worker died, or ``wait`` ran out): the caller then does the work itself. Never stops the
+    job: it is not this request's. ApiError 503 when Redis is unreachable."""
     job = _job_soon(redis, job_id)
     if job is None:
         return None
     try:
         queue = queues.queue(queues.INTERACTIVE, redis)
         result = _await(job, Lookout(job, queue), wait, owner=False)
+        return None if result is None else _value(job, result)
     except RedisError as exc:
         logger.error("Redis unavailable: %s", exc)
         raise ApiError("unavailable", "The job queue is unreachable; try again shortly.") from None
-    if result is None:
-        raise ApiError("timeout", f"No result within {wait:g} s; nothing was charged.")
-    return _value(job, result)
+    except ApiError:
+        return None
 
 
 #: Seconds a follower waits for the job of the request it follows to be enqueued (that request

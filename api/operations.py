@@ -174,6 +174,8 @@ def run_spent(operation: str, cost: int, fields: dict[str, Any], *, url: str | N
     except ledger.InsufficientCredits as exc:
         ledger.record_failure(db(), charge, "insufficient_credits")
         raise ApiError("insufficient_credits", str(exc)) from None
+    except (ledger.ChargeSettled, IntegrityError):  # an attempt committed unseen: it is spent
+        balance = ledger.balance_of(db(), charge.account_id)
     return _billed(cost, balance, fields)
 
 
@@ -209,7 +211,7 @@ def run_page_operation(page: Operation, url: str, max_age: int = 0, **options: A
                      url=url, cost=cost) from None
     lookup = page_cache.look_up(operation, url, options, max_age)
     if lookup is not None and lookup.fresh:
-        answered = run_spent(operation, cost, _answer_fields(page, lookup.answer_fields()),
+        answered = run_spent(operation, cost, _answer_fields(page, lookup.answer_fields(url)),
                              url=url)
         page_cache.used(lookup)
         return answered
@@ -221,6 +223,7 @@ def run_page_operation(page: Operation, url: str, max_age: int = 0, **options: A
         # request over the account's cap is refused at once (429), its reservation released.
         principal = g.principal
         wait = current_app.config["WEBDATA"].api.job_wait_seconds
+        deadline = time.monotonic() + wait  # one wait for the whole request
         shared: dict[str, Any] | None = None
         with inflight.slot(redis(), principal.account_id, g.request_id,
                            principal.max_concurrent_requests, lease=request_lifetime(),
@@ -234,9 +237,15 @@ def run_page_operation(page: Operation, url: str, max_age: int = 0, **options: A
                     shared = follow_interactive(redis(), claim.leader, wait)
                     if not page_cache.shareable(shared):
                         shared = None  # failed, or not for a shared cache: fetch it here
+            left = wait
+            if claim is not None and claim.leader is not None and shared is None:
+                left = deadline - time.monotonic()  # part of it went on another's fetch
+                if left < 1:
+                    raise ApiError("timeout",
+                                   f"No result within {wait:g} s; nothing was charged.")
             # the answer's RateLimit-* headers are read from Redis while the job runs
             result = shared or run_interactive(redis(), queues.OPERATION_JOB, operation, url,
-                                               job_id=g.request_id, wait=wait,
+                                               job_id=g.request_id, wait=left,
                                                meanwhile=rate_limit_headers, slot=slot,
                                                **options)
             if claim is not None and shared is None:
@@ -245,7 +254,8 @@ def run_page_operation(page: Operation, url: str, max_age: int = 0, **options: A
             raise ApiError.from_result(result["error"] or {})
         if shared is not None:
             g.answer_cached = True
-            return _answer_fields(page, {**result, **page_cache.shared_fields(result)})
+            return _answer_fields(page, {**result, **page_cache.shared_fields(result),
+                                         "url": url})
         return _answer_fields(page, {**result, **page_cache.FETCHED})
 
     return run_billed(operation, cost, work, url=url)

@@ -20,7 +20,7 @@ from redis.exceptions import RedisError
 from sqlalchemy.exc import SQLAlchemyError
 
 from api.extensions import db
-from core.cache import END_CLAIM, FILLING, KEEPING, cache_key
+from core.cache import END_CLAIM, FILLING, KEEPING, cache_key, shared_url
 from core.formats import format_utc
 from storage import page_cache
 
@@ -43,10 +43,11 @@ class Lookup:
             return {"key": self.key}
         return {"key": self.key, "etag": stale.etag, "last_modified": stale.last_modified}
 
-    def answer_fields(self) -> dict[str, Any]:
-        """A fresh entry's answer: the job result it keeps, marked cached."""
+    def answer_fields(self, url: str) -> dict[str, Any]:
+        """A fresh entry's answer to a request for ``url``: the job result it keeps (as
+        asked: the entry may come from another spelling of the URL), marked cached."""
         assert self.entry is not None
-        return {**self.entry.result, "cached": True,
+        return {**self.entry.result, "url": url, "cached": True,
                 "cached_at": format_utc(self.entry.cached_at)}
 
 
@@ -103,11 +104,12 @@ def enabled() -> bool:
 
 
 def look_up(operation: str, url: str, options: dict[str, Any], max_age: int) -> Lookup | None:
-    """The cache's answer to this request; None when it does not use the cache (it is off,
-    or ``max_age`` is 0: such a fetch neither reads nor fills it, so a client that never asks
-    for cached answers pays nothing for them). A database failure is a miss: the fetch
+    """The cache's answer to this request; None when it does not use the cache (it is off;
+    ``max_age`` is 0: such a fetch neither reads nor fills it, so a client that never asks
+    for cached answers pays nothing for them; the URL has a parameter its key drops,
+    :func:`~core.cache.shared_url`). A database failure is a miss: the fetch
     answers."""
-    if not enabled() or not max_age:
+    if not enabled() or not max_age or not shared_url(url):
         return None
     lookup = Lookup(cache_key(operation, url, options))
     try:

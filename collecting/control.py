@@ -33,6 +33,10 @@ logger = logging.getLogger(__name__)
 SLICE_JOB = "collecting.slice.run_slice"
 #: Seconds a cancel waits for the slices to drop the pages they have in flight.
 CANCEL_WAIT = 3.0
+#: Batches of leftover URLs a cancel records itself (1,000 each); a maintenance job records
+#: the rest (:func:`collecting.skips.record_rest`), by name.
+CANCEL_BATCHES = 5
+RECORD_REST_JOB = "collecting.skips.record_rest"
 #: ``stop_reason`` of a collection failed for making no progress (see :func:`look_after`).
 STALLED = "stalled"
 
@@ -68,8 +72,9 @@ def cancel(db: Database, redis: Redis, collection_id: str, account_id: str, *,
 
 def stop_fetching(db: Database, redis: Redis, collection_id: str) -> None:
     """Tell the slices, wait (briefly) until they gave back their pages in flight, then record
-    every URL left as a skip (:mod:`collecting.skips`; a slice that stops later records what
-    it gave back). The database refuses any result of a cancelled collection already: nothing
+    the URLs left as skips (:mod:`collecting.skips`: the first :data:`CANCEL_BATCHES`
+    thousands here, any more by a maintenance job; a slice that stops later records what it
+    gave back). The database refuses any result of a cancelled collection already: nothing
     more is stored or charged whatever happens here."""
     frontier = Frontier(redis, collection_id)
     try:
@@ -77,7 +82,9 @@ def stop_fetching(db: Database, redis: Redis, collection_id: str) -> None:
         deadline = time.monotonic() + CANCEL_WAIT
         while frontier.state().leased and time.monotonic() < deadline:
             time.sleep(0.05)
-        record_left(db, frontier, collection_id)
+        if not record_left(db, frontier, collection_id, batches=CANCEL_BATCHES):
+            queues.queue(queues.MAINTENANCE, redis).enqueue(
+                RECORD_REST_JOB, collection_id, description=f"skips of {collection_id}")
         frontier.linger()
     except RedisError as exc:  # the slices see the status at their next store
         logger.warning("Could not signal the cancel of %s: %s", collection_id, exc)
@@ -99,7 +106,7 @@ def finish(db: Database, redis: Redis, collection_id: str, status: CollectionSta
         record_left(db, frontier, collection_id)
     ended = collections.finish(db, collection_id, status, retention=retention,
                                stop_reason=stop_reason)
-    if ended and not completed:
+    if not completed:  # also when another process ended it: what this one gave back is left
         record_left(db, frontier, collection_id)
     if ended and announce_webhook:
         announce(redis, collection_id)

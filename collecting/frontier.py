@@ -235,6 +235,15 @@ class Frontier:
         budget slot goes to the next URL waiting, as a duplicate's does."""
         self._scripts["release"](keys=self._key("claims", "meta", "overflow", "queue"))
 
+    def left(self) -> int:
+        """Entries admitted and not yet done or recorded (queued, leased, past the budget):
+        after a stop, the skips still to be recorded."""
+        with self.redis.pipeline(transaction=False) as pipe:
+            pipe.llen(self.keys["queue"])
+            pipe.zcard(self.keys["leases"])
+            pipe.llen(self.keys["overflow"])
+            return sum(pipe.execute())
+
     def state(self) -> State:
         queued, leased, admitted, duplicates, seeded, cancelled = self._scripts["state"](
             keys=self._key("queue", "leases", "meta"))

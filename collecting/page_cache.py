@@ -19,7 +19,7 @@ from typing import Any
 from sqlalchemy.exc import SQLAlchemyError
 
 from collecting.frontier import Entry
-from core.cache import cache_key
+from core.cache import cache_key, shared_url
 from core.config import Config
 from core.contract import PageStatus
 from core.items import PageResult, plain
@@ -67,7 +67,7 @@ class CollectionCache:
     def hits(self, entries: Iterable[Entry]) -> dict[Entry, CollectedPage]:
         """The pages of ``entries`` the cache holds fresh enough, as fetched then (one
         query); a database failure is no hit."""
-        keys = {self.key(entry): entry for entry in entries}
+        keys = {self.key(entry): entry for entry in entries if shared_url(entry.url)}
         try:
             found = page_cache.fresh(self.db, list(keys), self.max_age)
         except SQLAlchemyError as exc:
@@ -87,7 +87,7 @@ class CollectionCache:
     def keep(self, entry: Entry, page: CollectedPage) -> None:
         """Keep the answer of ``page``, fetched for ``entry``, when it succeeded and its
         response allows a shared cache to (written after, by the worker's cache writer)."""
-        if page.caching is None or not page.caching.storable:
+        if page.caching is None or not page.caching.storable or not shared_url(entry.url):
             return
         result = plain(page.result)
         if result["status"] != PageStatus.SUCCEEDED:
@@ -96,7 +96,7 @@ class CollectionCache:
             result[FOLLOW] = {"links": list(page.links), "canonical": page.canonical}
         caching, key = page.caching, self.key(entry)
         keep_later(lambda: safely(lambda: page_cache.put(
-            self.db, key, operation=self.operation, url=entry.url, result=result,
+            self.db, key, operation=self.operation, url=entry.key, result=result,
             max_bytes=self.max_bytes, etag=caching.etag,
             last_modified=caching.last_modified)))
 

@@ -45,7 +45,7 @@ from core.controls import escaped
 from core.scope import CrawlScope
 from crawler.runner import shared_crawler
 from crawler.spiders.collected import collection_spider
-from storage import collections
+from storage import collection_skips, collections
 from storage.db import Database, shared_for
 from storage.models import LIVE_STATUSES, CollectionStatus
 from worker import queues
@@ -335,7 +335,8 @@ class Slice:
                     self.repeats, [outcome.data for outcome in outcomes]), strict=True):
                 outcome.data = data
         stored = collections.store(self.db, self.collection_id, outcomes, skipped)
-        if stored.closed:
+        if stored.closed:  # a stop came first: the skips decided here are still skips
+            collection_skips.record_left(self.db, self.collection_id, skipped)
             self._stopped = "closed"
         elif stored.out_of_credits:
             self._stopped = OUT_OF_CREDITS

@@ -14,6 +14,7 @@ import hashlib
 import json
 from collections.abc import Mapping
 from typing import Any
+from urllib.parse import parse_qsl, urlsplit
 
 from core.canonical import canonical_url
 
@@ -42,6 +43,19 @@ def cache_key(operation: str, url: str, options: Mapping[str, Any]) -> str:
     text = json.dumps([operation, canonical_url(url), dict(options)], sort_keys=True,
                       separators=(",", ":"), ensure_ascii=False, default=str)
     return hashlib.sha256(text.encode()).hexdigest()
+
+
+def shared_url(url: str) -> bool:
+    """Whether answers for ``url`` may be shared through the cache: its canonical form (the
+    key) drops nothing of its query. Tracking parameters (``utm_*``, ``mc_eid``, ``mkt_tok``…)
+    can carry one person's token, and a page may be personalised by it: such a URL neither
+    reads nor fills the cache."""
+    try:
+        asked = sorted(parse_qsl(urlsplit(url.strip()).query, keep_blank_values=True))
+        kept = sorted(parse_qsl(urlsplit(canonical_url(url)).query, keep_blank_values=True))
+    except ValueError:
+        return False
+    return asked == kept
 
 
 def storable(cache_control: str | None) -> bool:

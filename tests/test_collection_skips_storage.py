@@ -97,3 +97,34 @@ def test_what_a_stop_leaves_is_recorded_once_and_never_a_stored_page(db):
         "http://a.test/s7", "http://a.test/s8"]
     assert collection_skips.record_left(db, "col_nope", left) == 0
     assert collection_skips.record_left(db, col, []) == 0
+
+
+def test_a_cancel_records_a_few_batches_itself_and_leaves_the_rest_to_a_job(db, redis_url,
+                                                                           monkeypatch):
+    """A crawl may hold any number of URLs past ``max_pages``: the cancel's request records
+    the first batches and hands the rest to a maintenance job, which records every one."""
+    from redis import Redis
+
+    from collecting import control, skips
+    from collecting.frontier import Entry, Frontier
+    from tests.conftest import _redis_db
+    from worker import queues
+
+    monkeypatch.setattr(control, "CANCEL_BATCHES", 1)
+    monkeypatch.setattr(skips, "BATCH", 100)
+    redis = Redis.from_url(_redis_db(redis_url, 8))  # the frontier tests' database
+    owner = account(db, 10)
+    col = collection(db, owner)
+    frontier = Frontier(redis, col)
+    frontier.admit([Entry.of(f"http://a.test/p{n}", 1) for n in range(250)], budget=1)
+    maintenance = queues.queue(queues.MAINTENANCE, redis)
+    before = maintenance.count
+    row = control.cancel(db, redis, col, owner, retention=timedelta(0))
+    assert row is not None and sum(counts(db, col).values()) == 100  # one batch, here
+    assert maintenance.count == before + 1  # the rest, by a job: as it would run
+    job = maintenance.jobs[-1]
+    assert (job.func_name, list(job.args)) == (control.RECORD_REST_JOB, [col])
+    maintenance.remove(job)
+    assert skips.record_left(db, frontier, col)
+    assert counts(db, col) == {**dict.fromkeys(SKIP_REASONS, 0), "limit": 249,
+                               "cancelled": 1}

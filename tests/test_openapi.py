@@ -329,3 +329,23 @@ def test_the_export_documents_its_formats_and_csv_columns(spec):
             " (each only when the collection's `formats` asked for it)", "").replace(
             " (only with a `schema`)", ""), extract
     assert ", ".join(f"`{c}`" for c in csv_columns("page")[:5]) in text
+
+
+def test_no_default_is_a_python_object_s_text(spec):
+    """A default the document gives is one a client can send back: never the text of a
+    Python object (``frozenset()``), which a generated client would send and get a 422 for."""
+    found: list[Any] = []
+
+    def walk(node: Any) -> None:
+        if isinstance(node, dict):
+            if "default" in node:
+                found.append(node["default"])
+            for value in node.values():
+                walk(value)
+        elif isinstance(node, list):
+            for value in node:
+                walk(value)
+
+    walk(spec)
+    assert found and not [value for value in found if isinstance(value, str) and (
+        value.startswith(("frozenset(", "set(", "<")) or value.endswith(")"))]

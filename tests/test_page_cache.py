@@ -176,3 +176,24 @@ def test_a_map_of_a_page_that_forbids_a_shared_cache_is_not_kept(app, customer, 
     customer.post("/map", {"url": kept_map, "max_age": 3600, "discover_links": 0})
     kept(app, kept_map, "map", discover_links=0)  # a page that allows it is kept
     assert site_server.requests[private.split(site, 1)[1]] == 2
+
+
+def test_a_hit_answers_the_url_as_asked_and_a_tracking_token_never_shares(app, customer, site,
+                                                                         site_server):
+    """The key is the canonical URL: another spelling of it (its query in another order) is
+    a hit, answered with the URL as this request asked it. A URL with a parameter the
+    canonical form drops (``utm_*``, ``mc_eid``: one person's token) neither reads nor fills
+    the cache: its page may be personalised, and its URL is nobody else's."""
+    path = f"/cache/changing/{tag()}"
+    first = f"{site}{path}?b=1&a=2"
+    scrape(customer, first, max_age=3600)
+    kept(app, first)
+    again = f"{site}{path}?a=2&b=1"
+    hit = scrape(new_customer(app), again, max_age=3600)
+    assert hit["cached"] is True and hit["url"] == again
+    tracked = f"{site}{path}?a=2&b=1&utm_source=news&mc_eid=SUBSCRIBER"
+    for _ in range(2):
+        answer = scrape(customer, tracked, max_age=3600)
+        assert answer["cached"] is False and answer["url"] == tracked
+    assert site_server.requests[path] == 3
+    assert scrape(customer, again, max_age=3600)["url"] == again  # the entry is still the first

@@ -21,6 +21,7 @@ from rq import get_current_job
 from sqlalchemy.exc import SQLAlchemyError
 
 from core.cache import END_CLAIM, FILLING, KEEPING
+from core.canonical import canonical_url
 from core.config import Config
 from core.contract import PageStatus
 from core.formats import utc_now
@@ -53,7 +54,7 @@ def fetch(crawl: Callable[..., list[Any]], cache: dict[str, Any], *, operation: 
         entry = safely(lambda: page_cache.refresh(db, key))
         if entry is not None:  # unchanged: the cached answer, as fetched now (and kept)
             _claim_ender(key)()
-            return {**entry.result, "fetched_at": utc_now(), KEEPING: True}
+            return {**entry.result, "url": url, "fetched_at": utc_now(), KEEPING: True}
         items = crawl(report_caching=True)  # evicted meanwhile: fetch it whole
         result = items[0]
     answer = plain(result)
@@ -65,7 +66,8 @@ def fetch(crawl: Callable[..., list[Any]], cache: dict[str, Any], *, operation: 
         def keep() -> None:
             try:
                 safely(lambda: page_cache.put(
-                    db, key, operation=operation, url=url, result=answer, max_bytes=max_bytes,
+                    db, key, operation=operation, url=canonical_url(url), result=answer,
+                    max_bytes=max_bytes,
                     etag=caching.etag, last_modified=caching.last_modified))
             finally:
                 end_claim()
@@ -88,7 +90,7 @@ def _claim_ender(key: str) -> Callable[[], None]:
 
 #: Answers waiting to be written to the cache, at most; past them an answer is not kept (a
 #: slow database must not grow the worker's memory).
-PENDING = 64
+PENDING = 16
 _writer = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="page-cache")
 _room = threading.BoundedSemaphore(PENDING)
 

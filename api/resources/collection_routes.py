@@ -37,6 +37,7 @@ from api.schemas.collections import (
 )
 from collecting import control
 from collecting import start as starting
+from collecting.frontier import Frontier
 from core.config import Config
 from core.policy import PolicyRefusal
 from storage import collection_results, collection_skips, collections, webhooks
@@ -262,17 +263,27 @@ def skipped(args: dict, collection_id: str):
     decided, each exactly once across pages.
 
     Works while the collection runs, as the results do: keep passing `next_cursor` back; it
-    is null once the collection is final and every URL kept was returned. The first 100,000
-    are kept; `progress.skipped` counts them all.
+    is null once the collection is final, the URLs a stop left are recorded, and every URL
+    kept was returned. The first 100,000 are kept; `progress.skipped` counts them all.
     """
     row = readable(collection_id)
-    final = row.status not in LIVE_STATUSES  # read first: nothing is recorded after it
+    # read first: once final, and once a stop's leftovers are recorded, nothing comes after
+    final = row.status not in LIVE_STATUSES and not _leftovers(collection_id)
     after = cursors.decode_id(SKIPPED_CURSOR, args["cursor"], lowest=0) if args["cursor"] else 0
     rows, more = collection_skips.page(db(), collection_id, after=after, limit=args["limit"],
                                        reason=args["reason"])
     position = rows[-1].seq if rows else after
     cursor = None if final and more is None else cursors.encode(SKIPPED_CURSOR, position)
     return {"skipped": [collection_skips.body(r) for r in rows], "next_cursor": cursor}
+
+
+def _leftovers(collection_id: str) -> int:
+    """URLs a stopped collection still has in its frontier: recorded as skips in a moment
+    (:mod:`collecting.skips`); 0 when Redis cannot tell."""
+    try:
+        return Frontier(redis(), collection_id).left()
+    except RedisError:
+        return 0
 
 
 def readable(collection_id: str) -> Collection:

@@ -88,7 +88,7 @@ def stream(collection_id: str, args: dict) -> Response:
     row = readable(collection_id)
     selection = selection_of(row, args["field_names"]) or exports.select(
         row.extract, unasked=exports.unasked(row.extract, collections.spec_of(row)))
-    skipped = "skipped" in args["include"]
+    skipped = "skipped" in (args["include"] or ())
     if skipped:
         selection = selection.with_skipped()
     kind = exports.FORMATS[args["format"]]

@@ -306,7 +306,7 @@ class ExportQuerySchema(ResultFilterSchema):
     format = fields.String(required=True, validate=validate.OneOf(tuple(EXPORT_FORMATS)),
                            metadata={"description": "`json` (one array), `jsonl` (one result "
                                                     "a line) or `csv` (one row a page)."})
-    include = Includes(load_default=frozenset(), metadata={
+    include = Includes(load_default=None, metadata={
         "description": "`skipped`: the collection's skipped URLs follow its results, each "
                        "`{\"url\", \"status\": \"skipped\", \"reason\", \"duplicate_of\"}` "
                        "(CSV: the columns `reason` and `duplicate_of` are added)."})
