@@ -190,6 +190,7 @@ def _creating(command: argparse.ArgumentParser) -> None:
                          help="print the collection's id and exit at once")
     command.add_argument("--webhook-url", metavar="URL",
                          help="the service POSTs the finished collection there")
+    _max_age(command)
 
 
 def _max_age(command: argparse.ArgumentParser) -> None:

@@ -152,25 +152,27 @@ class Client:
     # -- collections --------------------------------------------------------------------
 
     def collect(self, urls: Iterable[str], *, extract: str = "page",
-                webhook_url: str | None = None, idempotency_key: str | None = None,
-                **options: Any) -> dict[str, Any]:
-        """Start a batch: each URL fetched once. The collection object (status ``queued``).
-        ``options``: those of :meth:`scrape` (``formats=["markdown"]``…), for ``extract``
-        page only, and ``schema`` for ``extract="schema"``; left ``None``, not sent."""
+                webhook_url: str | None = None, max_age: int | None = None,
+                idempotency_key: str | None = None, **options: Any) -> dict[str, Any]:
+        """Start a batch: each URL fetched once (or taken from the page cache when
+        ``max_age`` allows). The collection object (status ``queued``). ``options``: those of
+        :meth:`scrape` (``formats=["markdown"]``…), for ``extract`` page only, and ``schema``
+        for ``extract="schema"``; left ``None``, not sent."""
         return self.create({"mode": "batch", "urls": list(urls), "extract": extract,
-                            "webhook_url": webhook_url, **_page_options(options)},
+                            "webhook_url": webhook_url, **_page_options(options),
+                            **({"max_age": max_age} if max_age is not None else {})},
                            idempotency_key)
 
     def crawl(self, url: str, *, extract: str = "page", max_pages: int | None = None,
               max_depth: int | None = None, include_paths: list[str] | None = None,
               exclude_paths: list[str] | None = None, use_sitemap: bool | None = None,
-              webhook_url: str | None = None, idempotency_key: str | None = None,
-              **options: Any) -> dict[str, Any]:
+              webhook_url: str | None = None, max_age: int | None = None,
+              idempotency_key: str | None = None, **options: Any) -> dict[str, Any]:
         """Start a crawl of ``url``'s site; options left ``None`` take the service's defaults
         (``options``: those of :meth:`scrape`, for ``extract`` page, as for :meth:`collect`)."""
         crawl = {"max_pages": max_pages, "max_depth": max_depth,
                  "include_paths": include_paths, "exclude_paths": exclude_paths,
-                 "use_sitemap": use_sitemap}
+                 "use_sitemap": use_sitemap, "max_age": max_age}
         body = {"mode": "crawl", "url": url, "extract": extract, "webhook_url": webhook_url,
                 **{name: value for name, value in crawl.items() if value is not None},
                 **_page_options(options)}

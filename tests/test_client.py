@@ -465,6 +465,10 @@ def test_collections_send_the_page_options_given(api, client):
     with pytest.raises(TypeError, match="format"):
         client.collect(["https://example.com/a"], format=["markdown"])  # a typo is no option
     assert len(api.requests("POST", "/collections")) == 2
+    client.collect(["https://example.com/a"], max_age=600)
+    client.crawl("https://example.com/", max_age=60)
+    assert [post.body["max_age"] for post in api.requests("POST", "/collections")[2:]] == [
+        600, 60]
 
 
 def test_webdata_scrape_prints_the_format_asked_as_it_is(cli_env, capsys):

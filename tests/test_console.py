@@ -22,6 +22,7 @@ from storage import accounts, ledger
 from storage.ledger import Charge
 from storage.models import Collection, utcnow
 from tests.conftest import Customer, new_customer
+from tests.support.waits import wait_until
 
 CSRF = re.compile(r'name="csrf_token" value="([^"]+)"')
 #: Every POST route of the console, with a path that exists for any account.
@@ -659,9 +660,28 @@ def test_the_map_page_lists_a_sites_urls_and_starts_a_batch_from_them(app, site)
     assert made["mode"] == "batch"
 
 
+def test_the_map_page_can_accept_a_cached_map(app, site):
+    who = new_customer(app, credits=10, plan="standard")
+    browser = signed_in(who)
+    url = f"{site}/cache/changing/map-{uuid.uuid4().hex[:8]}"
+    said = []
+    for _ in range(2):
+        page = browser.get("/console/map").get_data(as_text=True)
+        form_id = re.search(r'name="form_id" value="([^"]+)"', page).group(1)
+        mapped = browser.post("/console/map", data={
+            "csrf_token": token(page), "form_id": form_id, "url": url, "max_age": "3600",
+            "discover_links": "0"}).get_data(as_text=True)
+        said.append("From the page cache" in mapped)
+        wait_until(lambda: who.post("/map", {"url": url, "max_age": 3600,
+                                             "discover_links": 0}).get_json()["cached"],
+                   "the map kept")
+    assert said == [False, True]
+
+
 @pytest.mark.parametrize(("field", "value", "words"), [
     ("limit", "0", "limit"), ("limit", "9999999", "limit"), ("url", "ftp://x", "url"),
-    ("sitemap", "sometimes", "sitemap"), ("discover_links", "five", "Not a whole number")])
+    ("sitemap", "sometimes", "sitemap"), ("discover_links", "five", "Not a whole number"),
+    ("max_age", "-1", "max_age")])
 def test_the_map_page_shows_a_refusal_by_its_field_and_charges_nothing(app, site, field,
                                                                        value, words):
     who = new_customer(app, credits=10, plan="free")

@@ -21,9 +21,10 @@ from api.schemas.pages import page_request_schema
 from core.operations import MAP
 
 #: The Map form's fields, as a new form has them.
-NEW_FORM = {"url": "", "limit": "", "search": "", "sitemap": "include", "discover_links": "1"}
+NEW_FORM = {"url": "", "limit": "", "search": "", "sitemap": "include", "discover_links": "1",
+            "max_age": ""}
 #: Its fields that show their own problems.
-FIELDS = ("url", "limit", "search", "sitemap", "discover_links")
+FIELDS = ("url", "limit", "search", "sitemap", "discover_links", "max_age")
 SITEMAP_CHOICES = ("include", "only", "skip")
 
 
@@ -62,7 +63,8 @@ def map_site() -> Any:
 def _request(form: Any) -> dict[str, Any]:
     """The ``POST /map`` body the form describes (empty fields: the API's defaults)."""
     wanted: dict[str, Any] = {"url": form.get("url", ""),
-                              **forms.whole_numbers(form, ("limit", "discover_links"))}
+                              **forms.whole_numbers(form, ("limit", "discover_links",
+                                                           "max_age"))}
     if form.get("search", "").strip():
         wanted["search"] = form["search"].strip()
     if form.get("sitemap"):
