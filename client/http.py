@@ -216,30 +216,27 @@ class Client:
                 limit: int = 100) -> Iterator[dict[str, Any]]:
         """Every page result so far, in completion order (``GET …/results``, page by page).
         For a file of them all, :meth:`export` streams faster."""
-        cursor = None
-        while True:
-            params = {"limit": limit, **({"status": status} if status else {}),
-                      **({"cursor": cursor} if cursor else {})}
-            page = _json(self._request("GET", f"/collections/{_id(collection_id)}/results",
-                                       params=params))
-            yield from page["results"]
-            cursor = page["next_cursor"]
-            if cursor is None or not page["results"]:
-                return
+        return self._pages(collection_id, "results", limit, status=status)
 
     def skipped(self, collection_id: str, *, reason: str | None = None,
                 limit: int = 1000) -> Iterator[dict[str, Any]]:
         """Every URL the collection saw and did not fetch so far, with why (``GET …/skipped``,
         page by page): ``{"url", "reason", "duplicate_of"}``; ``reason`` keeps one reason."""
+        return self._pages(collection_id, "skipped", limit, reason=reason)
+
+    def _pages(self, collection_id: str, name: str, limit: int, **query: str | None
+               ) -> Iterator[dict[str, Any]]:
+        """The items of ``GET …/<name>`` (its list is ``name`` too), following
+        ``next_cursor``; ``query`` values left ``None`` are not sent."""
         cursor = None
         while True:
-            params = {"limit": limit, **({"reason": reason} if reason else {}),
+            params = {"limit": limit, **{k: v for k, v in query.items() if v is not None},
                       **({"cursor": cursor} if cursor else {})}
-            page = _json(self._request("GET", f"/collections/{_id(collection_id)}/skipped",
+            page = _json(self._request("GET", f"/collections/{_id(collection_id)}/{name}",
                                        params=params))
-            yield from page["skipped"]
+            yield from page[name]
             cursor = page["next_cursor"]
-            if cursor is None or not page["skipped"]:
+            if cursor is None or not page[name]:
                 return
 
     def export(self, collection_id: str, path: str | os.PathLike[str],

@@ -113,14 +113,20 @@ def _balance(db: Session | Connection, account_id: str) -> int:
     return db.scalar(_BALANCE, {"account": account_id}) or 0
 
 
+def _debit(connection: Connection, charge: Charge) -> int:
+    """Take ``charge.amount`` from the balance, in ``connection``'s transaction; the balance
+    left. Raises InsufficientCredits (nothing taken)."""
+    balance = connection.scalar(_DEBIT, {"account": charge.account_id, "amount": charge.amount})
+    if balance is None:
+        raise InsufficientCredits(charge.amount, _balance(connection, charge.account_id))
+    return balance
+
+
 def reserve(db: Database, charge: Charge) -> int:
     """Hold ``charge.amount`` credits; returns the balance left. Raises InsufficientCredits."""
     try:
         with db.write_transaction() as connection:
-            balance = connection.scalar(_DEBIT, {"account": charge.account_id,
-                                                 "amount": charge.amount})
-            if balance is None:
-                raise InsufficientCredits(charge.amount, _balance(connection, charge.account_id))
+            balance = _debit(connection, charge)
             connection.execute(_ADD_ENTRY, {
                 "account_id": charge.account_id, "charge_key": charge.key,
                 "phase": Phase.OPEN, "kind": EntryKind.RESERVE, "amount": -charge.amount,
@@ -139,10 +145,7 @@ def spend(db: Database, charge: Charge, *, cached: bool = False) -> int:
     hit. Returns the balance; raises InsufficientCredits (nothing written)."""
     try:
         with db.write_transaction() as connection:
-            balance = connection.scalar(_DEBIT, {"account": charge.account_id,
-                                                 "amount": charge.amount})
-            if balance is None:
-                raise InsufficientCredits(charge.amount, _balance(connection, charge.account_id))
+            balance = _debit(connection, charge)
             common = {"account_id": charge.account_id, "charge_key": charge.key,
                       "operation": charge.operation, "request_id": charge.request_id,
                       "collection_id": charge.collection_id, "url": charge.url}
