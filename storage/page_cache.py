@@ -179,15 +179,32 @@ def _evict(session: Session, max_bytes: int) -> None:
         total = _move_total(session, -freed)
 
 
-def refresh(db: Database, key: str) -> Entry | None:
-    """The page said it has not changed (a 304): its entry counts as fetched now; the entry,
-    or None when it was evicted meanwhile."""
+def refresh(db: Database, key: str, *, etag: str | None = None,
+            last_modified: str | None = None) -> Entry | None:
+    """The page said it has not changed (a 304): its entry counts as fetched now, with the
+    304's validators when it gave new ones; the entry, or None when it was evicted
+    meanwhile."""
     now = utcnow()
+    values: dict[str, Any] = {"cached_at": now, "used_at": now}
+    if etag:
+        values["etag"] = etag
+    if last_modified:
+        values["last_modified"] = last_modified
     with db.write() as session:
         _move_total(session, 0)  # the writers' order (see _replace)
         changed = session.execute(update(PageCacheEntry).where(PageCacheEntry.key == key)
-                                  .values(cached_at=now, used_at=now)).rowcount
+                                  .values(**values)).rowcount
     return get(db, key) if changed else None
+
+
+def forget(db: Database, key: str) -> None:
+    """Drop the entry of ``key`` (its page now forbids a shared cache to keep it)."""
+    with db.write() as session:
+        _move_total(session, 0)  # the writers' order (see _replace)
+        old = session.scalar(select(PageCacheEntry.size).where(PageCacheEntry.key == key))
+        if old is not None:
+            session.execute(delete(PageCacheEntry).where(PageCacheEntry.key == key))
+            _move_total(session, -old)
 
 
 def size(db: Database) -> tuple[int, int]:

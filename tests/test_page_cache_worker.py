@@ -94,3 +94,16 @@ def test_a_response_says_whether_a_shared_cache_may_keep_it(cache_control, stora
     caching = response_caching(HtmlResponse(URL, body=b"<p>x</p>", headers=headers))
     assert caching == ResponseCaching(storable=storable, etag='"v2"',
                                       last_modified="Wed, 25 Nov 2026 10:00:00 GMT")
+
+
+def test_a_304_that_forbids_a_shared_cache_drops_the_entry_and_new_validators_are_kept(db):
+    storage.put(db, "k5", operation="scrape", url=URL, result={"data": {"text": "Old"}},
+                max_bytes=10**9, etag='"e"')
+    crawl, _ = crawl_of([page(status_code=NOT_MODIFIED), ResponseCaching(etag='"e2"')])
+    page_cache.fetch(crawl, {"key": "k5", "etag": '"e"'}, operation="scrape", url=URL)
+    assert storage.get(db, "k5").etag == '"e2"'  # the 304's own validators from now on
+    crawl, _ = crawl_of([page(status_code=NOT_MODIFIED), ResponseCaching(storable=False)])
+    answer = page_cache.fetch(crawl, {"key": "k5", "etag": '"e2"'}, operation="scrape",
+                              url=URL)
+    assert answer["data"] == {"text": "Old"} and answer[KEEPING] is False
+    assert storage.get(db, "k5") is None and storage.size(db) == (0, 0)

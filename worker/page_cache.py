@@ -51,15 +51,22 @@ def fetch(crawl: Callable[..., list[Any]], cache: dict[str, Any], *, operation: 
     items = crawl(report_caching=True, **{k: v for k, v in validators.items() if v})
     result: PageResult = items[0]
     if result.status == PageStatus.SUCCEEDED and result.status_code == NOT_MODIFIED:
-        entry = safely(lambda: page_cache.refresh(db, key))
-        if entry is not None:  # unchanged: the cached answer, as fetched now (and kept)
-            _claim_ender(key)()
-            return {**entry.result, "url": url, "fetched_at": utc_now(), KEEPING: True}
+        said = _caching_of(items)
+        if not said.storable:  # unchanged, but no longer for a shared cache: not kept
+            entry = safely(lambda: page_cache.get(db, key))
+            safely(lambda: page_cache.forget(db, key))
+            if entry is not None:
+                return {**entry.result, "url": url, "fetched_at": utc_now(), KEEPING: False}
+        else:
+            entry = safely(lambda: page_cache.refresh(db, key, etag=said.etag,
+                                                      last_modified=said.last_modified))
+            if entry is not None:  # unchanged: the cached answer, as fetched now (and kept)
+                _claim_ender(key)()
+                return {**entry.result, "url": url, "fetched_at": utc_now(), KEEPING: True}
         items = crawl(report_caching=True)  # evicted meanwhile: fetch it whole
         result = items[0]
     answer = plain(result)
-    caching = next((item for item in items if isinstance(item, ResponseCaching)),
-                   ResponseCaching())
+    caching = _caching_of(items)
     keeping = answer["status"] == PageStatus.SUCCEEDED and caching.storable and bool(max_bytes)
     end_claim = _claim_ender(key)
     if keeping:
@@ -73,6 +80,13 @@ def fetch(crawl: Callable[..., list[Any]], cache: dict[str, Any], *, operation: 
                 end_claim()
         keeping = keep_later(keep)
     return {**answer, KEEPING: keeping}
+
+
+def _caching_of(items: list[Any]) -> ResponseCaching:
+    """What the response said about keeping its answer (a spider that says nothing: it may
+    be kept, without validators)."""
+    return next((item for item in items if isinstance(item, ResponseCaching)),
+                ResponseCaching())
 
 
 def _claim_ender(key: str) -> Callable[[], None]:
