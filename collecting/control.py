@@ -20,7 +20,7 @@ from rq.job import Job, JobStatus
 from collecting.frontier import Frontier
 from collecting.skips import record_left
 from core.config import Config
-from storage import collections
+from storage import collections, webhooks
 from storage.db import Database
 from storage.models import Collection, CollectionStatus
 from worker import queues, rq_state
@@ -66,6 +66,7 @@ def cancel(db: Database, redis: Redis, collection_id: str, account_id: str, *,
         return None
     stop_fetching(db, redis, collection_id)
     if row.webhook_url:
+        webhooks.refresh_payload(db, collection_id)  # with the skips the cancel recorded
         announce(redis, collection_id)
     return collections.get(db, collection_id) or row
 
@@ -109,6 +110,8 @@ def finish(db: Database, redis: Redis, collection_id: str, status: CollectionSta
     if not completed:  # also when another process ended it: what this one gave back is left
         record_left(db, frontier, collection_id)
     if ended and announce_webhook:
+        if not completed:
+            webhooks.refresh_payload(db, collection_id)  # with the skips recorded after it
         announce(redis, collection_id)
     frontier.linger()
     return ended

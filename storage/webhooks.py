@@ -93,6 +93,24 @@ def add_event(session: Session, row: Collection, collection: dict[str, Any]) -> 
         created_at=now, status=DeliveryStatus.PENDING, attempts=0, next_attempt_at=now))
 
 
+def refresh_payload(db: Database, collection_id: str) -> bool:
+    """Render a collection's event again from its row as it is now, while no attempt was made
+    nor is under way: a stop records the URLs it left after its transition (the event's
+    ``progress.skipped`` then counts them). Whether it was rendered again (every attempt still
+    sends the same bytes: none was made with the old ones)."""
+    from storage.collections import collection_body  # here: that module imports this one
+
+    with db.write() as session:
+        row = session.scalar(select(Collection).where(Collection.id == collection_id))
+        event = session.get(WebhookEvent, event_id(collection_id))
+        if row is None or event is None or event.attempts or event.claimed_until is not None:
+            return False
+        payload = json.loads(event.payload)
+        payload["collection"] = collection_body(row)
+        event.payload = json.dumps(payload, ensure_ascii=False, separators=(",", ":"))
+    return True
+
+
 @dataclass(frozen=True)
 class Claimed:
     """An event a sender holds: what to send, where, and with which secrets."""

@@ -281,3 +281,22 @@ def test_an_attempt_that_fails_unexpectedly_is_one_failed_attempt(who, receiver,
     assert send(who, collection_id) == "pending"  # to be tried again later
     row = event(who, collection_id)
     assert row.attempts == 1 and "something nobody foresaw" in row.last_error
+
+
+def test_a_cancelled_collection_s_event_counts_the_skips_its_cancel_recorded(who, receiver):
+    """The URLs a cancel leaves are recorded after the transition that writes the event: the
+    event is rendered again before its first attempt, so it counts them."""
+    from collecting import control
+    from collecting.frontier import Entry, Frontier
+
+    db, redis = who.app.extensions["webdata.db"], who.app.extensions["webdata.redis"]
+    row = collections.create(db, account_id=who.account_id, mode="batch", extract="page",
+                             spec={"urls": ["http://a.test/"]}, max_running=5,
+                             webhook_url=receiver.url)
+    Frontier(redis, row.id).admit([Entry.of(f"http://a.test/{n}", 0) for n in range(3)])
+    control.cancel(db, redis, row.id, who.account_id, retention=RETENTION)
+    assert send(who, row.id) == "delivered"
+    sent = json.loads(receiver.received[0].body)["collection"]
+    assert sent["progress"]["skipped"]["cancelled"] == 3
+    assert sent == {key: value for key, value in who.get(f"/collections/{row.id}").get_json()
+                    .items() if key != "webhook"}
