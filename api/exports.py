@@ -38,7 +38,8 @@ FORMATS: dict[str, Format] = {
 }
 
 #: The keys of every result, in the order the API writes them.
-RESULT_KEYS = ("url", "final_url", "status", "status_code", "fetched_at", "error", "data")
+RESULT_KEYS = ("url", "final_url", "status", "status_code", "fetched_at", "error", "data",
+               "change")
 #: The top-level keys of ``data`` for each ``extract``: the fields of its operation's item
 #: (what its page operation answers with beside the page fields).
 DATA_KEYS: dict[str, tuple[str, ...]] = {
@@ -49,8 +50,12 @@ INCLUDES = ("skipped",)
 SKIP_COLUMNS = ("reason", "duplicate_of")
 #: A skipped URL's ``status`` in an export.
 SKIPPED = "skipped"
-#: The columns a CSV gives for each result key: ``error`` is two (its code and message).
-_KEY_COLUMNS = {"error": ("error", "error_message")}
+#: A result's change against its previous version (null without change tracking).
+CHANGE = "change"
+#: The columns a CSV gives for each result key: ``error`` is two (its code and message), a
+#: ``change`` three (its status, the previous version's time, the diff).
+_KEY_COLUMNS = {"error": ("error", "error_message"),
+                CHANGE: ("change", "previous_fetched_at", "change_diff")}
 #: zlib level of a gzipped export: 1 still makes page results about 4x smaller, at several
 #: times level 6's speed (which would make compression, not the database, the bottleneck).
 GZIP_LEVEL = 1
@@ -84,20 +89,25 @@ class Selection:
 
 
 def select(extract: str, names: Sequence[str] | None = None,
-           unasked: Set[str] = frozenset()) -> Selection:
+           unasked: Set[str] = frozenset(), tracked: bool = False) -> Selection:
     """The selection of ``names`` (result keys and ``data.<key>``, in the order asked;
     duplicates ignored), or of everything when ``names`` is empty. Raises
     :class:`UnknownFields` naming what a result of an ``extract`` collection lacks.
     ``unasked``: the keys of ``data`` the collection did not ask for (:func:`unasked`),
-    always null: a CSV of all of ``data`` has no column for them."""
+    always null: a CSV of all of ``data`` has no column for them. ``tracked``: the
+    collection tracks changes (else ``change`` is null, and a CSV of everything has no
+    column for it)."""
     own = DATA_KEYS[extract]
     names = list(dict.fromkeys(names or ()))
     unknown = [name for name in names if name not in RESULT_KEYS
                and not (name.startswith("data.") and name[5:] in own)]
     if unknown:
         raise UnknownFields(unknown)
-    if not names:
-        names = list(RESULT_KEYS)
+    if not names:  # a CSV of a collection without change tracking has no change columns
+        names = [key for key in RESULT_KEYS if tracked or key != CHANGE]
+        if not tracked:
+            return replace(select(extract, [*names, CHANGE], unasked), columns=select(
+                extract, names, unasked).columns)
     keys = tuple(dict.fromkeys("data" if name.startswith("data.") else name for name in names))
     whole = "data" in names
     data_keys = None if whole else tuple(name[5:] for name in names if name.startswith("data."))
@@ -186,6 +196,7 @@ _JSON: dict[str, Callable[[Sequence[Any], tuple[str, ...] | None], str]] = {
     "fetched_at": lambda row, _: _text(row[4]),
     "error": lambda row, _: _error_json(row[5]),
     "data": lambda row, keys: _data_json(row[6], keys),
+    CHANGE: lambda row, _: row[7] if len(row) > 7 and row[7] else "null",
 }
 
 
@@ -307,6 +318,7 @@ def csv_line(row: Sequence[Any], columns: tuple[str, ...], data_columns: bool = 
     of them are ``data``'s (else its JSON is not decoded at all)."""
     error = _error(row[5]) or {}
     data = _member_texts(row[6]) if data_columns and row[6] else {}
+    change = _change_cells(row) if _KEY_COLUMNS[CHANGE][0] in columns else {}
     cells = []
     for column in columns:
         index = _ROW_COLUMNS.get(column)
@@ -317,6 +329,8 @@ def csv_line(row: Sequence[Any], columns: tuple[str, ...], data_columns: bool = 
             text = error.get("error")
         elif column == "error_message":
             text = error.get("message")
+        elif column in change:
+            text = change[column]
         else:
             text = data.get(column)
         cells.append(_cell(text))
@@ -325,12 +339,20 @@ def csv_line(row: Sequence[Any], columns: tuple[str, ...], data_columns: bool = 
     return ",".join(cells) + "\r\n"
 
 
+def _change_cells(row: Sequence[Any]) -> dict[str, str | None]:
+    """A row's ``change`` as its three CSV cells."""
+    stored = json.loads(row[7]) if len(row) > 7 and row[7] else {}
+    status, since, diff = _KEY_COLUMNS[CHANGE]
+    return {status: stored.get("status"), since: stored.get("previous_fetched_at"),
+            diff: stored.get("diff")}
+
+
 def csv_table(batches: Iterable[Sequence[Sequence[Any]]], selection: Selection
               ) -> Iterator[bytes]:
     """UTF-8 CSV: the header row (sent before any row is read), then one row a page."""
     columns = selection.columns
     data_columns = any(column not in _ROW_COLUMNS and column not in _KEY_COLUMNS["error"]
-                       for column in columns)
+                       and column not in _KEY_COLUMNS[CHANGE] for column in columns)
     yield (",".join(_cell(column) for column in columns) + "\r\n").encode()
     for rows in batches:
         if isinstance(rows, SkippedRows):

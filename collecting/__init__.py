@@ -18,7 +18,8 @@ Its modules, and who imports them:
   :mod:`~collecting.host_gate` (politeness across workers),
   :mod:`~collecting.start` (plan limits, the row, the first slice),
   :mod:`~collecting.control` (slice jobs, cancel, finish, the watchdog),
-  :mod:`~collecting.python_api` (collections from batch code: ``run_collection``);
+  :mod:`~collecting.python_api` (collections from batch code: ``run_collection``),
+  :mod:`~collecting.changes` (change tracking: each page against its previous version);
 - on the warm crawler, for the workers only: :mod:`~collecting.slice` (the run loop of one
   slice job), :mod:`~collecting.landing` (a page done: its outcome or a skip, its links
   sorted), :mod:`~collecting.page_cache` (pages from the page cache, with ``max_age``),

@@ -33,6 +33,7 @@ from redis import Redis
 from rq import get_current_job
 
 from collecting import control, seeding
+from collecting.changes import ChangeTracker
 from collecting.frontier import Entry, Frontier, Skip
 from collecting.host_gate import HostGate, host_of
 from collecting.landing import Landed, failure, land
@@ -106,6 +107,8 @@ class Slice:
     repeats: RepeatedBlocks | None = None
     #: The page cache, for a collection with ``max_age`` (None: every page is fetched).
     cache: CollectionCache | None = None
+    #: Change tracking, for a collection that asked for it.
+    changes: ChangeTracker | None = None
     stats: dict[str, int] = field(default_factory=lambda: {"stored": 0, "duplicates": 0})
 
     def __post_init__(self) -> None:
@@ -151,6 +154,7 @@ class Slice:
             self.repeats = RepeatedBlocks(self.redis, self.frontier)
         self.cache = CollectionCache.of(self.db, self.config, row.extract, spec,
                                         crawl=row.mode == "crawl")
+        self.changes = ChangeTracker.of(self.db, row.account_id, spec)
         self._budget = int(spec.get("max_pages") or 0)  # a crawl's pages in all; 0: none
         if row.mode == "crawl":
             self.scope = CrawlScope(start_url=spec["url"], max_depth=spec["max_depth"],
@@ -334,7 +338,8 @@ class Slice:
             for outcome, data in zip(outcomes, clean_outcomes(
                     self.repeats, [outcome.data for outcome in outcomes]), strict=True):
                 outcome.data = data
-        stored = collections.store(self.db, self.collection_id, outcomes, skipped)
+        stored = collections.store(self.db, self.collection_id, outcomes, skipped,
+                                   *ChangeTracker.versions(self.changes, outcomes))
         if stored.closed:  # a stop came first: the skips decided here are still skips
             collection_skips.record_left(self.db, self.collection_id, skipped)
             self._stopped = "closed"

@@ -22,6 +22,7 @@ from redis import Redis
 from redis.exceptions import RedisError
 
 from collecting.control import enqueue_slice
+from core.canonical import site_key
 from core.config import Config
 from core.contract import DEFAULT_MAX_DEPTH
 from core.policy import SourcePolicy
@@ -55,7 +56,8 @@ def create(db: Database, policy: SourcePolicy, *, account_id: str, mode: str,
            include_paths: Sequence[str] = (), exclude_paths: Sequence[str] = (),
            use_sitemap: bool = True, request_id: str | None = None,
            webhook_url: str | None = None, options: Mapping[str, Any] | None = None,
-           remove_repeated_blocks: bool = True, max_age: int = 0) -> Collection:
+           remove_repeated_blocks: bool = True, max_age: int = 0,
+           change_tracking: Mapping[str, Any] | None = None) -> Collection:
     """A new ``queued`` collection of the account, within its plan, with its line of history.
 
     Checked in this order: a batch's size (:class:`TooManyUrls`); a crawl's ``max_pages``
@@ -90,6 +92,9 @@ def create(db: Database, policy: SourcePolicy, *, account_id: str, mode: str,
         spec["options"] = dict(options)
     if max_age:  # its pages may come from the page cache (collecting.page_cache)
         spec["max_age"] = max_age
+    if change_tracking is not None:  # its pages compared with the tag's (collecting.changes)
+        spec["change_tracking"] = {"tag": change_tracking.get("tag") or site_key(
+            url if mode == "crawl" else (urls or [""])[0]) or "default"}
     return collections.create(db, account_id=account_id, mode=mode, extract=extract, spec=spec,
                               max_running=max_running, request_id=request_id, url=url,
                               webhook_url=webhook_url)

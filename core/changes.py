@@ -1,5 +1,5 @@
 """Whether a page changed between two crawls, and how: the rules of change tracking, pure and
-framework-free (docs/api.md, Change tracking; issue 30). Not wired into collections yet.
+framework-free (docs/api.md, Change tracking; collecting.changes applies them).
 
 **Same or changed** compares the page's content (its markdown, else its text) *normalised*:
 Unicode NFC; every run of whitespace one space; blank lines and surrounding spaces dropped;

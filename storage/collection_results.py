@@ -61,12 +61,14 @@ def page(db: Database, collection_id: str, *, after: int = 0, limit: int = 100,
 
 def body(row: CollectionResult) -> dict[str, Any]:
     """A stored result as the API answers it (docs/api.md, Results): the error's code and message
-    (its details are the crawler's), ``data`` as the operation's body fields."""
+    (its details are the crawler's), ``data`` as the operation's body fields, and the page's
+    ``change`` (null but in a collection with change tracking)."""
     error = json.loads(row.error) if row.error else None
     return {"url": row.url, "final_url": row.final_url, "status": row.status,
             "status_code": row.status_code, "fetched_at": row.fetched_at,
             "error": {"error": error["error"], "message": error["message"]} if error else None,
-            "data": json.loads(row.data) if row.data else None}
+            "data": json.loads(row.data) if row.data else None,
+            "change": json.loads(row.change) if row.change else None}
 
 
 def data_of(row: CollectionResult) -> Any:

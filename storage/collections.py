@@ -27,7 +27,7 @@ from sqlalchemy.orm import Session
 
 from core.formats import format_utc
 from core.operations import COLLECTION, COLLECTION_CANCEL
-from storage import collection_skips, webhooks
+from storage import collection_skips, page_versions, webhooks
 from storage.db import Database
 from storage.ledger import InsufficientCredits
 from storage.models import (
@@ -119,6 +119,11 @@ def spec_of(row: Collection) -> dict[str, Any]:
     return json.loads(row.spec)
 
 
+def tracked(row: Collection) -> bool:
+    """Whether the collection tracks changes (its results say ``change``)."""
+    return "change_tracking" in spec_of(row)
+
+
 def expired(row: Collection, now: datetime | None = None) -> bool:
     """Whether the collection is past its download window (its results gone or going)."""
     return row.expires_at is not None and as_utc(row.expires_at) <= (now or utcnow())
@@ -138,7 +143,8 @@ def collection_body(row: Collection) -> dict[str, Any]:
         "progress": {"total": max(row.total, row.succeeded + row.failed),
                      "done": row.succeeded + row.failed, "succeeded": row.succeeded,
                      "failed": row.failed, "robots_blocked": row.robots_blocked,
-                     "skipped": collection_skips.counts(row)},
+                     "skipped": collection_skips.counts(row),
+                     "changes": page_versions.counts(row, tracked(row))},
         "credits_used": row.credits_used,
     }
 
@@ -266,6 +272,8 @@ class PageOutcome:
     error: dict[str, Any] | None = None
     data: Any = None
     robots_blocked: bool = False
+    #: With change tracking: the page against its previous version (core.changes.Change).
+    change: dict[str, Any] | None = None
 
 
 @dataclass
@@ -283,7 +291,8 @@ class Stored:
 
 
 def store(db: Database, collection_id: str, outcomes: Sequence[PageOutcome],
-          skipped: Sequence[collection_skips.Skipped] = ()) -> Stored:
+          skipped: Sequence[collection_skips.Skipped] = (),
+          versions: Sequence[page_versions.Version] = (), tag: str | None = None) -> Stored:
     """Store new page results, charge 1 credit per new successful one, move the counters,
     record the URLs ``skipped`` (:mod:`storage.collection_skips`); one transaction. Pages
     stored already (a retry after a lost lease) are skipped, so a page is stored and charged
@@ -295,12 +304,12 @@ def store(db: Database, collection_id: str, outcomes: Sequence[PageOutcome],
             .where(Collection.id == collection_id, Collection.status.in_(LIVE_STATUSES))
             .values(succeeded=Collection.succeeded)
             .returning(Collection.account_id, Collection.succeeded + Collection.failed,
-                       Collection.skipped)
+                       Collection.skipped, Collection.changes)
         ).first()
         if locked is None:
             report.closed = True
             return report
-        account_id, done, counted = locked
+        account_id, done, counted, changes = locked
         collection_skips.write(session, collection_id, counted, skipped)
         keys = [outcome.key for outcome in outcomes]
         known = set(session.scalars(
@@ -320,6 +329,10 @@ def store(db: Database, collection_id: str, outcomes: Sequence[PageOutcome],
             report.out_of_credits = True
             fresh = _drop_last_successes(fresh, unpaid)
         _write(session, collection_id, account_id, fresh, done)
+        if tag is not None:  # the versions of the pages stored now, not of retries
+            stored_now = {outcome.key for outcome in fresh}
+            page_versions.write(session, collection_id, account_id, tag, changes,
+                                [v for v in versions if v.page_key in stored_now])
         report.settled.extend(outcome.key for outcome in fresh)
         report.charged = paid
     return report
@@ -364,7 +377,8 @@ def _write(session: Session, collection_id: str, account_id: str,
          "url": outcome.url, "final_url": outcome.final_url, "status": outcome.status,
          "status_code": outcome.status_code, "fetched_at": outcome.fetched_at,
          "error": json.dumps(outcome.error) if outcome.error is not None else None,
-         "data": json.dumps(outcome.data) if outcome.data is not None else None}
+         "data": json.dumps(outcome.data) if outcome.data is not None else None,
+         "change": json.dumps(outcome.change) if outcome.change is not None else None}
         for number, outcome in enumerate(outcomes, start=1)])
     paid = [outcome for outcome in outcomes if outcome.status == Outcome.SUCCEEDED]
     if paid:

@@ -45,11 +45,12 @@ class ExportRow(NamedTuple):
     fetched_at: str | None
     error: str | None
     data: str | None
+    change: str | None = None  #: JSON text, with change tracking
 
 
 _COLUMNS = (CollectionResult.url, CollectionResult.final_url, CollectionResult.status,
             CollectionResult.status_code, CollectionResult.fetched_at, CollectionResult.error,
-            CollectionResult.data)
+            CollectionResult.data, CollectionResult.change)
 
 
 class SkippedRows(list):  # type: ignore[type-arg]

@@ -256,6 +256,8 @@ class Collection(Base):
     #: The URLs skipped, counted by reason (a JSON object; None: none yet), in the same
     #: transaction as the rows of :class:`CollectionSkip` (``storage.collection_skips``).
     skipped: Mapped[str | None] = mapped_column(Text)
+    #: With change tracking: its pages counted by change (new, same, changed; JSON).
+    changes: Mapped[str | None] = mapped_column(Text)
 
 
 class CollectionResult(Base):
@@ -281,6 +283,8 @@ class CollectionResult(Base):
     fetched_at: Mapped[str | None] = mapped_column(String(40))
     error: Mapped[str | None] = mapped_column(Text)  # JSON
     data: Mapped[str | None] = mapped_column(Text)  # JSON
+    #: With change tracking: the page against its previous version (JSON; core.changes).
+    change: Mapped[str | None] = mapped_column(Text)
 
 
 class CollectionSkip(Base):
@@ -370,3 +374,23 @@ class PageCacheTotal(Base):
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     bytes: Mapped[int] = mapped_column(BigInteger, default=0)
+
+
+class PageVersion(Base):
+    """The latest version of a page an account tracks under a tag (change tracking): what the
+    next collection of that tag compares the page with (``storage.page_versions``)."""
+
+    __tablename__ = "page_versions"
+    __table_args__ = (UniqueConstraint("account_id", "tag", "page_key",
+                                       name="uq_page_versions_page"),)
+
+    id: Mapped[int] = mapped_column(BigId, primary_key=True, autoincrement=True)
+    account_id: Mapped[str] = mapped_column(ForeignKey("accounts.id"))
+    tag: Mapped[str] = mapped_column(String(100))
+    page_key: Mapped[str] = mapped_column(String(40))
+    url: Mapped[str] = mapped_column(Text)
+    fetched_at: Mapped[str | None] = mapped_column(String(40))
+    digest: Mapped[str] = mapped_column(String(64))
+    #: The content compared (markdown or text), zstd-compressed, for the next diff.
+    content: Mapped[bytes] = mapped_column(LargeBinary)
+    collection_id: Mapped[str] = mapped_column(String(40))

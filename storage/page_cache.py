@@ -76,6 +76,15 @@ def unpack(body: bytes) -> dict[str, Any]:
     return json.loads(_codec()[1].decompress(body))
 
 
+def pack_text(text: str) -> bytes:
+    """``text`` compressed as the cache compresses its entries (change tracking's versions)."""
+    return _codec()[0].compress(text.encode())
+
+
+def unpack_text(body: bytes) -> str:
+    return _codec()[1].decompress(body).decode()
+
+
 _COLUMNS = (PageCacheEntry.key, PageCacheEntry.body, PageCacheEntry.cached_at,
             PageCacheEntry.used_at, PageCacheEntry.etag, PageCacheEntry.last_modified)
 

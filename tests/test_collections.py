@@ -53,7 +53,8 @@ def test_a_batch_is_fetched_once_per_page_and_billed_per_success(stack, site, hi
     final = wait_final(who, created["id"])
     assert final["status"] == "completed" and final["stop_reason"] is None
     assert final["progress"] == {"total": 3, "done": 3, "succeeded": 1, "failed": 2,
-                                 "robots_blocked": 1, "skipped": dict.fromkeys(SKIP_REASONS, 0)}
+                                 "robots_blocked": 1, "skipped": dict.fromkeys(SKIP_REASONS, 0),
+                                 "changes": None}
     assert final["credits_used"] == 1 and final["expires_at"] and final["finished_at"]
     results = all_results(who, created["id"], limit=1)
     assert sorted(path(r["url"]) for r in results) == ["/article", "/missing", "/private/batch"]

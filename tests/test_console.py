@@ -551,7 +551,7 @@ def test_the_results_show_each_asked_format_as_text_never_as_markup(stack, site,
     (made,) = who.get("/collections").get_json()["collections"]
     assert wait_final(who, made["id"])["progress"] == {
         "total": 2, "done": 2, "succeeded": 1, "failed": 1, "robots_blocked": 0,
-        "skipped": dict.fromkeys(SKIP_REASONS, 0)}
+        "skipped": dict.fromkeys(SKIP_REASONS, 0), "changes": None}
     (stored,) = [r["data"] for r in all_results(who, made["id"]) if r["status"] == "succeeded"]
     assert "<script>document.title = 'pwned'</script>" in stored["markdown"]
 

@@ -118,7 +118,9 @@ ADDITIONS = {
     "Plan": ["max_concurrent_requests",  # a per-account cap on requests in flight
              "max_map_urls"],  # the most a map may answer with (issue 29)
     "Health": ["workers", "cron"],  # ready means a worker listens
-    "Progress": ["skipped"],  # the URLs seen and not fetched, by reason (issue 29)
+    "Progress": ["skipped",  # the URLs seen and not fetched, by reason (issue 29)
+                 "changes"],  # change tracking's counts (issue 30)
+    "Result": ["change"],  # change tracking (issue 30)
     "SkipCounts": ["robots", "excluded_path", "not_included", "depth", "off_site", "duplicate",
                    "limit", "policy", "cancelled"],
     "Skipped": ["url", "reason", "duplicate_of"],

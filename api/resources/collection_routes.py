@@ -147,7 +147,7 @@ def start(args: dict) -> Collection:
             use_sitemap=args["use_sitemap"], request_id=g.request_id,
             remove_repeated_blocks=args["remove_repeated_blocks"],
             webhook_url=args["webhook_url"], options=options_of(args),
-            max_age=args["max_age"])
+            max_age=args["max_age"], change_tracking=args["change_tracking"])
     except starting.TooManyUrls as exc:
         raise refuse(OPERATION, ApiError("too_many_urls", str(exc))) from None
     except starting.TooManyPages as exc:
@@ -300,7 +300,7 @@ def selection_of(row: Collection, names: list[str] | None) -> exports.Selection 
     if not names:
         return None
     try:
-        return exports.select(row.extract, names)
+        return exports.select(row.extract, names, tracked=collections.tracked(row))
     except exports.UnknownFields as exc:
         raise ApiError("validation_error", "Invalid request: check fields.",
                        errors={"fields": [str(exc)]}) from None

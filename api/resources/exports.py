@@ -87,7 +87,8 @@ def stream(collection_id: str, args: dict) -> Response:
     :class:`ExportQuerySchema`): the API's and the console's download."""
     row = readable(collection_id)
     selection = selection_of(row, args["field_names"]) or exports.select(
-        row.extract, unasked=exports.unasked(row.extract, collections.spec_of(row)))
+        row.extract, unasked=exports.unasked(row.extract, collections.spec_of(row)),
+        tracked=collections.tracked(row))
     skipped = "skipped" in (args["include"] or ())
     if skipped:
         selection = selection.with_skipped()

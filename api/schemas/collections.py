@@ -12,6 +12,7 @@ from api.schemas.fields import JsonBoolean, RequestSchema, Response, Url, WholeN
 from api.schemas.options import option_field
 from core.contract import COLLECTION_MODES as MODES
 from core.contract import DEFAULT_MAX_DEPTH, MAX_DEPTH, SKIP_REASONS
+from core.controls import control_character_error
 from core.operations import COLLECTION_EXTRACTS as EXTRACTS
 from core.operations import COLLECTION_OPTIONS, EXTRACTIONS, MAX_AGE_OPTION
 from core.patterns import MAX_PATTERN_LENGTH, MAX_PATTERNS, SYNTAX, pattern_errors
@@ -64,6 +65,21 @@ def options_of(args: dict[str, Any]) -> dict[str, Any]:
     return {name: args[name] for name in COLLECTION_OPTIONS if name in args}
 
 
+def _printable(value: str) -> None:
+    refused = control_character_error(value)
+    if refused:
+        raise ValidationError(refused)
+
+
+class ChangeTrackingSchema(RequestSchema):
+    """``change_tracking``: which earlier collections a collection's pages are compared with."""
+
+    tag = fields.String(load_default=None, validate=[validate.Length(min=1, max=100),
+                                                     _printable], metadata={
+        "description": "The pages of collections of the same tag are compared (default: the "
+                       "site of the start URL, or of a batch's first URL)."})
+
+
 class _CollectionRequest(RequestSchema):
     """``POST /collections``: a batch of URLs, or a crawl of one site (its extract's options:
     :data:`CollectionRequestSchema`)."""
@@ -106,6 +122,11 @@ class _CollectionRequest(RequestSchema):
     webhook_url = Url(required=False, allow_none=True, load_default=None, metadata={
         "description": "Called once when the collection ends (see docs/api.md, Webhooks)."})
     max_age = option_field(MAX_AGE_OPTION, note="Each page:")
+    change_tracking = fields.Nested(ChangeTrackingSchema, load_default=None, metadata={
+        "description": "Compare each page stored with its version of the latest earlier "
+                       "collection of this account with the same `tag`: each result gets "
+                       "`change` (`new`, `same`, `changed` with a unified diff of its "
+                       "content), `progress.changes` counts them."})
 
     @validates_schema
     def _own_options(self, data: dict[str, Any], **_: Any) -> None:
@@ -165,6 +186,23 @@ SkipCountsSchema = type("SkipCountsSchema", (Response,), {
     "__doc__": "URLs seen and not fetched, by reason (each distinct URL once)."})
 
 
+class ChangeCountsSchema(Response):
+    new = fields.Integer(metadata={"description": "Pages the tag's collections had not seen."})
+    same = fields.Integer(metadata={"description": "Pages whose content did not change."})
+    changed = fields.Integer(metadata={"description": "Pages whose content changed."})
+    removed = fields.Integer(metadata={"description": "Pages of the previous collection not "
+                                                      "found again (not counted yet: 0)."})
+
+
+class ChangeSchema(Response):
+    status = fields.String(metadata={"description": "new, same or changed."})
+    previous_fetched_at = fields.String(allow_none=True, metadata={
+        "description": "When the version compared with was fetched; null for new."})
+    diff = fields.String(allow_none=True, metadata={
+        "description": "changed: a unified diff of the page's markdown (else text), at most "
+                       "64 KB; null otherwise."})
+
+
 class ProgressSchema(Response):
     total = fields.Integer(metadata={"description": "Pages admitted so far; never decreases."})
     done = fields.Integer(metadata={"description": "succeeded + failed."})
@@ -175,6 +213,9 @@ class ProgressSchema(Response):
     skipped = fields.Nested(SkipCountsSchema, metadata={
         "description": "URLs seen and not fetched, by reason: every reason, 0 when none. "
                        "`GET /collections/{id}/skipped` lists them."})
+    changes = fields.Nested(ChangeCountsSchema, allow_none=True, metadata={
+        "description": "With `change_tracking`: the pages stored by change (`removed` is 0 "
+                       "for now); null without."})
 
 
 class WebhookDeliverySchema(Response):
@@ -258,6 +299,9 @@ class ResultSchema(Response):
     error = fields.Nested(ResultErrorSchema, allow_none=True)
     data = fields.Dict(allow_none=True, metadata={
         "description": "The /scrape, /contacts or /products body fields of the page."})
+    change = fields.Nested(ChangeSchema, allow_none=True, metadata={
+        "description": "With `change_tracking`: the page against its latest earlier version "
+                       "under the tag; null for a failed page, and without change tracking."})
 
 
 class ResultsPageSchema(Response):
