@@ -11,7 +11,8 @@ import json
 import sys
 from pathlib import Path
 
-from client.http import CONTENT_FORMATS, FORMATS, MAP_OPTIONS, SKIP_REASONS
+from client.bodies import MAP_OPTIONS
+from client.http import CONTENT_FORMATS, FORMATS, SKIP_REASONS
 
 EXTRACTS = ("page", "contacts", "products", "schema")
 
@@ -191,6 +192,9 @@ def _creating(command: argparse.ArgumentParser) -> None:
     command.add_argument("--webhook-url", metavar="URL",
                          help="the service POSTs the finished collection there")
     _max_age(command)
+    command.add_argument("--track", nargs="?", const="", metavar="TAG",
+                         help="say of each page whether it is new, the same or changed since "
+                              "the last collection tracked under TAG (default: the site)")
 
 
 def _max_age(command: argparse.ArgumentParser) -> None:

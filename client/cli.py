@@ -124,7 +124,7 @@ def run_collect(args: argparse.Namespace, err: Console) -> int:
     urls = read_urls(args.urls_file)
     client = _client(args)
     created = client.collect(urls, extract=args.extract, webhook_url=args.webhook_url,
-                             max_age=args.max_age, **page_options(args))
+                             max_age=args.max_age, track=args.track, **page_options(args))
     return _follow(client, created, args, output, err,
                    f"{len(urls)} URL{'s' if len(urls) > 1 else ''}")
 
@@ -136,7 +136,7 @@ def run_crawl(args: argparse.Namespace, err: Console) -> int:
                            max_depth=args.max_depth, include_paths=args.include_paths,
                            exclude_paths=args.exclude_paths, use_sitemap=args.use_sitemap,
                            webhook_url=args.webhook_url, max_age=args.max_age,
-                           **page_options(args))
+                           track=args.track, **page_options(args))
     return _follow(client, created, args, output, err, f"crawl of {args.url}")
 
 
@@ -303,6 +303,8 @@ def describe(collection: dict[str, Any]) -> str:
                      f"succeeded, {progress['failed']} failed "
                      f"({progress['robots_blocked']} blocked by robots.txt)"),
         ("skipped", skipped_text(progress.get("skipped") or {}) or "none"),
+        *([("changes", skipped_text(progress["changes"]) or "none")]
+          if progress.get("changes") is not None else []),
         ("credits", str(collection["credits_used"])),
         ("created", collection["created_at"]),
         ("started", collection.get("started_at") or "-"),

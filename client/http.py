@@ -23,6 +23,7 @@ from typing import Any
 
 import requests
 
+from client.bodies import MAP_OPTIONS, page_body, tracking_body
 from client.errors import (
     NOT_THE_API,
     ApiError,
@@ -122,7 +123,7 @@ class Client:
         ``records`` (what a selector ``schema`` reads, else ``None``); ``cached`` says whether
         it came from the service's page cache, which ``max_age`` (seconds) allows. Options
         left ``None`` are not sent (the service's defaults, docs/api.md)."""
-        body = {"url": url, **_page_options({
+        body = {"url": url, **page_body({
             "formats": formats, "only_main_content": only_main_content,
             "include_selectors": include_selectors, "exclude_selectors": exclude_selectors,
             "include_links": include_links, "include_metadata": include_metadata,
@@ -153,21 +154,24 @@ class Client:
 
     def collect(self, urls: Iterable[str], *, extract: str = "page",
                 webhook_url: str | None = None, max_age: int | None = None,
-                idempotency_key: str | None = None, **options: Any) -> dict[str, Any]:
+                track: str | None = None, idempotency_key: str | None = None,
+                **options: Any) -> dict[str, Any]:
         """Start a batch: each URL fetched once (or taken from the page cache when
-        ``max_age`` allows). The collection object (status ``queued``). ``options``: those of
-        :meth:`scrape` (``formats=["markdown"]``…), for ``extract`` page only, and ``schema``
-        for ``extract="schema"``; left ``None``, not sent."""
+        ``max_age`` allows; ``track``: say of each page what changed since the last collection
+        under that tag, "" the site's). The collection object (status ``queued``).
+        ``options``: those of :meth:`scrape` (``formats=["markdown"]``…), for ``extract`` page
+        only, and ``schema`` for ``extract="schema"``; left ``None``, not sent."""
         return self.create({"mode": "batch", "urls": list(urls), "extract": extract,
-                            "webhook_url": webhook_url, **_page_options(options),
-                            **({"max_age": max_age} if max_age is not None else {})},
-                           idempotency_key)
+                            "webhook_url": webhook_url, **page_body(options),
+                            **({"max_age": max_age} if max_age is not None else {}),
+                            **tracking_body(track)}, idempotency_key)
 
     def crawl(self, url: str, *, extract: str = "page", max_pages: int | None = None,
               max_depth: int | None = None, include_paths: list[str] | None = None,
               exclude_paths: list[str] | None = None, use_sitemap: bool | None = None,
               webhook_url: str | None = None, max_age: int | None = None,
-              idempotency_key: str | None = None, **options: Any) -> dict[str, Any]:
+              track: str | None = None, idempotency_key: str | None = None,
+              **options: Any) -> dict[str, Any]:
         """Start a crawl of ``url``'s site; options left ``None`` take the service's defaults
         (``options``: those of :meth:`scrape`, for ``extract`` page, as for :meth:`collect`)."""
         crawl = {"max_pages": max_pages, "max_depth": max_depth,
@@ -175,7 +179,7 @@ class Client:
                  "use_sitemap": use_sitemap, "max_age": max_age}
         body = {"mode": "crawl", "url": url, "extract": extract, "webhook_url": webhook_url,
                 **{name: value for name, value in crawl.items() if value is not None},
-                **_page_options(options)}
+                **page_body(options), **tracking_body(track)}
         return self.create(body, idempotency_key)
 
     def create(self, body: dict[str, Any], idempotency_key: str | None = None
@@ -306,24 +310,6 @@ class Client:
             self.sleep(error.retry_after if error.retry_after is not None
                        else _backoff(attempt))
         raise AssertionError("unreachable")  # the loop returns or raises
-
-
-#: The options of a page's content (:meth:`Client.scrape`), also a collection's of extract page.
-MAP_OPTIONS = ("limit", "search", "sitemap", "include_subdomains", "include_paths",
-               "exclude_paths", "discover_links", "max_age")
-PAGE_OPTIONS = ("formats", "only_main_content", "include_selectors", "exclude_selectors",
-                "include_links", "include_metadata", "schema")
-
-
-def _page_options(options: dict[str, Any]) -> dict[str, Any]:
-    """The page options given (not ``None``), sequences as lists; another name is a
-    ``TypeError``, as an unknown keyword argument is."""
-    for name in options:
-        if name not in PAGE_OPTIONS:
-            raise TypeError(f"unexpected keyword argument {name!r} (the page options are "
-                            f"{', '.join(PAGE_OPTIONS)})")
-    return {name: list(value) if isinstance(value, list | tuple) else value
-            for name, value in options.items() if value is not None}
 
 
 def _json(response: requests.Response) -> Any:

@@ -571,3 +571,14 @@ def test_a_reader_that_goes_away_ends_scrape_quietly(api, tmp_path):
         stderr = run.stderr.read().decode()
         status = run.wait(timeout=60)
     assert status == 1 and stderr == ""
+
+
+def test_collections_can_track_changes(api, client, cli_env):
+    client.collect(["https://example.com/a"], track="prices")
+    client.crawl("https://example.com/", track="")
+    sent = [post.body["change_tracking"] for post in api.requests("POST", "/collections")]
+    assert sent == [{"tag": "prices"}, {}]
+    assert main(["crawl", "https://example.com/", "--no-wait", "--track", "news"]) == 0
+    assert main(["crawl", "https://example.com/", "--no-wait", "--track"]) == 0
+    assert [post.body["change_tracking"] for post in
+            api.requests("POST", "/collections")[2:]] == [{"tag": "news"}, {}]

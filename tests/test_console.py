@@ -720,3 +720,22 @@ def test_the_results_page_counts_the_skipped_urls_and_downloads_them(stack, site
     wait_final(who, batch.get_json()["id"])
     quiet = browser.get(f"/console/collections/{batch.get_json()['id']}").get_data(as_text=True)
     assert "skipped-counts" not in quiet and "skipped-downloads" not in quiet
+
+
+def test_a_collection_started_in_the_console_can_track_changes(app, site):
+    from core.canonical import site_key
+
+    who = new_customer(app, credits=10, plan="standard")
+    browser = signed_in(who)
+    for fields, tag in (({"track": "on", "change_tag": "prices"}, "prices"),
+                        ({"track": "on"}, site_key(f"{site}/article"))):  # the site's
+        sent = browser.post("/console/collections", data={
+            "csrf_token": form_token(browser, "/console/collections"), "mode": "batch",
+            "urls": f"{site}/article", **fields})
+        assert sent.status_code == 302
+        made = who.get("/collections").get_json()["collections"][0]
+        with app.extensions["webdata.db"].session() as session:
+            spec = json.loads(session.get(Collection, made["id"]).spec)
+        assert spec["change_tracking"] == {"tag": tag}
+        assert made["progress"]["changes"] == {"new": 0, "same": 0, "changed": 0, "removed": 0}
+        who.post(f"/collections/{made['id']}/cancel", {})

@@ -36,7 +36,7 @@ MAX_URL_FILE = 512 * 1024
 #: The form's fields that show their own problems (collections.html).
 FIELDS = ("urls", "urls_file", "url", "max_pages", "max_depth", "include_paths",
           "exclude_paths", "extract", "formats", "only_main_content", "include_selectors",
-          "exclude_selectors", "schema")
+          "exclude_selectors", "schema", "change_tracking")
 #: The fields of patterns (``include_paths``, ``exclude_paths``), one a line.
 PATTERN_FIELDS = ("include_paths", "exclude_paths")
 #: The fields of CSS selectors, one a line.
@@ -116,6 +116,9 @@ def _request(form: Any) -> dict[str, Any]:
     mode = form.get("mode", "batch")
     wanted: dict[str, Any] = {"mode": mode, "extract": form.get("extract", "page"),
                               **_page_options(form)}
+    if form.get("track") == "on":  # its tag, or the API's default (the site)
+        tag = form.get("change_tag", "").strip()
+        wanted["change_tracking"] = {"tag": tag} if tag else {}
     if mode == "batch":
         listed = url_lines(form.get("urls", ""))
         upload = request.files.get("urls_file")

@@ -1,0 +1,31 @@
+"""What the client sends of its options: the names each operation takes, and the parts of a
+request's body made from keyword arguments (the client imports nothing of the platform, so it
+spells out the service's names)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+#: The options of a page's content (:meth:`Client.scrape`), also a collection's of extract page.
+MAP_OPTIONS = ("limit", "search", "sitemap", "include_subdomains", "include_paths",
+               "exclude_paths", "discover_links", "max_age")
+PAGE_OPTIONS = ("formats", "only_main_content", "include_selectors", "exclude_selectors",
+                "include_links", "include_metadata", "schema")
+
+
+def page_body(options: dict[str, Any]) -> dict[str, Any]:
+    """The page options given (not ``None``), sequences as lists; another name is a
+    ``TypeError``, as an unknown keyword argument is."""
+    for name in options:
+        if name not in PAGE_OPTIONS:
+            raise TypeError(f"unexpected keyword argument {name!r} (the page options are "
+                            f"{', '.join(PAGE_OPTIONS)})")
+    return {name: list(value) if isinstance(value, list | tuple) else value
+            for name, value in options.items() if value is not None}
+
+
+def tracking_body(track: str | None) -> dict[str, Any]:
+    """``change_tracking`` of a collection: under ``track`` ("": the site's tag); none."""
+    if track is None:
+        return {}
+    return {"change_tracking": {"tag": track} if track else {}}
