@@ -182,7 +182,7 @@ def _data_json(stored: str | None, keys: tuple[str, ...] | None) -> str:
     if not stored:
         return "null"
     if keys is None:
-        return stored  # JSON text as json.dumps wrote it (storage.collections.store)
+        return stored  # JSON text as json.dumps wrote it (storage.collection_store.store)
     data = json.loads(stored)
     return json.dumps({key: data.get(key) for key in keys})
 

@@ -9,7 +9,7 @@ grows by < 100 MB while it streams.
 Everything is private and set up here: a redis-server, a database (SQLite in the bench's temp
 dir; with ``--postgres``, a database of its own on 127.0.0.1:5432, created and dropped here),
 a funded account, and the API under gunicorn with ``make run``'s flags. The collection's
-results are stored through ``storage.collections.store``, as a worker stores them, 1,000 at a
+results are stored through ``storage.collection_store.store``, as a worker stores them, 1,000 at a
 time: 9 in 10 successful pages whose ``data`` is ``extract_page`` of the test site's article
 with a longer text (about 4.5 KB of JSON each; the words of each paragraph shuffled per page,
 so that gzip meets text that differs from page to page), 1 in 10 failed. Then each export is
@@ -93,8 +93,8 @@ def shuffled(text: str, random: Random) -> str:
 def fill(database_url: str, key: str, rows: int) -> tuple[str, str, float, int]:
     """A finished collection of ``rows`` stored results, and one of 1,000 (the warm-up's);
     their ids, the seconds it took, the mean size of a result's stored data."""
-    from storage import accounts, collection_results, collections
-    from storage.collections import PageOutcome
+    from storage import accounts, collection_results, collection_store, collections
+    from storage.collection_store import PageOutcome
     from storage.db import Database
     from storage.models import CollectionStatus
 
@@ -125,7 +125,7 @@ def fill(database_url: str, key: str, rows: int) -> tuple[str, str, float, int]:
                         final_url=url, status_code=200, fetched_at="2026-11-23T04:30:00Z",
                         data={**data, "title": f"{data['title']} ({n})",
                               "text": shuffled(data["text"], random)}))
-            collections.store(db, collection_id, outcomes)
+            collection_store.store(db, collection_id, outcomes)
         collections.finish(db, collection_id, CollectionStatus.COMPLETED,
                            retention=timedelta(days=7))
         ids.append(collection_id)

@@ -12,7 +12,7 @@ from typing import Any
 from core.changes import compare, digest
 from core.contract import PageStatus
 from storage import page_versions
-from storage.collections import PageOutcome
+from storage.collection_store import PageOutcome
 from storage.db import Database
 
 

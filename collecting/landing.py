@@ -13,7 +13,7 @@ from core.items import PageResult, plain
 from core.scope import CrawlScope
 from crawler.spiders.collected import CollectedPage
 from storage import collection_results
-from storage.collections import PageOutcome
+from storage.collection_store import PageOutcome
 
 
 @dataclass

@@ -46,7 +46,7 @@ from core.controls import escaped
 from core.scope import CrawlScope
 from crawler.runner import shared_crawler
 from crawler.spiders.collected import collection_spider
-from storage import collection_skips, collections
+from storage import collection_skips, collection_store, collections
 from storage.db import Database, shared_for
 from storage.models import LIVE_STATUSES, CollectionStatus
 from worker import queues
@@ -166,7 +166,7 @@ class Slice:
             refused = seeding.seed(self.frontier, self.redis, self.config,
                                    self.collection_id, spec, self.scope, self._budget)
             if refused:  # sitemap URLs out of the crawl's scope
-                collections.store(self.db, self.collection_id, [], refused)
+                collection_store.store(self.db, self.collection_id, [], refused)
             self._report_total()
         self._share = max(1, math.ceil(self.limits.collection_host_concurrency
                                        / self.frontier.width()))
@@ -338,7 +338,7 @@ class Slice:
             for outcome, data in zip(outcomes, clean_outcomes(
                     self.repeats, [outcome.data for outcome in outcomes]), strict=True):
                 outcome.data = data
-        stored = collections.store(self.db, self.collection_id, outcomes, skipped,
+        stored = collection_store.store(self.db, self.collection_id, outcomes, skipped,
                                    *ChangeTracker.versions(self.changes, outcomes))
         if stored.closed:  # a stop came first: the skips decided here are still skips
             collection_skips.record_left(self.db, self.collection_id, skipped)

@@ -1,7 +1,7 @@
 """A collection's stored page results as they are read back: a page of them at a time, in
 completion order, and each as the API answers it (``GET /collections/{id}/results``, the
 export, batch code). Storing them, charged in the same transaction, is
-:func:`storage.collections.store`'s."""
+:func:`storage.collection_store.store`'s."""
 
 from __future__ import annotations
 

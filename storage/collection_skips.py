@@ -1,6 +1,6 @@
 """The URLs a collection saw and did not fetch, with their reasons (docs/api.md, Skipped
 URLs): written in the transaction that stores a batch of results
-(:func:`storage.collections.store`, under the collection's row lock) or, for the URLs left
+(:func:`storage.collection_store.store`, under the collection's row lock) or, for the URLs left
 when a collection ends, in one of their own (:func:`record_left`); read back a page at a
 time by ``GET /collections/{id}/skipped`` and the export.
 

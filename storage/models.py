@@ -225,7 +225,7 @@ class Collection(Base):
     """A batch of URLs or a crawl of one site, run in the background by the workers.
 
     The progress counters are written in the same transaction as the results they count
-    (``storage.collections.store``), so they never disagree with the stored results;
+    (``storage.collection_store.store``), so they never disagree with the stored results;
     ``total`` is what the frontier admitted, reported by the workers.
     """
 

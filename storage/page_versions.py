@@ -1,6 +1,6 @@
 """The pages an account tracks for changes, by tag (docs/api.md, Change tracking): the latest
 version of each, which a collection's slice reads before it stores a batch (to compare) and
-which the batch's transaction replaces (:func:`storage.collections.store`), with the
+which the batch's transaction replaces (:func:`storage.collection_store.store`), with the
 collection's counts by change."""
 
 from __future__ import annotations

@@ -14,8 +14,8 @@ from datetime import timedelta
 
 import pytest
 
-from storage import collection_results, collections
-from storage.collections import PageOutcome
+from storage import collection_results, collection_store, collections
+from storage.collection_store import PageOutcome
 from storage.models import CollectionStatus
 from tests.conftest import Customer, new_customer
 from tests.support.collection_stack import Stack, all_results, wait_final
@@ -65,7 +65,7 @@ def stored(stack: Stack, who: Customer, outcomes: list[PageOutcome], *, extract:
     collection_id = collections.create(db, account_id=who.account_id, mode="batch",
                                        extract=extract, spec={"urls": []}, max_running=5).id
     for start in range(0, len(outcomes), 500):
-        collections.store(db, collection_id, outcomes[start:start + 500])
+        collection_store.store(db, collection_id, outcomes[start:start + 500])
     collections.finish(db, collection_id, CollectionStatus.COMPLETED, retention=retention)
     return collection_id
 

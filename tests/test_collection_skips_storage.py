@@ -12,7 +12,7 @@ from sqlalchemy import func, select
 
 from collecting.frontier import Skip
 from core.contract import SKIP_REASONS
-from storage import collection_skips, collections, retention
+from storage import collection_skips, collection_store, collections, retention
 from storage.db import Database
 from storage.models import CollectionSkip, CollectionStatus, utcnow
 from tests.test_collections_storage import account, collection, page
@@ -38,8 +38,8 @@ def test_skips_are_counted_by_reason_and_kept_in_order(db):
     owner = account(db, 10)
     col = collection(db, owner)
     assert counts(db, col) == dict.fromkeys(SKIP_REASONS, 0)  # every reason, 0 when none
-    collections.store(db, col, [page(1)], [skip(1), skip(2, "off_site")])
-    collections.store(db, col, [], [skip(3, "duplicate", "http://a.test/1")])
+    collection_store.store(db, col, [page(1)], [skip(1), skip(2, "off_site")])
+    collection_store.store(db, col, [], [skip(3, "duplicate", "http://a.test/1")])
     assert counts(db, col) == {**dict.fromkeys(SKIP_REASONS, 0), "depth": 1, "off_site": 1,
                                "duplicate": 1}
     rows, more = collection_skips.page(db, col, limit=2)
@@ -58,7 +58,7 @@ def test_counts_are_exact_under_a_race_and_rows_stop_at_the_cap(db, monkeypatch)
     col = collection(db, account(db, 10))
     batches = [[skip(n * 10 + i, SKIP_REASONS[i % 5]) for i in range(10)] for n in range(8)]
     with ThreadPoolExecutor(8) as pool:
-        list(pool.map(lambda batch: collections.store(db, col, [], batch), batches))
+        list(pool.map(lambda batch: collection_store.store(db, col, [], batch), batches))
     shown = counts(db, col)
     assert sum(shown.values()) == 80 and shown["depth"] == 16
     with db.session() as session:
@@ -70,9 +70,9 @@ def test_counts_are_exact_under_a_race_and_rows_stop_at_the_cap(db, monkeypatch)
 
 def test_nothing_is_recorded_after_the_end_and_the_purge_takes_the_skips(db):
     col = collection(db, account(db, 10))
-    collections.store(db, col, [page(1)], [skip(1), skip(2)])
+    collection_store.store(db, col, [page(1)], [skip(1), skip(2)])
     assert collections.finish(db, col, CollectionStatus.COMPLETED, retention=timedelta(0))
-    assert collections.store(db, col, [], [skip(3)]).closed
+    assert collection_store.store(db, col, [], [skip(3)]).closed
     assert sum(counts(db, col).values()) == 2
     retention.purge_expired(db, batch=1, now=utcnow() + timedelta(seconds=1))
     with db.session() as session:
@@ -87,7 +87,7 @@ def test_what_a_stop_leaves_is_recorded_once_and_never_a_stored_page(db):
     page was stored just before the stop is a result, not a skip."""
     owner = account(db, 10)
     col = collection(db, owner)
-    collections.store(db, col, [page(1)])
+    collection_store.store(db, col, [page(1)])
     assert collections.cancel(db, col, owner, retention=timedelta(0)) is not None
     stored = Skip(page(1).url, page(1).url, "cancelled")
     left = [stored, skip(7, "cancelled"), skip(8, "limit")]

@@ -12,8 +12,8 @@ from datetime import timedelta
 import pytest
 from sqlalchemy import func, select
 
-from storage import accounts, collection_results, collections, ledger
-from storage.collections import PageOutcome
+from storage import accounts, collection_results, collection_store, collections, ledger
+from storage.collection_store import PageOutcome
 from storage.db import Database
 from storage.models import Activity, CollectionStatus, LedgerEntry
 
@@ -59,9 +59,9 @@ def sums(db: Database, account_id: str) -> tuple[int, int, int]:
 def test_pages_are_stored_and_charged_once(db):
     owner = account(db, 10)
     col = collection(db, owner)
-    first = collections.store(db, col, [page(1), page(2), page(3, ok=False)])
+    first = collection_store.store(db, col, [page(1), page(2), page(3, ok=False)])
     assert first.charged == 2 and not first.out_of_credits
-    again = collections.store(db, col, [page(2), page(4)])  # /2 again: a lease that expired
+    again = collection_store.store(db, col, [page(2), page(4)])  # /2 again: a lease that expired
     assert again.charged == 1
     row = collections.get(db, col)
     assert (row.succeeded, row.failed, row.credits_used) == (3, 1, 3)
@@ -76,8 +76,8 @@ def test_concurrent_stores_number_results_without_gaps(db):
     owner = account(db, 1000)
     col = collection(db, owner)
     with ThreadPoolExecutor(max_workers=8) as pool:
-        list(pool.map(lambda n: collections.store(db, col, [page(n * 10 + i) for i in range(5)]),
-                      range(8)))
+        list(pool.map(lambda n: collection_store.store(
+            db, col, [page(n * 10 + i) for i in range(5)]), range(8)))
     rows, _ = collection_results.page(db, col, limit=100)
     assert [r.seq for r in rows] == list(range(1, 41))
     assert collections.get(db, col).credits_used == 40
@@ -86,7 +86,7 @@ def test_concurrent_stores_number_results_without_gaps(db):
 
 def test_results_page_by_position_and_status(db):
     col = collection(db, account(db, 10))
-    collections.store(db, col, [page(n, ok=n % 2 == 0) for n in range(6)])
+    collection_store.store(db, col, [page(n, ok=n % 2 == 0) for n in range(6)])
     first, position = collection_results.page(db, col, limit=2)
     rest, end = collection_results.page(db, col, after=position, limit=10)
     assert [r.seq for r in first + rest] == list(range(1, 7)) and end is None
@@ -97,7 +97,7 @@ def test_results_page_by_position_and_status(db):
 def test_the_balance_runs_out(db):
     owner = account(db, 2)
     col = collection(db, owner)
-    stored = collections.store(db, col, [page(1), page(2, ok=False), page(3), page(4)])
+    stored = collection_store.store(db, col, [page(1), page(2, ok=False), page(3), page(4)])
     assert stored.out_of_credits and stored.charged == 2
     rows, _ = collection_results.page(db, col)
     assert [r.url.rsplit("/", 1)[1] for r in rows] == ["1", "2", "3"]  # /4 was not paid for
@@ -107,10 +107,10 @@ def test_the_balance_runs_out(db):
 def test_nothing_is_stored_after_the_end(db):
     owner = account(db, 10)
     col = collection(db, owner)
-    collections.store(db, col, [page(1)])
+    collection_store.store(db, col, [page(1)])
     row = collections.cancel(db, col, owner, retention=RETENTION)
     assert row.status == CollectionStatus.CANCELLED and row.expires_at is not None
-    assert collections.store(db, col, [page(2)]).closed
+    assert collection_store.store(db, col, [page(2)]).closed
     assert collections.get(db, col).credits_used == 1
     assert collections.cancel(db, col, owner, retention=RETENTION).status == "cancelled"
     assert collections.cancel(db, col, account(db, 0), retention=RETENTION) is None

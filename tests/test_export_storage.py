@@ -9,7 +9,7 @@ import threading
 
 import pytest
 
-from storage import collections, exports
+from storage import collection_store, exports
 from storage.db import Database
 from storage.exports import ExportRow, ReadAhead, read_ahead, stream_results
 from tests.test_collections_storage import account, collection, page
@@ -24,7 +24,7 @@ def db(database_url) -> Database:
 
 def test_results_come_in_batches_in_completion_order(db):
     col = collection(db, account(db, 100))
-    collections.store(db, col, [page(n, ok=n % 3 != 0) for n in range(1, 26)])
+    collection_store.store(db, col, [page(n, ok=n % 3 != 0) for n in range(1, 26)])
     batches = list(stream_results(db, col, batch=10))
     assert [len(rows) for rows in batches] == [10, 10, 5]
     rows = [ExportRow(*row) for rows in batches for row in rows]
@@ -40,12 +40,12 @@ def test_results_come_in_batches_in_completion_order(db):
 
 def test_an_export_reads_one_snapshot_and_gives_its_connection_back(db):
     col = collection(db, account(db, 100))
-    collections.store(db, col, [page(n) for n in range(1, 21)])
+    collection_store.store(db, col, [page(n) for n in range(1, 21)])
     pool = db.engine.pool
     reader = stream_results(db, col, batch=5)
     first = next(reader)
     assert len(first) == 5 and pool.checkedout() == 1
-    collections.store(db, col, [page(n) for n in range(21, 31)])  # lands meanwhile
+    collection_store.store(db, col, [page(n) for n in range(21, 31)])  # lands meanwhile
     rest = [row for rows in reader for row in rows]
     assert len(first) + len(rest) == 20  # what was stored when the export began
     assert pool.checkedout() == 0
@@ -57,7 +57,7 @@ def test_an_export_reads_one_snapshot_and_gives_its_connection_back(db):
 
 def test_reading_ahead_gives_the_same_batches_and_its_connection_back(db):
     col = collection(db, account(db, 100))
-    collections.store(db, col, [page(n) for n in range(1, 31)])
+    collection_store.store(db, col, [page(n) for n in range(1, 31)])
     pool = db.engine.pool
     ahead = read_ahead(db, col, batch=4)
     assert [list(map(tuple, rows)) for rows in ahead] == [

@@ -31,7 +31,7 @@ SETTINGS = hypothesis.settings(max_examples=200, deadline=None, derandomize=True
 
 
 def row(n: int = 1, *, data: dict | None = DATA, error: dict | None = None) -> ExportRow:
-    """A stored row, as storage.collections.store writes one (JSON text columns)."""
+    """A stored row, as storage.collection_store.store writes one (JSON text columns)."""
     return ExportRow(url=f"http://a.test/{n}", final_url=f"http://a.test/{n}" if data else None,
                      status="succeeded" if error is None else "failed",
                      status_code=200 if data else None, fetched_at="2026-11-23T04:30:00Z",

@@ -23,8 +23,8 @@ from api import inflight
 from core.config import ApiConfig, LaunchConfig, variables
 from launcher.embedded import free_port
 from launcher.serve import gunicorn_command
-from storage import collection_results, collections
-from storage.collections import PageOutcome
+from storage import collection_results, collection_store, collections
+from storage.collection_store import PageOutcome
 from storage.models import CollectionStatus
 from tests.conftest import ALLOWED, ROOT, new_customer
 from tests.support.waits import wait_until
@@ -101,7 +101,7 @@ def _big_collection(app, account_id: str, pages: int = 12) -> str:
                             data={"title": f"page {n}", "text": BIG_TEXT, "language": "en",
                                   "links": [], "metadata": None})
                 for n in range(pages)]
-    collections.store(db, collection_id, outcomes)
+    collection_store.store(db, collection_id, outcomes)
     collections.finish(db, collection_id, CollectionStatus.COMPLETED, retention=timedelta(days=7))
     return collection_id
 

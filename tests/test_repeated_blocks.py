@@ -131,8 +131,8 @@ def test_the_end_of_a_crawl_cleans_in_turns_and_goes_on_where_it_stopped(databas
     """The stored pages are cleaned in batches within a time budget: a slice that runs out of
     it says where to go on, and the next one finishes the job (a large crawl's cleaning never
     outlives a slice job)."""
-    from storage import collection_results, collections
-    from storage.collections import PageOutcome
+    from storage import collection_results, collection_store
+    from storage.collection_store import PageOutcome
     from storage.db import Database
     from tests.test_collections_storage import account, collection
 
@@ -142,7 +142,7 @@ def test_the_end_of_a_crawl_cleans_in_turns_and_goes_on_where_it_stopped(databas
                             url=f"http://a.test/{n}", status="succeeded",
                             data={"text": f"Page {n} of its own.\n\n{NOTICE}"})
                 for n in range(5)]
-    collections.store(db, collection_id, outcomes)
+    collection_store.store(db, collection_id, outcomes)
     repeated = {fingerprint(NOTICE)}
     stopped = clean_stored(db, collection_id, repeated, until=0, batch=2)  # out of time
     assert stopped == 2
