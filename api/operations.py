@@ -151,7 +151,7 @@ def run_billed(
         settle(lambda: ledger.release(db(), charge, "internal_error"), charge)
         raise
     try:
-        cached = bool(g.get("answer_cached"))  # another request's fetch, shared (work's word)
+        cached = fields.get("cached") is True  # another request's fetch, shared
         balance = settle(lambda: ledger.capture(db(), charge, cached=cached), charge)
     except (ledger.ChargeSettled, IntegrityError):
         if ledger.closed_by(db(), charge) != EntryKind.CAPTURE:
@@ -253,7 +253,6 @@ def run_page_operation(page: Operation, url: str, max_age: int = 0, **options: A
         if result["status"] != PageStatus.SUCCEEDED:
             raise ApiError.from_result(result["error"] or {})
         if shared is not None:
-            g.answer_cached = True
             return _answer_fields(page, {**result, **page_cache.shared_fields(result),
                                          "url": url})
         return _answer_fields(page, {**result, **page_cache.FETCHED})

@@ -27,7 +27,7 @@ from core.operations import BY_EXTRACTION, EXTRACTIONS
 from crawler.spiders.collected import CollectedPage
 from storage import page_cache
 from storage.db import Database
-from worker.page_cache import keep_later, safely
+from worker.page_cache import keep
 
 logger = logging.getLogger(__name__)
 
@@ -94,9 +94,6 @@ class CollectionCache:
             return
         if self.crawl:
             result[FOLLOW] = {"links": list(page.links), "canonical": page.canonical}
-        caching, key = page.caching, self.key(entry)
-        keep_later(lambda: safely(lambda: page_cache.put(
-            self.db, key, operation=self.operation, url=entry.key, result=result,
-            max_bytes=self.max_bytes, etag=caching.etag,
-            last_modified=caching.last_modified)))
+        keep(self.db, self.key(entry), operation=self.operation, url=entry.key, result=result,
+             max_bytes=self.max_bytes, caching=page.caching)
 

@@ -13,11 +13,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urlsplit
 
 from core.contract import SkipReason
 from core.policy import PolicyRefusal
-from crawler.middlewares import cached_robots
+from crawler.middlewares import cached_robots, robots_site
 from crawler.resolver import policy_from_settings
 
 if TYPE_CHECKING:
@@ -44,7 +43,7 @@ class KnownRefusals:
             self.policy.check_url(url)
         except PolicyRefusal:
             return SkipReason.POLICY
-        if self.robots is None or _site(url) != self.site:
+        if self.robots is None or robots_site(url) != self.site:
             return None
         return None if self.robots.allowed(url, self.user_agent) else SkipReason.ROBOTS
 
@@ -52,7 +51,7 @@ class KnownRefusals:
 def known_refusals(url: str, settings: Any) -> KnownRefusals:
     """The refusals known for links found on page ``url`` with the crawler's ``settings``:
     the policy, and robots.txt of ``url``'s own site when this process has it."""
-    return KnownRefusals(policy_from_settings(settings), _site(url), cached_robots(url),
+    return KnownRefusals(policy_from_settings(settings), robots_site(url), cached_robots(url),
                          robots_user_agent(settings))
 
 
@@ -61,7 +60,3 @@ def robots_user_agent(settings: Any) -> str:
     ``USER_AGENT``)."""
     return settings.get("ROBOTSTXT_USER_AGENT") or settings.get("USER_AGENT")
 
-
-def _site(url: str) -> str:
-    parts = urlsplit(url)
-    return f"{parts.scheme}://{parts.netloc}"

@@ -127,8 +127,13 @@ def cached_robots(url: str) -> RobotParser | None:
     """The parsed robots.txt of ``url``'s site (``scheme://netloc``), when this process has it
     (it has, once a page of the site went through the middleware below, until it expires);
     None otherwise. From any thread: a parser is only read once parsed."""
+    return _robots_cache.get(robots_site(url))
+
+
+def robots_site(url: str) -> str:
+    """What one robots.txt covers, and what the cache keeps it by: ``scheme://netloc``."""
     parts = urlsplit(url)
-    return _robots_cache.get(f"{parts.scheme}://{parts.netloc}")
+    return f"{parts.scheme}://{parts.netloc}"
 
 
 def crawl_delay_of(parser: RobotParser | None, user_agent: str) -> float | None:

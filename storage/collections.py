@@ -83,7 +83,8 @@ def create(db: Database, *, account_id: str, mode: str, extract: str, spec: dict
         row = Collection(id=new_id(), account_id=account_id, mode=mode, extract=extract,
                          status=CollectionStatus.QUEUED, spec=json.dumps(spec),
                          webhook_url=webhook_url, request_id=request_id, total=0, succeeded=0,
-                         failed=0, robots_blocked=0, credits_used=0, created_at=utcnow())
+                         failed=0, robots_blocked=0, credits_used=0, created_at=utcnow(),
+                         changes="{}" if "change_tracking" in spec else None)
         session.add(row)
         session.add(Activity(account_id=account_id, operation=OPERATION, credits=0,
                              status=Outcome.SUCCEEDED, request_id=request_id,
@@ -114,8 +115,10 @@ def spec_of(row: Collection) -> dict[str, Any]:
 
 
 def tracked(row: Collection) -> bool:
-    """Whether the collection tracks changes (its results say ``change``)."""
-    return "change_tracking" in spec_of(row)
+    """Whether the collection tracks changes (its results say ``change``): its counts by
+    change exist from its creation (reading its spec would parse a batch's every URL on each
+    look at its progress)."""
+    return row.changes is not None
 
 
 def expired(row: Collection, now: datetime | None = None) -> bool:
@@ -138,7 +141,7 @@ def collection_body(row: Collection) -> dict[str, Any]:
                      "done": row.succeeded + row.failed, "succeeded": row.succeeded,
                      "failed": row.failed, "robots_blocked": row.robots_blocked,
                      "skipped": collection_skips.counts(row),
-                     "changes": page_versions.counts(row, tracked(row))},
+                     "changes": page_versions.counts(row)},
         "credits_used": row.credits_used,
     }
 

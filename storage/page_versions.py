@@ -90,9 +90,10 @@ def _columns(version: Version) -> dict[str, object]:
             "content": pack_text(version.content)}
 
 
-def counts(row: Collection, tracked: bool) -> dict[str, int] | None:
-    """A collection's pages by change, every status present; None without change tracking."""
-    if not tracked:
+def counts(row: Collection) -> dict[str, int] | None:
+    """A collection's pages by change, every status present; None without change tracking
+    (its counts are set, empty, when it is created with it)."""
+    if row.changes is None:
         return None
-    stored = json.loads(row.changes) if row.changes else {}
+    stored = json.loads(row.changes)
     return {status: int(stored.get(status, 0)) for status in CHANGE_STATUSES}

@@ -70,16 +70,27 @@ def fetch(crawl: Callable[..., list[Any]], cache: dict[str, Any], *, operation: 
     keeping = answer["status"] == PageStatus.SUCCEEDED and caching.storable and bool(max_bytes)
     end_claim = _claim_ender(key)
     if keeping:
-        def keep() -> None:
-            try:
-                safely(lambda: page_cache.put(
-                    db, key, operation=operation, url=canonical_url(url), result=answer,
-                    max_bytes=max_bytes,
-                    etag=caching.etag, last_modified=caching.last_modified))
-            finally:
-                end_claim()
-        keeping = keep_later(keep)
+        keeping = keep(db, key, operation=operation, url=canonical_url(url), result=answer,
+                       max_bytes=max_bytes, caching=caching, then=end_claim)
     return {**answer, KEEPING: keeping}
+
+
+def keep(db: Database, key: str, *, operation: str, url: str, result: dict[str, Any],
+         max_bytes: int, caching: ResponseCaching, then: Callable[[], None] | None = None
+         ) -> bool:
+    """Keep ``result`` under ``key`` with the response's validators, in this process's cache
+    writer (after the answer: :func:`keep_later`), then call ``then``: a job's answer and a
+    collection's page alike. Whether it will be written."""
+    def put() -> None:
+        try:
+            safely(lambda: page_cache.put(db, key, operation=operation, url=url, result=result,
+                                          max_bytes=max_bytes, etag=caching.etag,
+                                          last_modified=caching.last_modified))
+        finally:
+            if then is not None:
+                then()
+
+    return keep_later(put)
 
 
 def _caching_of(items: list[Any]) -> ResponseCaching:
