@@ -145,10 +145,18 @@ def create_app(config: Config | None = None) -> Flask:
     errors.register(app)
     swagger_ui.register(app, BASE_PATH)
     openapi.register_components(api.spec)
-    from api.resources import account, collection_routes, exports, extraction, health, search
+    from api.resources import (
+        account,
+        collection_routes,
+        exports,
+        extraction,
+        health,
+        monitors,
+        search,
+    )
 
     for blueprint in (health.blp, account.blp, extraction.blp, search.blp, collection_routes.blp,
-                      exports.blp):
+                      exports.blp, monitors.blp):
         api.register_blueprint(blueprint)
     openapi.drop_framework_schemas(api.spec)
     from api import console

@@ -30,6 +30,7 @@ STATUS: dict[ErrorCode, int] = {
     ErrorCode.INSUFFICIENT_CREDITS: 402,
     ErrorCode.SOURCE_POLICY: 403,
     ErrorCode.ROBOTS_DISALLOWED: 403,
+    ErrorCode.MONITOR_LIMIT: 403,
     ErrorCode.NOT_FOUND: 404,
     ErrorCode.METHOD_NOT_ALLOWED: 405,
     ErrorCode.CONFLICT: 409,

@@ -65,7 +65,7 @@ def cancel(db: Database, redis: Redis, collection_id: str, account_id: str, *,
     if row is None:
         return None
     stop_fetching(db, redis, collection_id)
-    if row.webhook_url:
+    if webhooks.may_call(row):
         webhooks.refresh_payload(db, collection_id)  # with the skips the cancel recorded
         announce(redis, collection_id)
     return collections.get(db, collection_id) or row

@@ -46,7 +46,7 @@ from core.controls import escaped
 from core.scope import CrawlScope
 from crawler.runner import shared_crawler
 from crawler.spiders.collected import collection_spider
-from storage import collection_skips, collection_store, collections
+from storage import collection_skips, collection_store, collections, webhooks
 from storage.db import Database, shared_for
 from storage.models import LIVE_STATUSES, CollectionStatus
 from worker import queues
@@ -147,7 +147,7 @@ class Slice:
         if row is None or row.status not in LIVE_STATUSES:
             return {"collection": self.collection_id, "status": row.status if row else None}
         spec = collections.spec_of(row)
-        self.extract, self.webhook = row.extract, bool(row.webhook_url)
+        self.extract, self.webhook = row.extract, webhooks.may_call(row)
         self.options = dict(spec.get("options") or {})
         if row.mode == "crawl" and row.extract == "page" and spec.get(
                 "remove_repeated_blocks", True):

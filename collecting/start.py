@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping, Sequence
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from redis import Redis
@@ -25,6 +25,7 @@ from collecting.control import enqueue_slice
 from core.canonical import site_key
 from core.config import Config
 from core.contract import DEFAULT_MAX_DEPTH
+from core.operations import COLLECTION_OPTIONS
 from core.policy import SourcePolicy
 from storage import accounts, collections
 from storage.db import Database
@@ -50,23 +51,48 @@ class TooManyPages(Exception):
         self.limit = limit
 
 
+def arguments(body: Mapping[str, Any]) -> dict[str, Any]:
+    """:func:`create`'s keyword arguments for a collection's request body as the API loaded
+    it (its defaults filled): the API's collections and a monitor's runs start alike."""
+    names = ("mode", "extract", "urls", "url", "max_pages", "max_depth", "include_paths",
+             "exclude_paths", "use_sitemap", "remove_repeated_blocks", "webhook_url",
+             "max_age", "change_tracking")
+    return {**{name: body[name] for name in names if name in body},
+            "options": {name: body[name] for name in COLLECTION_OPTIONS if name in body}}
+
+
 def create(db: Database, policy: SourcePolicy, *, account_id: str, mode: str,
-           extract: str = "page", urls: Sequence[str] | None = None, url: str | None = None,
-           max_pages: int | None = None, max_depth: int = DEFAULT_MAX_DEPTH,
-           include_paths: Sequence[str] = (), exclude_paths: Sequence[str] = (),
-           use_sitemap: bool = True, request_id: str | None = None,
-           webhook_url: str | None = None, options: Mapping[str, Any] | None = None,
-           remove_repeated_blocks: bool = True, max_age: int = 0,
-           change_tracking: Mapping[str, Any] | None = None) -> Collection:
+           extract: str = "page", url: str | None = None, request_id: str | None = None,
+           webhook_url: str | None = None, run: tuple[str, datetime] | None = None,
+           **rules: Any) -> Collection:
     """A new ``queued`` collection of the account, within its plan, with its line of history.
+
+    Checked in this order: the rules (:func:`prepare`); then, in the transaction that writes
+    the row, the plan's running collections (:class:`~storage.collections.CollectionLimit`)
+    and a balance of at least 1 (:class:`~storage.ledger.InsufficientCredits`). ``run``: it
+    is the run of a monitor (its id, the slot's time; :mod:`collecting.monitors`).
+    """
+    spec, max_running = prepare(db, policy, account_id=account_id, mode=mode, url=url, **rules)
+    return collections.create(db, account_id=account_id, mode=mode, extract=extract, spec=spec,
+                              max_running=max_running, request_id=request_id, url=url,
+                              webhook_url=webhook_url, run=run)
+
+
+def prepare(db: Database, policy: SourcePolicy, *, account_id: str, mode: str,
+            urls: Sequence[str] | None = None, url: str | None = None,
+            max_pages: int | None = None, max_depth: int = DEFAULT_MAX_DEPTH,
+            include_paths: Sequence[str] = (), exclude_paths: Sequence[str] = (),
+            use_sitemap: bool = True, options: Mapping[str, Any] | None = None,
+            remove_repeated_blocks: bool = True, max_age: int = 0,
+            change_tracking: Mapping[str, Any] | None = None) -> tuple[dict[str, Any], int]:
+    """The stored ``spec`` of a collection the account's plan allows, and the plan's
+    ``max_running_collections``: a monitor checks its collection here when it is created.
 
     Checked in this order: a batch's size (:class:`TooManyUrls`); a crawl's ``max_pages``
     (default: the plan's ``max_crawl_pages``; :class:`TooManyPages`) and its start URL
-    against ``policy`` (:class:`~core.policy.PolicyRefusal`); then, in the transaction
-    that writes the row, the plan's running collections
-    (:class:`~storage.collections.CollectionLimit`) and a balance of at least 1
-    (:class:`~storage.ledger.InsufficientCredits`). The values themselves are taken as
-    valid (the API's schema, or :func:`collecting.python_api.start_collection`, checked them).
+    against ``policy`` (:class:`~core.policy.PolicyRefusal`). The values themselves are taken
+    as valid (the API's schema, or :func:`collecting.python_api.start_collection`, checked
+    them).
     """
     with db.session() as session:
         account = accounts.find_account(session, account_id)
@@ -95,9 +121,7 @@ def create(db: Database, policy: SourcePolicy, *, account_id: str, mode: str,
     if change_tracking is not None:  # its pages compared with the tag's (collecting.changes)
         spec["change_tracking"] = {"tag": change_tracking.get("tag") or site_key(
             url if mode == "crawl" else (urls or [""])[0]) or "default"}
-    return collections.create(db, account_id=account_id, mode=mode, extract=extract, spec=spec,
-                              max_running=max_running, request_id=request_id, url=url,
-                              webhook_url=webhook_url)
+    return spec, max_running
 
 
 def enqueue(db: Database, redis: Redis, collection_id: str, config: Config) -> None:

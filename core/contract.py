@@ -34,6 +34,7 @@ class ErrorCode(StrEnum):
     VIDEO_UNAVAILABLE = "video_unavailable"
     RATE_LIMITED = "rate_limited"
     COLLECTION_LIMIT = "collection_limit"
+    MONITOR_LIMIT = "monitor_limit"
     INTERNAL_ERROR = "internal_error"
     FETCH_FAILED = "fetch_failed"
     TARGET_HTTP_ERROR = "target_http_error"

@@ -26,7 +26,7 @@ from sqlalchemy.orm import Session
 
 from core.formats import format_utc
 from core.operations import COLLECTION_CANCEL
-from storage import collection_skips, page_versions, webhooks
+from storage import collection_skips, monitors, page_versions, webhooks
 from storage.collection_store import OPERATION
 from storage.db import Database
 from storage.ledger import InsufficientCredits
@@ -40,6 +40,7 @@ from storage.models import (
     as_utc,
     utcnow,
 )
+from storage.monitor_models import RunStatus
 
 #: ``operation`` of the history line of a cancel request.
 CANCEL_OPERATION = COLLECTION_CANCEL.name
@@ -64,9 +65,11 @@ def new_id() -> str:
 
 def create(db: Database, *, account_id: str, mode: str, extract: str, spec: dict[str, Any],
            max_running: int, request_id: str | None = None, url: str | None = None,
-           webhook_url: str | None = None) -> Collection:
+           webhook_url: str | None = None, run: tuple[str, datetime] | None = None
+           ) -> Collection:
     """A new ``queued`` collection and its line of history; raises :class:`CollectionLimit`
-    or :class:`InsufficientCredits` (a balance below the first page's credit)."""
+    or :class:`InsufficientCredits` (a balance below the first page's credit). ``run``: it is
+    the run of monitor ``run[0]`` due at ``run[1]``, whose row is written with it."""
     with db.write() as session:
         # The account's row locked first: two starts at once count one after the other (on
         # PostgreSQL, READ COMMITTED let each count the others' rows as not there yet and
@@ -84,8 +87,12 @@ def create(db: Database, *, account_id: str, mode: str, extract: str, spec: dict
                          status=CollectionStatus.QUEUED, spec=json.dumps(spec),
                          webhook_url=webhook_url, request_id=request_id, total=0, succeeded=0,
                          failed=0, robots_blocked=0, credits_used=0, created_at=utcnow(),
-                         changes="{}" if "change_tracking" in spec else None)
+                         changes="{}" if "change_tracking" in spec else None,
+                         monitor_id=run[0] if run else None)
         session.add(row)
+        if run is not None:
+            monitors.add_run(session, run[0], run[1], status=RunStatus.RUNNING,
+                             collection_id=row.id)
         session.add(Activity(account_id=account_id, operation=OPERATION, credits=0,
                              status=Outcome.SUCCEEDED, request_id=request_id,
                              collection_id=row.id, url=url))
@@ -143,6 +150,7 @@ def collection_body(row: Collection) -> dict[str, Any]:
                      "skipped": collection_skips.counts(row),
                      "changes": page_versions.counts(row)},
         "credits_used": row.credits_used,
+        "monitor_id": row.monitor_id,
     }
 
 
@@ -216,11 +224,14 @@ def fail_start(db: Database, collection_id: str, *, retention: timedelta,
 
 
 def _announce(session: Session, collection_id: str) -> None:
-    """In the transaction of the terminal transition: the webhook event, if one was asked
-    for (so there is exactly one, and only when the transition happened)."""
+    """In the transaction of the terminal transition: a monitor's run takes the outcome, and
+    the webhook event is written if one was asked for (so there is exactly one, and only when
+    the transition happened)."""
     row = session.scalar(select(Collection).where(Collection.id == collection_id))
-    if row is not None and row.webhook_url:
-        webhooks.add_event(session, row, collection_body(row))
+    if row is None:
+        return
+    monitors.run_ended(session, row)
+    webhooks.add_event(session, row, collection_body(row))
 
 
 def _final(status: CollectionStatus, retention: timedelta, stop_reason: str | None

@@ -66,6 +66,8 @@ class Base(DeclarativeBase):
 DEFAULT_MAX_CONCURRENT_REQUESTS = 4
 #: ``max_map_urls`` of a plan made without one (the ``free`` plan's): the server default too.
 DEFAULT_MAX_MAP_URLS = 5000
+#: ``max_monitors`` of a plan made without one (the ``free`` plan's): the server default too.
+DEFAULT_MAX_MONITORS = 2
 
 
 class Plan(Base):
@@ -90,6 +92,9 @@ class Plan(Base):
     #: The most URLs one ``POST /map`` may ask for (its ``limit``).
     max_map_urls: Mapped[int] = mapped_column(
         Integer, default=DEFAULT_MAX_MAP_URLS, server_default=str(DEFAULT_MAX_MAP_URLS))
+    #: The most monitors the account may have (paused ones count).
+    max_monitors: Mapped[int] = mapped_column(
+        Integer, default=DEFAULT_MAX_MONITORS, server_default=str(DEFAULT_MAX_MONITORS))
 
 
 class Account(Base):
@@ -258,6 +263,8 @@ class Collection(Base):
     skipped: Mapped[str | None] = mapped_column(Text)
     #: With change tracking: its pages counted by change (new, same, changed; JSON).
     changes: Mapped[str | None] = mapped_column(Text)
+    #: The monitor this collection is a run of (``storage.monitors``), if any.
+    monitor_id: Mapped[str | None] = mapped_column(String(40), index=True)
 
 
 class CollectionResult(Base):

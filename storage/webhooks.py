@@ -33,6 +33,7 @@ from storage.models import (
     as_utc,
     utcnow,
 )
+from storage.monitor_models import Monitor
 
 #: Seconds to wait after each failed attempt before the next one: 7 attempts over 17.5 hours
 #: (the Standard Webhooks / Svix schedule, without its last 10 h), so a receiver that is down
@@ -46,9 +47,13 @@ CLAIM = timedelta(seconds=60)
 ROTATION_OVERLAP = timedelta(hours=24)
 #: ``operation`` of the history line of a rotation.
 SECRET_OPERATION = WEBHOOK_SECRET.name
-#: The event of each final status.
+#: The event of each final status: of a collection, of a monitor's run.
 EVENTS = {"completed": "collection.completed", "cancelled": "collection.cancelled",
           "failed": "collection.failed"}
+MONITOR_EVENTS = {"completed": "monitor.run.completed", "cancelled": "monitor.run.cancelled",
+                  "failed": "monitor.run.failed"}
+#: The changes that make a monitor with ``notify: "changes"`` send its run's event.
+NOTEWORTHY = ("new", "changed", "removed")
 
 
 def new_secret() -> str:
@@ -79,18 +84,51 @@ def event_id(collection_id: str) -> str:
     return "evt_" + collection_id.removeprefix("col_")
 
 
+def may_call(row: Collection) -> bool:
+    """Whether the end of collection ``row`` may write a webhook event (:func:`add_event`):
+    it asked for one, or it is a monitor's run."""
+    return bool(row.webhook_url or row.monitor_id)
+
+
 def add_event(session: Session, row: Collection, collection: dict[str, Any]) -> None:
-    """Within the transaction that made ``row`` final: its event, if it asked for one."""
-    if not row.webhook_url:
+    """Within the transaction that made ``row`` final: its event, if it asked for one — or,
+    for a monitor's run, the monitor's (:func:`_monitor_event`)."""
+    if row.monitor_id is not None:
+        event = _monitor_event(session, row, collection)
+        if event is None:
+            return
+        url, payload = event
+    elif row.webhook_url:
+        url, payload = row.webhook_url, {"id": event_id(row.id), "event": EVENTS[row.status],
+                                         "created_at": collection["finished_at"],
+                                         "collection": collection}
+    else:
         return
     now = utcnow()
-    payload = {"id": event_id(row.id), "event": EVENTS[row.status],
-               "created_at": collection["finished_at"], "collection": collection}
     session.add(WebhookEvent(
         id=payload["id"], collection_id=row.id, account_id=row.account_id,
-        event=payload["event"], url=row.webhook_url,
+        event=payload["event"], url=url,
         payload=json.dumps(payload, ensure_ascii=False, separators=(",", ":")),
         created_at=now, status=DeliveryStatus.PENDING, attempts=0, next_attempt_at=now))
+
+
+def _monitor_event(session: Session, row: Collection, collection: dict[str, Any]
+                   ) -> tuple[str, dict[str, Any]] | None:
+    """The URL and payload of a monitor's run event, by the monitor's settings as they are
+    now: none without a ``webhook_url``, nor for a completed run that found nothing new,
+    changed or removed when it notifies of ``changes`` only."""
+    monitor = session.get(Monitor, row.monitor_id)
+    if monitor is None or not monitor.webhook_url:
+        return None
+    changes = collection["progress"]["changes"] or {}
+    if (row.status == "completed" and monitor.notify == "changes"
+            and not any(changes.get(status) for status in NOTEWORTHY)):
+        return None
+    return monitor.webhook_url, {
+        "id": event_id(row.id), "event": MONITOR_EVENTS[row.status],
+        "created_at": collection["finished_at"],
+        "monitor": {"id": monitor.id, "name": monitor.name}, "changes": changes,
+        "collection": collection}
 
 
 def refresh_payload(db: Database, collection_id: str) -> bool:

@@ -291,6 +291,13 @@ class Customer:
         return closed(self.client.get(f"/api/service/v1{path}", headers=self.headers,
                                       **kwargs))
 
+    def patch(self, path: str, body):
+        return closed(self.client.patch(f"/api/service/v1{path}", json=body,
+                                        headers=self.headers))
+
+    def delete(self, path: str):
+        return closed(self.client.delete(f"/api/service/v1{path}", headers=self.headers))
+
     def balance(self) -> int:
         return ledger.balance_of(self.app.extensions["webdata.db"], self.account_id)
 

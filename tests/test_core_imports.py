@@ -19,7 +19,7 @@ FRAMEWORKS = ("scrapy", "twisted", "flask", "werkzeug", "marshmallow", "flask_sm
 COLLECTING_CRAWLER_FREE = ("collecting.frontier", "collecting.frontier_lua",
                            "collecting.private_redis", "collecting.host_gate",
                            "collecting.start", "collecting.control", "collecting.python_api",
-                           "collecting.skips", "collecting.changes")
+                           "collecting.skips", "collecting.changes", "collecting.monitors")
 COLLECTING_ON_THE_CRAWLER = ("collecting.slice", "collecting.seeding", "collecting.repeats",
                              "collecting.landing", "collecting.page_cache")
 

@@ -22,7 +22,8 @@ CONTRACT = {
     "unavailable": 503, "timeout": 504,
 }
 #: Codes the API answers with beyond that first table (werkzeug's 405 and 413, the one 500).
-EXTRA = {"method_not_allowed": 405, "body_too_large": 413, "internal_error": 500}
+EXTRA = {"method_not_allowed": 405, "body_too_large": 413, "internal_error": 500,
+         "monitor_limit": 403}
 
 
 def _subclasses(cls: type) -> set[type]:

@@ -36,6 +36,11 @@ OPERATIONS = {
     ("get", f"{BASE}/collections/{{collection_id}}/results"): "listCollectionResults",
     ("get", f"{BASE}/collections/{{collection_id}}/export"): "exportCollectionResults",
     ("get", f"{BASE}/collections/{{collection_id}}/skipped"): "listCollectionSkipped",
+    ("post", f"{BASE}/monitors"): "createMonitor",
+    ("get", f"{BASE}/monitors"): "listMonitors",
+    ("get", f"{BASE}/monitors/{{monitor_id}}"): "getMonitor",
+    ("patch", f"{BASE}/monitors/{{monitor_id}}"): "updateMonitor",
+    ("delete", f"{BASE}/monitors/{{monitor_id}}"): "deleteMonitor",
 }
 #: The error statuses of the collection operations beyond those of every operation.
 COLLECTION_ERRORS = {
@@ -46,6 +51,10 @@ COLLECTION_ERRORS = {
     "listCollectionResults": {"404", "410", "422"},
     "exportCollectionResults": {"404", "410", "422"},
     "listCollectionSkipped": {"404", "410", "422"},
+    "createMonitor": {"403"},
+    "getMonitor": {"404"},
+    "updateMonitor": {"400", "402", "404", "413", "422"},
+    "deleteMonitor": {"404"},
 }
 PAGE_OPERATIONS = {"scrape", "findContacts", "extractProducts", "getVideo", "mapSite"}
 SEARCH_OPERATIONS = {"searchWeb", "searchNews", "searchVideos"}
@@ -116,7 +125,9 @@ CONTRACT = {
 #: Fields added beyond that first contract (always present and required all the same).
 ADDITIONS = {
     "Plan": ["max_concurrent_requests",  # a per-account cap on requests in flight
-             "max_map_urls"],  # the most a map may answer with (issue 29)
+             "max_map_urls",  # the most a map may answer with (issue 29)
+             "max_monitors"],  # monitors (issue 30)
+    "Collection": ["monitor_id"],  # the monitor a collection is a run of (issue 30)
     "Health": ["workers", "cron"],  # ready means a worker listens
     "Progress": ["skipped",  # the URLs seen and not fetched, by reason (issue 29)
                  "changes"],  # change tracking's counts (issue 30)

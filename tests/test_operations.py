@@ -27,7 +27,7 @@ CONTRACT = {
     "/search/news": "search_news",
     "/search/videos": "search_videos", "/collections": "collection",
     "/collections/<collection_id>/cancel": "collection_cancel",
-    "/account/webhook-secret": "webhook_secret",
+    "/account/webhook-secret": "webhook_secret", "/monitors": "monitor",
 }
 
 

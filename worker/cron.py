@@ -30,6 +30,7 @@ from worker.maintenance import (
     look_after_collections,
     purge_expired_collections,
     release_abandoned_reservations,
+    run_due_monitors,
 )
 from worker.webhooks import deliver_due
 
@@ -66,11 +67,13 @@ class JsonCronScheduler(CronScheduler):
 
 def scheduler(config: Config, connection: Redis) -> JsonCronScheduler:
     """The schedule, every ``SWEEP_INTERVAL`` seconds: the reservation sweep, the
-    collections' watchdog (resumes a collection whose slices were all lost), the webhook
-    attempts that are due, and the purge of expired collections' results."""
+    collections' watchdog (resumes a collection whose slices were all lost), the monitors'
+    runs that are due, the webhook attempts that are due, and the purge of expired
+    collections' results."""
     cron = JsonCronScheduler(connection=connection, logging_level=config.log.log_level)
     every = config.api.sweep_interval
     for job, timeout in ((release_abandoned_reservations, 60), (look_after_collections, 60),
+                         (run_due_monitors, 120),
                          # up to 100 attempts, 8 at once, each within WEBHOOK_TIMEOUT
                          (deliver_due, 15 * config.collections.webhook_timeout + 60),
                          (purge_expired_collections, 3600)):

@@ -11,6 +11,8 @@ it, or fails it once it has made no progress for too long.
 
 A finished collection's results are kept ``COLLECTION_RETENTION_SECONDS``:
 :func:`purge_expired_collections` deletes them after that.
+
+A monitor's runs start when due: :func:`run_due_monitors` starts them.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ import logging
 from redis import Redis
 from rq import get_current_job
 
-from collecting import control
+from collecting import control, monitors
 from core.config import Config, StorageConfig
 from storage import ledger, retention
 from storage.db import shared_for
@@ -43,10 +45,23 @@ def look_after_collections(config: Config | None = None, redis: Redis | None = N
     whose slices were all lost, fail one that made no progress for too long while no worker
     listens. Idempotent."""
     config = config or Config.from_env()
-    if redis is None:
-        job = get_current_job()
-        redis = job.connection if job is not None else queues.redis_connection()
-    return control.look_after(shared_for(config.storage), redis, config)
+    return control.look_after(shared_for(config.storage), _redis(redis), config)
+
+
+def run_due_monitors(config: Config | None = None, redis: Redis | None = None
+                     ) -> dict[str, str]:
+    """Start the runs of the monitors that are due (:func:`collecting.monitors.run_due`).
+    Idempotent: a slot is started once, whoever runs this."""
+    config = config or Config.from_env()
+    return monitors.run_due(shared_for(config.storage), _redis(redis), config)
+
+
+def _redis(redis: Redis | None) -> Redis:
+    """``redis``, else the running job's connection, else the environment's."""
+    if redis is not None:
+        return redis
+    job = get_current_job()
+    return job.connection if job is not None else queues.redis_connection()
 
 
 def purge_expired_collections(config: Config | None = None) -> int:

@@ -33,7 +33,6 @@ from api.schemas.collections import (
     ResultsQuerySchema,
     SkippedPageSchema,
     SkippedQuerySchema,
-    options_of,
 )
 from collecting import control
 from collecting import start as starting
@@ -139,15 +138,8 @@ def start(args: dict) -> Collection:
                 "validation_error", "Invalid request: check webhook_url.",
                 errors={"webhook_url": [exc.message]}), url=url) from None
     try:
-        row = starting.create(
-            db(), source_policy(), account_id=g.principal.account_id, mode=args["mode"],
-            extract=args["extract"], urls=args.get("urls"), url=url,
-            max_pages=args.get("max_pages"), max_depth=args["max_depth"],
-            include_paths=args["include_paths"], exclude_paths=args["exclude_paths"],
-            use_sitemap=args["use_sitemap"], request_id=g.request_id,
-            remove_repeated_blocks=args["remove_repeated_blocks"],
-            webhook_url=args["webhook_url"], options=options_of(args),
-            max_age=args["max_age"], change_tracking=args["change_tracking"])
+        row = starting.create(db(), source_policy(), account_id=g.principal.account_id,
+                              request_id=g.request_id, **starting.arguments(args))
     except starting.TooManyUrls as exc:
         raise refuse(OPERATION, ApiError("too_many_urls", str(exc))) from None
     except starting.TooManyPages as exc:

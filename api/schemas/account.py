@@ -19,6 +19,8 @@ class PlanSchema(Response):
                        "rate_limited."})
     max_map_urls = fields.Integer(metadata={
         "description": "The most URLs one `POST /map` may ask for (its `limit`)."})
+    max_monitors = fields.Integer(metadata={
+        "description": "The most monitors the account may have, paused ones included."})
 
 
 class CreditsSchema(Response):

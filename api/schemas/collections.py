@@ -8,11 +8,17 @@ from marshmallow import ValidationError, fields, validate, validates_schema
 
 from api.exports import FORMATS as EXPORT_FORMATS
 from api.exports import INCLUDES as EXPORT_INCLUDES
-from api.schemas.fields import JsonBoolean, RequestSchema, Response, Url, WholeNumber
+from api.schemas.fields import (
+    JsonBoolean,
+    RequestSchema,
+    Response,
+    Url,
+    WholeNumber,
+    printable,
+)
 from api.schemas.options import option_field
 from core.contract import COLLECTION_MODES as MODES
 from core.contract import DEFAULT_MAX_DEPTH, MAX_DEPTH, SKIP_REASONS
-from core.controls import control_character_error
 from core.operations import COLLECTION_EXTRACTS as EXTRACTS
 from core.operations import COLLECTION_OPTIONS, EXTRACTIONS, MAX_AGE_OPTION
 from core.patterns import MAX_PATTERN_LENGTH, MAX_PATTERNS, SYNTAX, pattern_errors
@@ -60,22 +66,11 @@ def _option_note(name: str) -> str:
     return f"extract {', '.join(takers)}: as on its operation."
 
 
-def options_of(args: dict[str, Any]) -> dict[str, Any]:
-    """The options a loaded request gave, every other field left out."""
-    return {name: args[name] for name in COLLECTION_OPTIONS if name in args}
-
-
-def _printable(value: str) -> None:
-    refused = control_character_error(value)
-    if refused:
-        raise ValidationError(refused)
-
-
 class ChangeTrackingSchema(RequestSchema):
     """``change_tracking``: which earlier collections a collection's pages are compared with."""
 
     tag = fields.String(load_default=None, validate=[validate.Length(min=1, max=100),
-                                                     _printable], metadata={
+                                                     printable], metadata={
         "description": "The pages of collections of the same tag are compared (default: the "
                        "site of the start URL, or of a batch's first URL)."})
 
@@ -242,6 +237,8 @@ class CollectionSchema(Response):
     credits_used = fields.Integer()
     webhook = fields.Nested(WebhookDeliverySchema, allow_none=True, metadata={
         "description": "The delivery of the collection's webhook; null when none was asked."})
+    monitor_id = fields.String(allow_none=True, metadata={
+        "description": "The monitor this collection is a run of; null for others."})
 
 
 class CollectionPageSchema(Response):

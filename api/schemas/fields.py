@@ -42,6 +42,13 @@ class StorableText(UnicodeConverter):
         self.regex = self.regex.replace("[^/]", "[^/\\x00\\ud800-\\udfff]", 1)
 
 
+def printable(value: str) -> None:
+    """422 for text with a control character (a name or tag shown in a terminal or a log)."""
+    refused = control_character_error(value)
+    if refused:
+        raise ValidationError(refused)
+
+
 def storable_text(value: str) -> None:
     """422 for text the database cannot store, before anything is reserved or written.
 
