@@ -138,7 +138,51 @@ def parser() -> argparse.ArgumentParser:
     skipped.add_argument("--reason", choices=SKIP_REASONS,
                          help="only the URLs skipped for this reason")
     skipped.add_argument("--json", action="store_true", help="one JSON object a line")
+    _monitor(commands)
     return top
+
+
+def _monitor(commands: argparse._SubParsersAction) -> None:
+    """``webdata monitor create|list|show|pause|resume|delete``."""
+    monitor = commands.add_parser(
+        "monitor", help="re-run a crawl or a batch on a schedule, saying what changed",
+        description="Monitors: a crawl or a batch re-run on a schedule; each run is a "
+        "collection (1 credit per page) compared with the run before.")
+    actions = monitor.add_subparsers(dest="action", required=True, metavar="ACTION")
+    create = actions.add_parser("create", help="create one (its first run starts at once)",
+                                description="Monitor the site of URL (a crawl) or the URLs of "
+                                "a file (--urls: a batch), every N seconds or on a cron "
+                                "schedule (UTC).")
+    create.add_argument("url", metavar="URL", nargs="?", help="crawl this URL's site")
+    create.add_argument("--urls", metavar="URLS_FILE", dest="urls_file",
+                        help="instead: fetch the URLs of this file (one a line; - is stdin)")
+    when = create.add_mutually_exclusive_group(required=True)
+    when.add_argument("--every", type=int, metavar="SECONDS", help="at least 300")
+    when.add_argument("--cron", metavar="EXPR", help='a cron expression, UTC: "0 6 * * *"')
+    create.add_argument("--name", help="a name of your own")
+    create.add_argument("--webhook-url", metavar="URL",
+                        help="the service POSTs each run's outcome there")
+    create.add_argument("--notify", choices=("changes", "always"),
+                        help="call the webhook for every run, or only for one that found "
+                             "something new, changed or removed (default)")
+    create.add_argument("--extract", choices=EXTRACTS, default="page",
+                        help="what each page gives (default page)")
+    create.add_argument("--max-pages", type=int, metavar="N", help="crawl: at most N pages")
+    create.add_argument("--max-depth", type=int, metavar="N", help="crawl: link hops")
+    create.add_argument("--format", action=FormatAction, choices=CONTENT_FORMATS,
+                        dest="formats", metavar="FORMAT",
+                        help=f"a content format of each page, repeatable {_PAGE_ONLY}")
+    _content(create, note=_PAGE_ONLY)
+    _schema(create, "(extract schema)")
+    create.add_argument("--json", action="store_true", help="the API's object, as JSON")
+    listing = actions.add_parser("list", help="your monitors and their last run")
+    listing.add_argument("--json", action="store_true", help="the API's list, as JSON")
+    for action, text in (("show", "a monitor and its last runs"), ("pause", "pause one"),
+                         ("resume", "resume a paused one (a missed run starts at once)"),
+                         ("delete", "delete one (its runs' collections stay)")):
+        command = actions.add_parser(action, help=text)
+        command.add_argument("id", metavar="ID")
+        command.add_argument("--json", action="store_true", help="the API's answer, as JSON")
 
 
 def _content(command: argparse.ArgumentParser, note: str) -> None:

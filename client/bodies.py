@@ -29,3 +29,20 @@ def tracking_body(track: str | None) -> dict[str, Any]:
     if track is None:
         return {}
     return {"change_tracking": {"tag": track} if track else {}}
+
+
+def batch_body(urls: list[str], *, extract: str, webhook_url: str | None, max_age: int | None,
+               track: str | None, options: dict[str, Any]) -> dict[str, Any]:
+    """A batch's body (:meth:`client.http.Client.collect`; a monitor's ``collection``)."""
+    return {"mode": "batch", "urls": list(urls), "extract": extract, "webhook_url": webhook_url,
+            **page_body(options), **({"max_age": max_age} if max_age is not None else {}),
+            **tracking_body(track)}
+
+
+def crawl_body(url: str, *, extract: str, webhook_url: str | None, track: str | None,
+               options: dict[str, Any], **rules: Any) -> dict[str, Any]:
+    """A crawl's body (:meth:`client.http.Client.crawl`; a monitor's ``collection``):
+    ``rules`` (``max_pages``…, ``max_age``) left ``None`` are the service's defaults."""
+    return {"mode": "crawl", "url": url, "extract": extract, "webhook_url": webhook_url,
+            **{name: value for name, value in rules.items() if value is not None},
+            **page_body(options), **tracking_body(track)}

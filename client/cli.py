@@ -7,6 +7,7 @@
     webdata crawl https://site.example/ --whole-page --exclude-selector nav -o site.csv
     webdata status col_…          webdata cancel col_…          webdata export col_… -o out.csv
     webdata skipped col_… --reason robots
+    webdata monitor create https://site.example/ --cron "0 6 * * *"     webdata monitor list
 
 The key comes from ``WEBDATA_API_KEY``, the service from ``WEBDATA_API_URL`` (default
 ``http://127.0.0.1:8000``). ``scrape`` prints the page's content on stdout (one format as it
@@ -29,6 +30,7 @@ from typing import Any
 
 from rich.console import Console
 
+from client import monitor_cli
 from client.arguments import map_options, page_options, parser
 from client.errors import ApiError, WebdataError
 from client.http import FINAL, Client, format_for
@@ -181,6 +183,13 @@ def run_skipped(args: argparse.Namespace, err: Console) -> int:
     return _print("\n".join(lines))
 
 
+def run_monitor(args: argparse.Namespace, err: Console) -> int:
+    """``webdata monitor ACTION`` (:mod:`client.monitor_cli`)."""
+    if args.action == "create" and (args.url is None) == (args.urls_file is None):
+        raise Stop(2, "webdata monitor create: give a URL to crawl, or --urls FILE, not both.")
+    return _print(monitor_cli.run_monitor(args, _client(args), read_urls))
+
+
 def _follow(client: Client, created: dict[str, Any], args: argparse.Namespace,
             output: Path | None, err: Console, what: str) -> int:
     """After a create: the id alone (``--no-wait``), or the bar until final, then the file."""
@@ -321,4 +330,4 @@ def describe(collection: dict[str, Any]) -> str:
 #: Each command's function, by its name (:func:`client.arguments.parser`).
 COMMANDS = {"scrape": run_scrape, "map": run_map, "collect": run_collect, "crawl": run_crawl,
             "status": run_status, "cancel": run_cancel, "export": run_export,
-            "skipped": run_skipped}
+            "skipped": run_skipped, "monitor": run_monitor}

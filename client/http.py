@@ -23,7 +23,7 @@ from typing import Any
 
 import requests
 
-from client.bodies import MAP_OPTIONS, page_body, tracking_body
+from client.bodies import MAP_OPTIONS, batch_body, crawl_body, page_body
 from client.errors import (
     NOT_THE_API,
     ApiError,
@@ -32,6 +32,7 @@ from client.errors import (
     Unreachable,
     WaitTimeout,
 )
+from client.monitors import MonitorCalls
 
 DEFAULT_URL = "http://127.0.0.1:8000"
 BASE_PATH = "/api/service/v1"
@@ -75,7 +76,7 @@ def format_for(path: str | os.PathLike[str], fmt: str | None = None) -> str:
     return found
 
 
-class Client:
+class Client(MonitorCalls):
     """A connection to the service, as one account (its API key).
 
     ``api_key`` defaults to ``$WEBDATA_API_KEY`` and ``url`` to ``$WEBDATA_API_URL``, else
@@ -161,10 +162,9 @@ class Client:
         under that tag, "" the site's). The collection object (status ``queued``).
         ``options``: those of :meth:`scrape` (``formats=["markdown"]``…), for ``extract`` page
         only, and ``schema`` for ``extract="schema"``; left ``None``, not sent."""
-        return self.create({"mode": "batch", "urls": list(urls), "extract": extract,
-                            "webhook_url": webhook_url, **page_body(options),
-                            **({"max_age": max_age} if max_age is not None else {}),
-                            **tracking_body(track)}, idempotency_key)
+        return self.create(batch_body(list(urls), extract=extract, webhook_url=webhook_url,
+                                      max_age=max_age, track=track, options=options),
+                           idempotency_key)
 
     def crawl(self, url: str, *, extract: str = "page", max_pages: int | None = None,
               max_depth: int | None = None, include_paths: list[str] | None = None,
@@ -174,13 +174,11 @@ class Client:
               **options: Any) -> dict[str, Any]:
         """Start a crawl of ``url``'s site; options left ``None`` take the service's defaults
         (``options``: those of :meth:`scrape`, for ``extract`` page, as for :meth:`collect`)."""
-        crawl = {"max_pages": max_pages, "max_depth": max_depth,
-                 "include_paths": include_paths, "exclude_paths": exclude_paths,
-                 "use_sitemap": use_sitemap, "max_age": max_age}
-        body = {"mode": "crawl", "url": url, "extract": extract, "webhook_url": webhook_url,
-                **{name: value for name, value in crawl.items() if value is not None},
-                **page_body(options), **tracking_body(track)}
-        return self.create(body, idempotency_key)
+        return self.create(crawl_body(
+            url, extract=extract, webhook_url=webhook_url, track=track, options=options,
+            max_pages=max_pages, max_depth=max_depth, include_paths=include_paths,
+            exclude_paths=exclude_paths, use_sitemap=use_sitemap, max_age=max_age),
+            idempotency_key)
 
     def create(self, body: dict[str, Any], idempotency_key: str | None = None
                ) -> dict[str, Any]:
@@ -278,6 +276,11 @@ class Client:
         return target
 
     # -- the one place requests are sent ------------------------------------------------
+
+    def _call(self, method: str, path: str, *, json: Any = None,
+              idempotency_key: str | None = None) -> Any:
+        """The JSON answer of a request (:meth:`_request`)."""
+        return _json(self._request(method, path, json=json, idempotency_key=idempotency_key))
 
     def _request(self, method: str, path: str, *, json: Any = None,
                  params: dict[str, Any] | None = None, idempotency_key: str | None = None,

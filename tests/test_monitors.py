@@ -5,6 +5,7 @@ empty balance pausing it; the webhook of a run that changed something; the API's
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -17,6 +18,7 @@ from redis import Redis
 from sqlalchemy import select
 from standardwebhooks.webhooks import Webhook
 
+from client import Client
 from collecting.monitors import run_due
 from storage import ledger
 from storage.models import WebhookEvent
@@ -256,3 +258,47 @@ def test_the_cron_process_starts_a_new_monitor_s_first_run(stack, site, tmp_path
         assert monitor_of(who, created["id"])["next_run_at"] > created["next_run_at"]
     finally:
         _stop([cron])
+
+
+def test_the_client_creates_lists_pauses_and_deletes_monitors(stack, service, site, tmp_path):
+    """``webdata monitor …`` and ``Client``'s monitor calls against the stack over HTTP."""
+    who = customer(stack)
+    (tmp_path / "urls.txt").write_text(f"{site}/article\n{site}/contact\n")
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "PYTHONPATH": str(ROOT),
+           "WEBDATA_API_KEY": who.key, "WEBDATA_API_URL": service}
+
+    def webdata(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "client", "monitor", *args], env=env,
+                              cwd=tmp_path, capture_output=True, text=True, timeout=60)
+
+    made = webdata("create", "--urls", "urls.txt", "--cron", "0 6 * * *", "--name", "Two",
+                   "--format", "markdown", "--json")
+    assert made.returncode == 0, made.stderr
+    monitor = json.loads(made.stdout)
+    assert monitor["collection"]["urls"] == [f"{site}/article", f"{site}/contact"]
+    assert monitor["collection"]["formats"] == ["markdown"]
+    assert monitor["schedule"] == {"cron": "0 6 * * *"}
+    tick(stack, datetime.fromisoformat(monitor["next_run_at"].replace("Z", "+00:00")),
+         monitor["id"])
+    last_run(who, monitor["id"])
+    listed = webdata("list")
+    assert listed.returncode == 0 and monitor["id"] in listed.stdout
+    assert "cron 0 6 * * * (UTC)" in listed.stdout and "completed" in listed.stdout
+    assert "2 pages (2 new)" in listed.stdout
+    paused = webdata("pause", monitor["id"])
+    assert paused.returncode == 0 and "paused (paused)" in paused.stdout
+    shown = webdata("show", monitor["id"])
+    assert "next run  -" in shown.stdout and "2 pages (2 new)" in shown.stdout
+    both = webdata("create", "https://example.com/", "--urls", "urls.txt", "--every", "300")
+    assert both.returncode == 2 and "not both" in both.stderr
+    often = webdata("create", f"{site}/site/", "--every", "60")
+    assert often.returncode == 1 and "every" in often.stderr and "Traceback" not in often.stderr
+
+    api = Client(who.key, service)
+    crawl = api.create_monitor({"mode": "crawl", "url": f"{site}/site/", "max_pages": 2},
+                               every=3600, notify="always")
+    assert [m["id"] for m in api.monitors()] == [crawl["id"], monitor["id"]]
+    assert api.resume_monitor(monitor["id"])["status"] == "active"
+    assert api.delete_monitor(crawl["id"]) == {"id": crawl["id"], "deleted": True}
+    gone = webdata("delete", crawl["id"])
+    assert gone.returncode == 1 and "No such monitor" in gone.stderr
