@@ -28,7 +28,8 @@ CSRF = re.compile(r'name="csrf_token" value="([^"]+)"')
 #: Every POST route of the console, with a path that exists for any account.
 POSTS = ["/console/sign-in", "/console/sign-out", "/console/keys", "/console/keys/1/revoke",
          "/console/webhook-secret", "/console/collections",
-         "/console/collections/col_none/cancel"]
+         "/console/collections/col_none/cancel", "/console/monitors",
+         "/console/monitors/mon_none/pause"]
 
 
 def token(page: str) -> str:

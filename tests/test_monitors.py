@@ -7,11 +7,13 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import uuid
 from collections.abc import Iterator
 from datetime import datetime, timedelta
+from html import unescape
 
 import pytest
 from redis import Redis
@@ -29,6 +31,7 @@ from tests.support.site import caching
 from tests.support.waits import wait_until
 from tests.support.webhook_receiver import Receiver, start_receiver
 from tests.test_collections import customer
+from tests.test_console import form_token, signed_in, token
 
 FIVE_MINUTES = timedelta(seconds=300)
 
@@ -302,3 +305,38 @@ def test_the_client_creates_lists_pauses_and_deletes_monitors(stack, service, si
     assert api.delete_monitor(crawl["id"]) == {"id": crawl["id"], "deleted": True}
     gone = webdata("delete", crawl["id"])
     assert gone.returncode == 1 and "No such monitor" in gone.stderr
+
+
+def test_the_console_lists_creates_pauses_and_deletes_monitors(stack, site):
+    who = customer(stack)
+    browser = signed_in(who)
+    page = browser.get("/console/monitors").get_data(as_text=True)
+    assert "No monitors yet." in page and "up to 20 monitors" in page
+    bad = browser.post("/console/monitors", data={
+        "csrf_token": token(page), "form_id": uuid.uuid4().hex, "mode": "crawl",
+        "url": f"{site}/site/", "when": "cron", "cron": "* * * * *", "notify": "changes"})
+    assert bad.status_code == 422
+    assert "closer than 300 seconds" in unescape(bad.get_data(as_text=True))
+    made = browser.post("/console/monitors", data={
+        "csrf_token": token(page), "form_id": uuid.uuid4().hex, "mode": "batch",
+        "urls": f"{site}/article\n{site}/contact\n", "when": "every", "every_minutes": "90",
+        "notify": "always", "name": "Two <pages>"})
+    assert made.status_code == 302
+    [shown] = who.get("/monitors").get_json()["monitors"]
+    assert shown["schedule"] == {"every": 5400} and shown["name"] == "Two <pages>"
+    tick(stack, datetime.fromisoformat(shown["next_run_at"].replace("Z", "+00:00")),
+         shown["id"])
+    last_run(who, shown["id"])
+    page = browser.get("/console/monitors").get_data(as_text=True)
+    assert "Two &lt;pages&gt;" in page and "every 90 min" in page
+    assert re.search(r"Last run completed [^·]+· 2 pages\s+· 2 new · 0 changed", page)
+    action = f"/console/monitors/{shown['id']}"
+    assert browser.post(f"{action}/pause", data={"csrf_token": token(page)}).status_code == 302
+    assert who.get(f"/monitors/{shown['id']}").get_json()["status"] == "paused"
+    stranger = signed_in(customer(stack))
+    other = stranger.post(f"{action}/delete", data={"csrf_token": form_token(stranger)})
+    assert other.status_code == 404
+    assert browser.post(f"{action}/resume", data={"csrf_token": token(page)}).status_code == 302
+    assert who.get(f"/monitors/{shown['id']}").get_json()["status"] == "active"
+    assert browser.post(f"{action}/delete", data={"csrf_token": token(page)}).status_code == 302
+    assert who.get("/monitors").get_json()["monitors"] == []

@@ -67,6 +67,7 @@ def register(app: Flask) -> None:
     from api.console import (  # noqa: F401 (routes)
         collection_pages,
         map_pages,
+        monitor_pages,
         pages,
         result_pages,
         sessions,

@@ -79,6 +79,13 @@ def create(args: dict):
     baseline the next runs are compared with. Each run is a collection of `collection` with
     change tracking under the monitor's id, billed 1 credit per stored page as any collection.
     """
+    return _body(create_monitor(args)), 201
+
+
+def create_monitor(args: dict) -> Monitor:
+    """Create the monitor ``args`` (a loaded :class:`MonitorRequestSchema`) for the account
+    being served, with its line of history; or raise the ApiError of the refusal, recorded in
+    the history. The API and the console both create monitors here."""
     collection = args["collection"]
     _check_webhook(args.get("webhook_url"))
     url = collection.get("url")
@@ -106,7 +113,7 @@ def create(args: dict):
     except monitors.MonitorLimit as exc:
         raise refuse(MONITOR.name, ApiError("monitor_limit", str(exc)), url=url) from None
     history_written()  # by monitors.create
-    return _body(row), 201
+    return row
 
 
 @blp.route("/monitors", methods=["GET"])
@@ -136,6 +143,13 @@ def update(args: dict, monitor_id: str):
     A new schedule takes effect from the last run (or from now, before the first). A monitor
     resumed after its next slot passed runs once, at once.
     """
+    return _body(change_monitor(monitor_id, args))
+
+
+def change_monitor(monitor_id: str, args: dict) -> Monitor:
+    """Apply the change ``args`` (a loaded :class:`MonitorUpdateSchema`) to the account's
+    monitor, with its line of history; ApiError 404, 402 (resuming without credits). The API
+    and the console both change monitors here."""
     row = _own(monitor_id)
     _check_webhook(args.get("webhook_url"))
     values: dict[str, Any] = {name: args[name] for name in ("name", "webhook_url", "notify")
@@ -158,7 +172,7 @@ def update(args: dict, monitor_id: str):
                                   request_id=g.request_id)
     if row is None:
         raise ApiError("not_found", "No such monitor.")
-    return _body(row)
+    return row
 
 
 @blp.route("/monitors/<monitor_id>", methods=["DELETE"])
