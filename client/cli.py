@@ -319,6 +319,7 @@ def describe(collection: dict[str, Any]) -> str:
         ("started", collection.get("started_at") or "-"),
         ("finished", collection.get("finished_at") or "-"),
         ("expires", collection.get("expires_at") or "-"),
+        *([("monitor", collection["monitor_id"])] if collection.get("monitor_id") else []),
     ]
     webhook = collection.get("webhook")
     if webhook:
