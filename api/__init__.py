@@ -17,11 +17,13 @@ from api.operations import history_claimed, request_charge
 from api.schemas.errors import ErrorSchema
 from api.schemas.fields import StorableText
 from api.search import Search
+from core.agent_tools import CHANNEL_HEADER
 from core.config import Config, ConfigError, exit_with, load_or_exit
 from core.operations import BY_PATH
 from core.policy import SourcePolicy
 from storage import ledger
 from storage.db import Database
+from storage.models import CHANNEL
 from worker.queues import redis_connection
 
 logger = logging.getLogger(__name__)
@@ -47,6 +49,21 @@ class WebdataApi(Api):
 
 def _begin_request() -> None:
     g.request_id = errors.new_request_id()
+    g.channel = CHANNEL.set(_channel())
+
+
+def _channel() -> str:
+    """How the request came: ``mcp`` (a tool call of the MCP server: ``api.mcp``,
+    ``webdata mcp``), ``console``, else ``api``."""
+    if request.headers.get(CHANNEL_HEADER, "").strip().lower() == "mcp":
+        return "mcp"
+    return "console" if request.blueprint == "console" else "api"
+
+
+def _end_request(_: BaseException | None) -> None:
+    token = g.pop("channel", None)
+    if token is not None:
+        CHANNEL.reset(token)
 
 
 def _finish_request(response):
@@ -140,6 +157,7 @@ def create_app(config: Config | None = None) -> Flask:
     app.url_map.converters["default"] = app.url_map.converters["string"] = StorableText
     app.before_request(_begin_request)
     app.after_request(_finish_request)
+    app.teardown_request(_end_request)
 
     api = WebdataApi(app, spec_kwargs={"extra_plugins": [idempotency.IdempotencyDocs()]})
     errors.register(app)
@@ -159,9 +177,10 @@ def create_app(config: Config | None = None) -> Flask:
                       exports.blp, monitors.blp):
         api.register_blueprint(blueprint)
     openapi.drop_framework_schemas(api.spec)
-    from api import console
+    from api import console, mcp
 
     console.register(app)
+    mcp.register(app)
 
     from api.cli import register_cli
 

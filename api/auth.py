@@ -15,22 +15,29 @@ from api.errors import ApiError
 from api.extensions import db, limiter
 from api.schemas.fields import MAX_URL_LENGTH
 from storage import accounts
+from storage.accounts import Principal
 
 CHALLENGE = {"WWW-Authenticate": 'Bearer realm="api"'}
 
 
 def _authenticate() -> None:
+    limiter().check(principal())
+
+
+def principal() -> Principal:
+    """The caller of the request being served (``g.principal``), by its bearer key; ApiError
+    401 without a valid one."""
     header = request.headers.get("Authorization", "")
     scheme, _, key = header.partition(" ")
     if scheme.lower() != "bearer" or not key.strip():
         raise ApiError("unauthorized", "Send your API key as 'Authorization: Bearer <key>'.",
                        headers=CHALLENGE)
     with db().connection() as connection:
-        principal = accounts.authenticate(connection, key.strip())
-    if principal is None:
+        caller = accounts.authenticate(connection, key.strip())
+    if caller is None:
         raise ApiError("unauthorized", "This API key is unknown or revoked.", headers=CHALLENGE)
-    g.principal = principal
-    limiter().check(principal)
+    g.principal = caller
+    return caller
 
 
 def bodyless(view: Callable) -> Callable:

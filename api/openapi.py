@@ -18,6 +18,8 @@ from flask_smorest import Blueprint
 from marshmallow import Schema
 
 from api.schemas.errors import ErrorSchema
+from core.agent_tools import EXTENSION as AGENT_TOOLS
+from core.operations import Operation
 
 logger = logging.getLogger(__name__)
 
@@ -120,6 +122,7 @@ def documented(
     success: int = 200,
     media_types: dict[str, dict[str, Any]] | None = None,
     headers: Iterable[str] = (),
+    operation: Operation | None = None,
 ) -> Callable:
     """Document a view: its ``operationId``, its ``success`` answer (``schema`` and headers;
     200 unless given), and each error
@@ -127,7 +130,8 @@ def documented(
 
     ``media_types``: other bodies the success answer may have besides ``schema``'s JSON
     (media type → its OpenAPI schema), e.g. an export's CSV; ``headers``: names of
-    :data:`HEADERS` the success answer carries besides the usual ones."""
+    :data:`HEADERS` the success answer carries besides the usual ones; ``operation``: the
+    operation of the table it serves, whose tools for agents it documents."""
     descriptions = {**ERRORS, **(descriptions or {})}
     success_headers = {**headers_of(success, authenticated=authenticated, billed=billed),
                        **{name: name for name in headers}}
@@ -147,6 +151,9 @@ def documented(
         extra: dict[str, Any] = {"operationId": operation_id}
         if not authenticated:
             extra["security"] = []
+        if operation is not None and operation.agent_tools:  # for agents: client.mcp_server
+            extra[AGENT_TOOLS] = [tool.document(operation.price)
+                                  for tool in operation.agent_tools]
         return blp.doc(**extra)(view)
 
     return decorate

@@ -139,6 +139,12 @@ def parser() -> argparse.ArgumentParser:
                          help="only the URLs skipped for this reason")
     skipped.add_argument("--json", action="store_true", help="one JSON object a line")
     _monitor(commands)
+    commands.add_parser(
+        "mcp", help="serve the service's tools to an agent over stdio (MCP)",
+        description="An MCP server on stdin/stdout for desktop agents: one tool per operation "
+        "(scrape, map, search, crawl, …), each call a request to the service as your account "
+        "(WEBDATA_API_KEY, WEBDATA_API_URL). Answers longer than MCP_MAX_RESULT_CHARS "
+        "(default 100,000) are cut, saying how to get the rest.")
     return top
 
 

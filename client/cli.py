@@ -190,6 +190,18 @@ def run_monitor(args: argparse.Namespace, err: Console) -> int:
     return _print(monitor_cli.run_monitor(args, _client(args), read_urls))
 
 
+def run_mcp(args: argparse.Namespace, err: Console) -> int:
+    """``webdata mcp``: the MCP server on stdio (:mod:`client.mcp_server`), as the account of
+    the configured key."""
+    client = _client(args)  # checks the key and URL first: one line, not a traceback
+    from client.mcp_server import MAX_RESULT_CHARS, serve_stdio
+
+    limit = os.environ.get("MCP_MAX_RESULT_CHARS", "")
+    serve_stdio(client.url, client.session.headers["Authorization"].removeprefix("Bearer "),
+                max_chars=int(limit) if limit.isdigit() else MAX_RESULT_CHARS)
+    return 0
+
+
 def _follow(client: Client, created: dict[str, Any], args: argparse.Namespace,
             output: Path | None, err: Console, what: str) -> int:
     """After a create: the id alone (``--no-wait``), or the bar until final, then the file."""
@@ -331,4 +343,4 @@ def describe(collection: dict[str, Any]) -> str:
 #: Each command's function, by its name (:func:`client.arguments.parser`).
 COMMANDS = {"scrape": run_scrape, "map": run_map, "collect": run_collect, "crawl": run_crawl,
             "status": run_status, "cancel": run_cancel, "export": run_export,
-            "skipped": run_skipped, "monitor": run_monitor}
+            "skipped": run_skipped, "monitor": run_monitor, "mcp": run_mcp}

@@ -17,9 +17,10 @@ Adding a page operation: docs/design.md, "Adding an operation".
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 from typing import Any
 
+from core.agent_tools import MARKDOWN, AgentTool
 from core.cache import MAX_AGE
 from core.items.contacts import Contacts
 from core.items.map import SiteMap
@@ -124,6 +125,24 @@ class Operation:
     description: str = ""
     errors: tuple[tuple[int, str], ...] = ()
     common_fields: bool = True
+    #: Its tools for agents (:mod:`core.agent_tools`); None: one of its own name when it is a
+    #: request for data (it has a usage series), none otherwise.
+    tools: tuple[AgentTool, ...] | None = field(default=None, compare=False)
+
+    @property
+    def agent_tools(self) -> tuple[AgentTool, ...]:
+        if self.tools is not None:
+            return self.tools
+        return (AgentTool(self.name),) if self.usage else ()
+
+    @property
+    def price(self) -> str:
+        """What it costs, in words (a tool's description says it)."""
+        if self.usage == "collections":
+            return "1 credit per page stored, nothing for a failed one"
+        if not self.cost:
+            return "free"
+        return f"{self.cost} credit{'s' if self.cost > 1 else ''} on success, nothing on failure"
 
 
 #: ``max_age``, a request field of every page operation (the page cache, :mod:`core.cache`):
@@ -150,6 +169,7 @@ SCHEMA_RECORDS = Extraction(
 
 SCRAPE = Operation(
     name="scrape", path="/scrape", cost=1, usage="scrape", operation_id="scrape",
+    tools=(AgentTool("scrape", defaults=MARKDOWN),),
     extraction=Extraction(
         name="page", item=Page, title="Scrape", collectable=True, options=(
             Option("include_links", True), Option("include_metadata", True),
@@ -192,7 +212,7 @@ PRODUCTS = Operation(
                 "1 credit.")
 VIDEO_PLATFORM = Operation(
     name="video_platform", path="/video-platform", cost=1, usage="video",
-    operation_id="getVideo", common_fields=False,
+    operation_id="getVideo", common_fields=False, tools=(AgentTool("video_metadata"),),
     extraction=Extraction(name="video", item=Video, title="Video", own_spider=True,
                           url_rule=UrlRule(
                               accepts=lambda url: parse_video_url(url) is not None,
@@ -245,7 +265,13 @@ SEARCH = Operation(name="search", path="/search", cost=5, usage="search")
 SEARCH_NEWS = Operation(name="search_news", path="/search/news", cost=5, usage="search")
 SEARCH_VIDEOS = Operation(name="search_videos", path="/search/videos", cost=5, usage="search")
 #: A collection's creation; its pages are charged 1 credit each, on lines of their own.
-COLLECTION = Operation(name="collection", path="/collections", cost=0, usage="collections")
+COLLECTION = Operation(
+    name="collection", path="/collections", cost=0, usage="collections", tools=(
+        AgentTool("crawl", fixed={"mode": "crawl"}, hidden=("urls",), required=("url",),
+                  defaults=MARKDOWN, defaults_with={"extract": "page"}),
+        AgentTool("batch", fixed={"mode": "batch"}, required=("urls",), hidden=(
+            "url", "max_pages", "max_depth", "include_paths", "exclude_paths", "use_sitemap",
+            "remove_repeated_blocks"), defaults=MARKDOWN, defaults_with={"extract": "page"})))
 COLLECTION_CANCEL = Operation(name="collection_cancel",
                               path="/collections/<collection_id>/cancel", cost=0)
 WEBHOOK_SECRET = Operation(name="webhook_secret", path="/account/webhook-secret", cost=0)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from contextvars import ContextVar
 from datetime import UTC, datetime
 from enum import StrEnum
 
@@ -22,6 +23,12 @@ from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 
 #: SQLite only auto-increments INTEGER PRIMARY KEY; PostgreSQL gets a BIGSERIAL.
 BigId = BigInteger().with_variant(Integer(), "sqlite")
+
+
+#: The channel of the request being served in this thread (``api``, ``console``, ``mcp``),
+#: set by the API for each request: every line of history written meanwhile is marked with it
+#: (None: a line the platform wrote itself: a monitor's run, a released reservation).
+CHANNEL: ContextVar[str | None] = ContextVar("channel", default=None)
 
 
 def utcnow() -> datetime:
@@ -183,6 +190,8 @@ class Activity(Base):
     error: Mapped[str | None] = mapped_column(String(40))
     #: Answered from the page cache (storage.page_cache), not fetched.
     cached: Mapped[bool] = mapped_column(Boolean, default=False)
+    #: How the request came (:data:`CHANNEL`).
+    channel: Mapped[str | None] = mapped_column(String(16), default=lambda: CHANNEL.get())
 
 
 class IdempotencyRecord(Base):

@@ -340,3 +340,8 @@ def test_the_console_lists_creates_pauses_and_deletes_monitors(stack, site):
     assert who.get(f"/monitors/{shown['id']}").get_json()["status"] == "active"
     assert browser.post(f"{action}/delete", data={"csrf_token": token(page)}).status_code == 302
     assert who.get("/monitors").get_json()["monitors"] == []
+    lines = [(line["operation"], line["channel"]) for line in who.activity()
+             if line["operation"].startswith("monitor")]
+    assert lines == [("monitor_delete", "console"), ("monitor_update", "console"),
+                     ("monitor_update", "console"), ("monitor", "console"),
+                     ("monitor", "console")]  # the refused form too

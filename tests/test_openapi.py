@@ -140,7 +140,8 @@ ADDITIONS = {
     **{name: ["cached", "cached_at"] for name in (
         "ScrapeResponse", "ContactsResponse", "ProductsResponse", "VideoResponse",
         "MapResponse")},
-    "Activity": ["cached"],
+    "Activity": ["cached",
+                 "channel"],  # how the request came: api, console, mcp (issue 31)
 }
 
 

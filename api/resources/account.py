@@ -58,6 +58,7 @@ def account_activity(args: dict):
                 "collection_id": row.collection_id,
                 "url": row.url,
                 "cached": bool(row.cached),
+                "channel": row.channel,
             }
             for row in rows
         ],

@@ -38,6 +38,7 @@ from collecting import control
 from collecting import start as starting
 from collecting.frontier import Frontier
 from core.config import Config
+from core.operations import COLLECTION
 from core.policy import PolicyRefusal
 from storage import collection_results, collection_skips, collections, webhooks
 from storage.ledger import InsufficientCredits
@@ -105,7 +106,8 @@ def _own(collection_id: str) -> Collection:
 @blp.route("/collections", methods=["POST"])
 @batch_body
 @documented(blp, "createCollection", CollectionSchema,
-            (*AUTHENTICATED, 400, 402, 403, 413, 422), success=202, descriptions={
+            (*AUTHENTICATED, 400, 402, 403, 413, 422), success=202, operation=COLLECTION,
+            descriptions={
                 413: "too_many_urls: the batch has more URLs than the plan's `max_batch_urls`; "
                      "or body_too_large: the body is over `MAX_BODY_BYTES` plus 2,052 bytes "
                      "for each URL the plan's `max_batch_urls` allows.",

@@ -63,7 +63,7 @@ def _route(page: Operation) -> None:
     assert page.extraction is not None
     view = blp.arguments(page_request_schema(page.extraction))(_view(page))
     view = documented(blp, page.operation_id, page_response_schema(page), PAGE, billed=True,
-                      descriptions=dict(page.errors))(view)
+                      descriptions=dict(page.errors), operation=page)(view)
     blp.route(page.path, methods=["POST"])(view)
 
 

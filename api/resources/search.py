@@ -44,13 +44,13 @@ SEARCH_ERRORS = {
 }
 
 
-def _documented(operation_id: str, response_schema: type[Schema]):
+def _documented(operation_id: str, response_schema: type[Schema], operation: Operation):
     """The request schema, the 200 schema and the errors every search operation shares."""
     def decorate(view):
         view = blp.arguments(SearchRequestSchema)(view)
         return documented(blp, operation_id, response_schema,
                           (*AUTHENTICATED, 400, 402, 413, 422, 502), billed=True,
-                          descriptions=SEARCH_ERRORS)(view)
+                          descriptions=SEARCH_ERRORS, operation=operation)(view)
     return decorate
 
 
@@ -77,7 +77,7 @@ def _search(operation: Operation, kind: str, args: dict[str, Any]):
 
 
 @blp.route("/search", methods=["POST"])
-@_documented("searchWeb", SearchResponseSchema)
+@_documented("searchWeb", SearchResponseSchema, SEARCH)
 def search(args: dict):
     """Search the web.
 
@@ -88,7 +88,7 @@ def search(args: dict):
 
 
 @blp.route("/search/news", methods=["POST"])
-@_documented("searchNews", NewsSearchResponseSchema)
+@_documented("searchNews", NewsSearchResponseSchema, SEARCH_NEWS)
 def search_news(args: dict):
     """Search news.
 
@@ -98,7 +98,7 @@ def search_news(args: dict):
 
 
 @blp.route("/search/videos", methods=["POST"])
-@_documented("searchVideos", VideoSearchResponseSchema)
+@_documented("searchVideos", VideoSearchResponseSchema, SEARCH_VIDEOS)
 def search_videos(args: dict):
     """Search videos.
 

@@ -60,6 +60,10 @@ class ActivitySchema(Response):
     url = fields.String(allow_none=True)
     cached = fields.Boolean(metadata={
         "description": "Answered from the page cache (`max_age`), not fetched."})
+    channel = fields.String(allow_none=True, metadata={
+        "description": "How the request came: `api`, `console` or `mcp` (a tool call of the "
+                       "MCP server); null for a line the platform wrote itself (a monitor's "
+                       "run, a released reservation) and for lines older than this field."})
 
 
 class ActivityPageSchema(Response):

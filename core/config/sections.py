@@ -146,6 +146,10 @@ class ApiConfig(Section):
         "a whole number of bytes, at least 1024", 1024), 1024 * 1024)
     """Largest request body the API accepts, in bytes; a larger one is answered 413
     ``body_too_large`` before it is read."""
+    mcp_max_result_chars: int = var("MCP_MAX_RESULT_CHARS", integer(
+        "a whole number of characters, at least 1000", 1000), 100_000)
+    """Characters of an MCP tool's answer at most: a longer one is cut, saying how to get the
+    rest (``/api/service/v1/mcp``, ``webdata mcp``)."""
     client_header_timeout: float = var("CLIENT_HEADER_TIMEOUT", seconds(), 10.0)
     """Seconds a request's head (request line and header fields) may take to arrive, else it
     is answered 408. A request holds no API thread while it arrives."""
