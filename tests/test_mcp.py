@@ -179,3 +179,40 @@ def test_webdata_mcp_over_stdio(stack, service, site, transport, tmp_path):
     assert [line["channel"] for line in lines if line["operation"] != "credit_grant"] == [
         "mcp"] * 3
     assert [line["channel"] for line in lines if line["operation"] == "credit_grant"] == [None]
+
+
+def test_each_tool_answers_as_its_operation(stack, service, site):
+    """Every tool called once over HTTP: its operation's answer, or its error code."""
+    who = new_customer(stack.app, credits=50, plan="standard")
+    calls = {
+        "scrape": {"url": f"{site}/article", "formats": ["text"]},
+        "contacts": {"url": f"{site}/contact"},
+        "products": {"url": f"{site}/product"},
+        "video_metadata": {"url": "https://www.youtube.com/watch?v=pUbLiC_vid1"},
+        "map": {"url": f"{site}/site/", "limit": 5},
+        "search": {"query": "tide tables"},
+        "search_news": {"query": "tide tables"},
+        "search_videos": {"query": "tide tables"},
+        "batch": {"urls": [f"{site}/article"]},
+        "crawl": {"url": f"{site}/site/", "max_pages": 1},
+    }
+
+    async def work(client: Any) -> dict[str, Any]:
+        return {name: await client.call_tool(name, arguments)
+                for name, arguments in calls.items()}
+
+    answers = run(over_http(service, who.key), work)
+    assert set(answers) | {"collection_status", "collection_results"} == TOOLS
+    parsed = {name: json.loads(text(result)) for name, result in answers.items()
+              if not result.is_error}
+    assert parsed["scrape"]["text"] and parsed["scrape"]["markdown"] is None
+    assert parsed["contacts"]["emails"] and parsed["products"]["products"]
+    assert parsed["video_metadata"]["video_id"] == "pUbLiC_vid1"
+    assert 1 <= len(parsed["map"]["links"]) <= 5
+    for search in ("search", "search_news", "search_videos"):  # no provider on this stack
+        assert answers[search].is_error and "search_not_configured:" in text(answers[search])
+    assert parsed["batch"]["mode"] == "batch" and parsed["crawl"]["mode"] == "crawl"
+    for collection in (parsed["batch"], parsed["crawl"]):
+        assert wait_final(who, collection["id"])["status"] == "completed"
+    assert {line["channel"] for line in who.activity()
+            if line["operation"] != "credit_grant"} == {"mcp"}
