@@ -92,7 +92,8 @@ def _columns(version: Version) -> dict[str, object]:
 
 def counts(row: Collection) -> dict[str, int] | None:
     """A collection's pages by change, every status present; None without change tracking
-    (its counts are set, empty, when it is created with it)."""
+    (its counts are set, empty, when it is created with it; ``removed`` when it completes:
+    :mod:`storage.removed_pages`)."""
     if row.changes is None:
         return None
     stored = json.loads(row.changes)

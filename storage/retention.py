@@ -1,7 +1,7 @@
-"""Retention: a finished collection's results (and its skipped URLs) are kept until its
-``expires_at`` (finished_at + ``COLLECTION_RETENTION_SECONDS``), then deleted by
-:func:`purge_expired`, which the workers run on RQ's cron schedule
-(``worker.maintenance.purge_expired_collections``).
+"""Retention: a finished collection's results (and its skipped URLs, and its removed pages
+with change tracking) are kept until its ``expires_at`` (finished_at +
+``COLLECTION_RETENTION_SECONDS``), then deleted by :func:`purge_expired`, which the workers run
+on RQ's cron schedule (``worker.maintenance.purge_expired_collections``).
 
 The collection row, its line of history and its ledger entries stay: the account's history
 and money are not the results, and the object keeps answering (``status: "expired"``).
@@ -14,13 +14,13 @@ from datetime import datetime
 from sqlalchemy import delete, select, update
 
 from storage.db import Database
-from storage.models import Collection, CollectionResult, CollectionSkip, utcnow
+from storage.models import Collection, CollectionResult, CollectionSkip, RemovedPage, utcnow
 
 
 def purge_expired(db: Database, *, batch: int = 1000, now: datetime | None = None) -> int:
-    """Delete the results (and the skipped URLs) of every collection past ``expires_at``,
-    ``batch`` rows per short transaction (a purge of millions of rows never holds the
-    database long), then mark each purged; returns how many results were deleted.
+    """Delete the results (and the skipped URLs, the removed pages) of every collection past
+    ``expires_at``, ``batch`` rows per short transaction (a purge of millions of rows never
+    holds the database long), then mark each purged; returns how many results were deleted.
     Idempotent: a second run, or one racing this one, finds nothing more to delete."""
     now = now or utcnow()
     deleted = 0
@@ -32,13 +32,14 @@ def purge_expired(db: Database, *, batch: int = 1000, now: datetime | None = Non
     for collection_id in due:
         deleted += _delete(db, CollectionResult, collection_id, batch)
         _delete(db, CollectionSkip, collection_id, batch)
+        _delete(db, RemovedPage, collection_id, batch)
         with db.session() as session:
             session.execute(update(Collection).where(Collection.id == collection_id)
                             .values(purged_at=now))
     return deleted
 
 
-def _delete(db: Database, table: type[CollectionResult] | type[CollectionSkip],
+def _delete(db: Database, table: type[CollectionResult | CollectionSkip | RemovedPage],
             collection_id: str, batch: int) -> int:
     """Delete the collection's rows of ``table``, ``batch`` per transaction; how many."""
     deleted = 0

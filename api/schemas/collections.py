@@ -190,8 +190,9 @@ class ChangeCountsSchema(Response):
     new = fields.Integer(metadata={"description": "Pages the tag's collections had not seen."})
     same = fields.Integer(metadata={"description": "Pages whose content did not change."})
     changed = fields.Integer(metadata={"description": "Pages whose content changed."})
-    removed = fields.Integer(metadata={"description": "Pages of the previous collection not "
-                                                      "found again (not counted yet: 0)."})
+    removed = fields.Integer(metadata={"description": "Pages of earlier collections of the "
+                                                      "tag not found again, counted when the "
+                                                      "collection completes."})
 
 
 class ChangeSchema(Response):
@@ -214,8 +215,8 @@ class ProgressSchema(Response):
         "description": "URLs seen and not fetched, by reason: every reason, 0 when none. "
                        "`GET /collections/{id}/skipped` lists them."})
     changes = fields.Nested(ChangeCountsSchema, allow_none=True, metadata={
-        "description": "With `change_tracking`: the pages stored by change (`removed` is 0 "
-                       "for now); null without."})
+        "description": "With `change_tracking`: the pages by change (`removed` once "
+                       "completed); null without."})
 
 
 class WebhookDeliverySchema(Response):

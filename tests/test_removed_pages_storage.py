@@ -1,0 +1,174 @@
+"""Removed pages in the database, on SQLite and PostgreSQL (storage.removed_pages): what a
+completed tracked collection removes, what it keeps (pages that failed for another reason
+than being gone, a crawl cut by its limit, a later collection's versions, another account's
+or tag's), what a stopped one does (nothing), and that they go with the results."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from datetime import timedelta
+
+import pytest
+from sqlalchemy import func, select, update
+
+from storage import (
+    collection_results,
+    collection_skips,
+    collection_store,
+    collections,
+    page_versions,
+    removed_pages,
+    retention,
+)
+from storage.collection_store import PageOutcome
+from storage.db import Database
+from storage.models import (
+    Collection,
+    CollectionStatus,
+    PageVersion,
+    RemovedPage,
+    WebhookEvent,
+    utcnow,
+)
+from tests.test_collections_storage import account
+
+RETENTION = timedelta(days=7)
+TARGET_ERROR = "target_http_error"
+
+
+@pytest.fixture
+def db(database_url) -> Database:
+    return Database(database_url)
+
+
+def tracked(db: Database, owner: str, tag: str, webhook: bool = False) -> str:
+    return collections.create(
+        db, account_id=owner, mode="batch", extract="page",
+        spec={"urls": ["http://a.test/"], "change_tracking": {"tag": tag}}, max_running=50,
+        webhook_url="http://hooks.test/" if webhook else None).id
+
+
+def url(n: int) -> str:
+    return f"http://a.test/{n:02d}"
+
+
+def ok(n: int, text: str = "same") -> tuple[PageOutcome, page_versions.Version]:
+    outcome = PageOutcome(key=collection_results.page_key(url(n)), url=url(n),
+                          status="succeeded", status_code=200,
+                          fetched_at=f"2026-11-0{1 + n % 9}T00:00:00Z", data={"text": text})
+    return outcome, page_versions.Version(outcome.key, outcome.url, outcome.fetched_at,
+                                          f"digest-{text}", text, "new")
+
+
+def failed(n: int, code: str, status: int | None) -> PageOutcome:
+    return PageOutcome(key=collection_results.page_key(url(n)), url=url(n), status="failed",
+                       status_code=status, error={"error": code, "message": "x",
+                                                  "details": {"target_status": status}})
+
+
+def run(db: Database, collection_id: str, tag: str, pages: list[int],
+        failures: tuple[PageOutcome, ...] = (), status=CollectionStatus.COMPLETED) -> None:
+    stored = [ok(n) for n in pages]
+    collection_store.store(db, collection_id, [o for o, _ in stored] + list(failures),
+                           versions=[v for _, v in stored], tag=tag)
+    assert collections.finish(db, collection_id, status, retention=RETENTION)
+
+
+def versions(db: Database, owner: str, tag: str) -> set[str]:
+    with db.session() as session:
+        return set(session.scalars(select(PageVersion.url).where(
+            PageVersion.account_id == owner, PageVersion.tag == tag)))
+
+
+def removed(db: Database, collection_id: str) -> list[tuple[str, str | None]]:
+    rows, _ = removed_pages.page(db, collection_id, limit=1000)
+    assert [row.seq for row in rows] == list(range(1, len(rows) + 1))
+    return [(row.url, row.previous_fetched_at) for row in rows]
+
+
+def changes(db: Database, collection_id: str) -> dict[str, int]:
+    return page_versions.counts(collections.get(db, collection_id))
+
+
+def test_pages_not_found_again_are_removed_and_the_others_kept(db):
+    owner, tag = account(db, 100), uuid.uuid4().hex
+    first = tracked(db, owner, tag)
+    run(db, first, tag, list(range(1, 8)))
+    second = tracked(db, owner, tag)
+    run(db, second, tag, [1, 2, 8], failures=(
+        failed(3, TARGET_ERROR, 404), failed(4, TARGET_ERROR, 410),  # gone
+        failed(5, "timeout", None), failed(6, TARGET_ERROR, 500),  # may be there still
+        failed(7, "fetch_failed", 404)))  # a 404 that is no target error: not said gone
+    # 9 and 10 were never in the first: a failure of theirs removes nothing
+    assert removed(db, second) == [(url(3), "2026-11-04T00:00:00Z"),
+                                   (url(4), "2026-11-05T00:00:00Z")]
+    assert versions(db, owner, tag) == {url(n) for n in (1, 2, 5, 6, 7, 8)}
+    assert changes(db, second)["removed"] == 2
+    # a page that comes back is new; the third collection removes what the second kept and
+    # it did not store
+    third = tracked(db, owner, tag)
+    run(db, third, tag, [3, 8])
+    assert [u for u, _ in removed(db, third)] == [url(n) for n in (1, 2, 5, 6, 7)]
+    assert versions(db, owner, tag) == {url(3), url(8)}
+
+
+def test_a_crawl_cut_by_its_limit_and_a_stopped_collection_remove_nothing(db):
+    owner, tag = account(db, 100), uuid.uuid4().hex
+    run(db, tracked(db, owner, tag), tag, [1, 2, 3])
+    cut = tracked(db, owner, tag)
+    collection_skips.record_left(db, cut, [_Skip(url(9), "limit")])
+    run(db, cut, tag, [1])
+    assert removed(db, cut) == [] and changes(db, cut)["removed"] == 0
+    for status in (CollectionStatus.CANCELLED, CollectionStatus.FAILED):
+        stopped = tracked(db, owner, tag)
+        run(db, stopped, tag, [2], status=status)
+        assert removed(db, stopped) == [] and changes(db, stopped)["removed"] == 0
+    assert versions(db, owner, tag) == {url(1), url(2), url(3)}
+
+
+def test_only_an_earlier_collection_s_versions_of_this_account_and_tag_are_removed(db):
+    owner, other, tag = account(db, 100), account(db, 100), uuid.uuid4().hex
+    run(db, tracked(db, owner, tag), tag, [1, 2])
+    run(db, tracked(db, other, tag), tag, [1, 2])
+    run(db, tracked(db, owner, "another tag " + tag), tag + "x", [1, 2])
+    now, later = tracked(db, owner, tag), tracked(db, owner, tag)
+    with db.session() as session:  # created after: whatever it wrote is newer than ``now``
+        session.execute(update(Collection).where(Collection.id == later)
+                        .values(created_at=utcnow() + timedelta(seconds=5)))
+    collection_store.store(db, later, [ok(3)[0]], versions=[ok(3)[1]], tag=tag)
+    with db.session() as session:  # a version whose collection is gone is an earlier one
+        session.execute(update(PageVersion).where(
+            PageVersion.account_id == owner, PageVersion.tag == tag,
+            PageVersion.url == url(2)).values(collection_id="col_gone"))
+    run(db, now, tag, [])
+    assert [u for u, _ in removed(db, now)] == [url(1), url(2)]
+    assert versions(db, owner, tag) == {url(3)}
+    assert versions(db, other, tag) == {url(1), url(2)}
+    assert versions(db, owner, tag + "x") == {url(1), url(2)}
+
+
+def test_the_webhook_event_counts_them_and_they_go_with_the_results(db):
+    owner, tag = account(db, 100), uuid.uuid4().hex
+    run(db, tracked(db, owner, tag), tag, [1, 2, 3])
+    second = tracked(db, owner, tag, webhook=True)
+    run(db, second, tag, [1])
+    with db.session() as session:
+        payload = session.scalar(select(WebhookEvent.payload)
+                                 .where(WebhookEvent.collection_id == second))
+    assert json.loads(payload)["collection"]["progress"]["changes"] == {
+        "new": 1, "same": 0, "changed": 0, "removed": 2}
+    with db.session() as session:
+        session.execute(update(Collection).where(Collection.id == second)
+                        .values(expires_at=utcnow() - timedelta(seconds=1)))
+    retention.purge_expired(db, batch=1)
+    with db.session() as session:
+        assert session.scalar(select(func.count()).select_from(RemovedPage).where(
+            RemovedPage.collection_id == second)) == 0
+
+
+class _Skip:
+    def __init__(self, address: str, reason: str):
+        self.url = self.key = address
+        self.reason, self.duplicate_of = reason, None
+
