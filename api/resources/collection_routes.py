@@ -24,15 +24,17 @@ from api.errors import ApiError
 from api.extensions import db, redis, source_policy
 from api.openapi import AUTHENTICATED, BASE_PATH, documented
 from api.operations import history_written, refuse
+from api.schemas.collection_lists import (
+    ResultsPageSchema,
+    ResultsQuerySchema,
+    SkippedPageSchema,
+    SkippedQuerySchema,
+)
 from api.schemas.collections import (
     CollectionPageSchema,
     CollectionRequestSchema,
     CollectionSchema,
     PageQuerySchema,
-    ResultsPageSchema,
-    ResultsQuerySchema,
-    SkippedPageSchema,
-    SkippedQuerySchema,
     options_of,
 )
 from collecting import control

@@ -19,7 +19,7 @@ from api.errors import ApiError
 from api.extensions import db, redis
 from api.openapi import AUTHENTICATED, BASE_PATH, documented
 from api.resources.collection_routes import readable, selection_of
-from api.schemas.collections import ExportQuerySchema, ResultSchema
+from api.schemas.collection_lists import ExportQuerySchema, ResultSchema
 from storage import collections
 from storage.exports import live, read_ahead
 
