@@ -24,6 +24,7 @@ from typing import Any
 from sqlalchemy import func, select, update
 from sqlalchemy.orm import Session
 
+from core.changes import REMOVED
 from core.formats import format_utc
 from core.operations import COLLECTION_CANCEL
 from storage import collection_skips, page_versions, removed_pages, webhooks
@@ -213,7 +214,7 @@ def _count_removed(session: Session, collection_id: str) -> None:
     if row is None or not tracked(row):
         return
     numbers = json.loads(row.changes or "{}")
-    numbers["removed"] = removed_pages.record(session, row)
+    numbers[REMOVED] = removed_pages.record(session, row)
     row.changes = json.dumps(numbers, sort_keys=True)
 
 

@@ -12,12 +12,10 @@ from dataclasses import dataclass
 from sqlalchemy import insert, select, update
 from sqlalchemy.orm import Session
 
+from core.changes import STATUSES
 from storage.db import Database
 from storage.models import Collection, PageVersion
 from storage.page_cache import pack_text, unpack_text
-
-#: What a collection's ``progress.changes`` counts.
-CHANGE_STATUSES = ("new", "same", "changed", "removed")
 
 
 @dataclass(frozen=True)
@@ -32,7 +30,7 @@ class Previous:
 @dataclass(frozen=True)
 class Version:
     """A page's new version, and how it compares with the previous one (``change``: a
-    status of :data:`CHANGE_STATUSES`)."""
+    status of :data:`core.changes.STATUSES`)."""
 
     page_key: str
     url: str
@@ -97,4 +95,4 @@ def counts(row: Collection) -> dict[str, int] | None:
     if row.changes is None:
         return None
     stored = json.loads(row.changes)
-    return {status: int(stored.get(status, 0)) for status in CHANGE_STATUSES}
+    return {status: int(stored.get(status, 0)) for status in STATUSES}

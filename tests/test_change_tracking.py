@@ -60,3 +60,66 @@ def test_a_tag_with_a_control_character_is_a_422(stack, site):
     answer = who.post("/collections", {"mode": "batch", "urls": [f"{site}/article"],
                                        "change_tracking": {"tag": "a\x1bb"}})
     assert answer.status_code == 422 and "change_tracking" in answer.get_json()["errors"]
+
+
+def all_changes(who, collection_id: str, limit: int = 2, **query) -> list[dict]:
+    """Every change of a collection, page by page, following ``next_cursor`` until null."""
+    changes, cursor = [], None
+    for _ in range(1000):
+        answer = who.get(f"/collections/{collection_id}/changes", query_string={
+            "limit": str(limit), **query, **({"cursor": cursor} if cursor else {})})
+        assert answer.status_code == 200, answer.get_json()
+        changes += answer.get_json()["changes"]
+        cursor = answer.get_json()["next_cursor"]
+        if cursor is None:
+            return changes
+    raise AssertionError("the changes never ended")
+
+
+def test_the_changes_endpoint_lists_new_changed_and_removed_pages(stack, site):
+    who, tag = customer(stack), uuid.uuid4().hex[:8]
+    paths = [f"/cache/changing/{tag}-{n}" for n in range(5)]
+    first, before = batch(who, [site + p for p in paths[:4]], tag)
+    caching.TEXTS[paths[0]] = "Edited since."
+    second, after = batch(who, [site + p for p in (*paths[:3], paths[4])], tag)  # 3 dropped
+    assert second["progress"]["changes"] == {"new": 1, "same": 2, "changed": 1, "removed": 1}
+    listed = all_changes(who, second["id"], limit=1)
+    assert listed == all_changes(who, second["id"], limit=100)
+    assert [(path(c["url"]), c["status"]) for c in listed[-1:]] == [(paths[3], "removed")]
+    assert sorted((path(c["url"]), c["status"]) for c in listed[:-1]) == [
+        (paths[0], "changed"), (paths[4], "new")]
+    edited, removed = (next(c for c in listed if path(c["url"]) == p) for p in paths[::3])
+    assert edited == {"url": site + paths[0], "status": "changed",
+                      "fetched_at": after[paths[0]]["fetched_at"],
+                      "previous_fetched_at": before[paths[0]]["fetched_at"],
+                      "diff": after[paths[0]]["change"]["diff"]}
+    assert "+" in edited["diff"] and "Edited since." in edited["diff"]
+    assert removed == {"url": site + paths[3], "status": "removed", "fetched_at": None,
+                       "previous_fetched_at": before[paths[3]]["fetched_at"], "diff": None}
+    same = all_changes(who, second["id"], status="same")
+    assert sorted(path(c["url"]) for c in same) == paths[1:3]
+    assert all(c["diff"] is None and c["previous_fetched_at"] for c in same)
+    both = all_changes(who, second["id"], status="new,removed")
+    assert both == all_changes(who, second["id"], status=["new", "removed"])  # repeated
+    assert [c["status"] for c in both] == ["new", "removed"]
+    assert [c["status"] for c in all_changes(who, first["id"])] == ["new"] * 4
+
+
+def test_the_changes_endpoint_refuses_what_it_cannot_list(stack, site):
+    who = customer(stack)
+    tracked, _ = batch(who, [f"{site}/article"], uuid.uuid4().hex[:8])
+    url = f"/collections/{tracked['id']}/changes"
+    for query in ({"status": "gone"}, {"status": "new,gone"}, {"status": ","},
+                  {"limit": "0"}, {"limit": "1001"}, {"cursor": "nope"}):
+        answer = who.get(url, query_string=query)
+        assert answer.status_code == 422, query
+    assert "status" in who.get(url, query_string={"status": "gone"}).get_json()["errors"]
+    results_cursor = who.get(f"/collections/{tracked['id']}/results",
+                             query_string={"limit": "1"}).get_json()["next_cursor"]
+    assert who.get(url, query_string={"cursor": results_cursor or "cg=="}).status_code == 422
+    untracked = wait_final(who, start(who, {"mode": "batch", "urls": [f"{site}/article"]})["id"])
+    answer = who.get(f"/collections/{untracked['id']}/changes")
+    assert (answer.status_code, answer.get_json()["error"]) == (409, "conflict")
+    assert "change_tracking" in answer.get_json()["message"]
+    assert customer(stack).get(url).status_code == 404
+    assert who.get("/collections/col_nope/changes").status_code == 404

@@ -36,6 +36,7 @@ OPERATIONS = {
     ("get", f"{BASE}/collections/{{collection_id}}/results"): "listCollectionResults",
     ("get", f"{BASE}/collections/{{collection_id}}/export"): "exportCollectionResults",
     ("get", f"{BASE}/collections/{{collection_id}}/skipped"): "listCollectionSkipped",
+    ("get", f"{BASE}/collections/{{collection_id}}/changes"): "listCollectionChanges",
 }
 #: The error statuses of the collection operations beyond those of every operation.
 COLLECTION_ERRORS = {
@@ -46,6 +47,7 @@ COLLECTION_ERRORS = {
     "listCollectionResults": {"404", "410", "422"},
     "exportCollectionResults": {"404", "410", "422"},
     "listCollectionSkipped": {"404", "410", "422"},
+    "listCollectionChanges": {"404", "409", "410", "422"},
 }
 PAGE_OPERATIONS = {"scrape", "findContacts", "extractProducts", "getVideo", "mapSite"}
 SEARCH_OPERATIONS = {"searchWeb", "searchNews", "searchVideos"}
@@ -125,6 +127,8 @@ ADDITIONS = {
                    "limit", "policy", "cancelled"],
     "Skipped": ["url", "reason", "duplicate_of"],
     "SkippedPage": ["skipped", "next_cursor"],
+    "PageChange": ["url", "status", "fetched_at", "previous_fetched_at", "diff"],  # issue 30
+    "ChangesPage": ["changes", "next_cursor"],
     # answers of the page cache (issue 30): on every page operation, and marked in the history
     **{name: ["cached", "cached_at"] for name in (
         "ScrapeResponse", "ContactsResponse", "ProductsResponse", "VideoResponse",

@@ -12,7 +12,9 @@ from datetime import timedelta
 import pytest
 from sqlalchemy import func, select, update
 
+from core.changes import STATUSES
 from storage import (
+    collection_changes,
     collection_results,
     collection_skips,
     collection_store,
@@ -21,10 +23,12 @@ from storage import (
     removed_pages,
     retention,
 )
+from storage.collection_changes import Position
 from storage.collection_store import PageOutcome
 from storage.db import Database
 from storage.models import (
     Collection,
+    CollectionResult,
     CollectionStatus,
     PageVersion,
     RemovedPage,
@@ -172,3 +176,47 @@ class _Skip:
         self.url = self.key = address
         self.reason, self.duplicate_of = reason, None
 
+
+
+def listed(db: Database, collection_id: str, statuses: set[str], limit: int,
+           final: bool = True) -> tuple[list[tuple[str, str]], list[Position | None]]:
+    """Every change listed ``limit`` at a time, and the positions each page ended at."""
+    entries, positions, after = [], [], Position()
+    for _ in range(100):
+        found, after = collection_changes.page(db, collection_id, statuses=statuses,
+                                               final=final, after=after, limit=limit)
+        entries += [(entry["url"], entry["status"]) for entry in found]
+        positions.append(after)
+        if after is None or not final:
+            return entries, positions
+    raise AssertionError("the changes never ended")
+
+
+def test_the_changes_list_results_then_removed_pages_in_every_page_size(db):
+    owner, tag = account(db, 100), uuid.uuid4().hex
+    run(db, tracked(db, owner, tag), tag, [1, 2, 3, 4])
+    second = tracked(db, owner, tag)
+    pages = [ok(1), ok(2, "edited"), ok(5)]
+    collection_store.store(db, second, [o for o, _ in pages], versions=[
+        page_versions.Version(o.key, o.url, o.fetched_at, v.digest, v.content, change)
+        for (o, v), change in zip(pages, ("same", "changed", "new"), strict=True)], tag=tag)
+    with db.session() as session:  # as collecting.changes would have said
+        for (outcome, _), change in zip(pages, ("same", "changed", "new"), strict=True):
+            session.execute(update(CollectionResult).where(
+                CollectionResult.collection_id == second,
+                CollectionResult.page_key == outcome.key).values(change=json.dumps(
+                    {"status": change, "previous_fetched_at": None, "diff": None})))
+    running, positions = listed(db, second, set(STATUSES), 100, final=False)
+    assert running == [(url(1), "same"), (url(2), "changed"), (url(5), "new")]
+    assert positions == [Position(False, 3)]  # while it runs, the results only
+    assert collections.finish(db, second, CollectionStatus.COMPLETED, retention=RETENTION)
+    every = [*running, (url(3), "removed"), (url(4), "removed")]
+    for limit in (1, 2, 3, 5, 100):
+        assert listed(db, second, set(STATUSES), limit)[0] == every
+    shown = [entry for entry in every if entry[1] != "same"]
+    assert listed(db, second, {"new", "changed", "removed"}, 2)[0] == shown
+    assert listed(db, second, {"removed"}, 1)[0] == every[3:]
+    assert listed(db, second, {"same"}, 1) == ([(url(1), "same")], [None])
+    assert Position.parse(Position(True, 12).text()) == Position(True, 12)
+    refused = ("", "r", "y1", "r-1", "r1.5", "x\u0661")  # the last: an Arabic-Indic digit
+    assert [Position.parse(text) for text in refused] == [None] * len(refused)

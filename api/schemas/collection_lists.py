@@ -11,7 +11,8 @@ from marshmallow import ValidationError, fields, validate
 from api.exports import FORMATS as EXPORT_FORMATS
 from api.exports import INCLUDES as EXPORT_INCLUDES
 from api.schemas.collections import SKIP_REASON_TEXT, ChangeSchema, PageQuerySchema
-from api.schemas.fields import RequestSchema, Response
+from api.schemas.fields import Names, RequestSchema, Response
+from core.changes import CHANGED, NEW, REMOVED, STATUSES
 from core.contract import SKIP_REASONS
 
 
@@ -93,25 +94,44 @@ class SkippedPageSchema(Response):
                        "final and every one kept was returned."})
 
 
-class Includes(fields.String):
-    """A comma-separated list of what an export adds after the results (``include=skipped``),
-    as a set; each must be one of :data:`api.exports.INCLUDES`."""
-
-    def _deserialize(self, value: Any, attr: Any, data: Any, **kwargs: Any) -> frozenset[str]:
-        text = super()._deserialize(value, attr, data, **kwargs)
-        names = [name.strip() for name in text.split(",") if name.strip()]
-        unknown = [name for name in names if name not in EXPORT_INCLUDES]
-        if unknown or not names:
-            raise ValidationError(f"Must be one of: {', '.join(EXPORT_INCLUDES)} (not "
-                                  f"{', '.join(unknown) or 'nothing'}).")
-        return frozenset(names)
-
-
 class ExportQuerySchema(ResultFilterSchema):
     format = fields.String(required=True, validate=validate.OneOf(tuple(EXPORT_FORMATS)),
                            metadata={"description": "`json` (one array), `jsonl` (one result "
                                                     "a line) or `csv` (one row a page)."})
-    include = Includes(load_default=None, metadata={
+    include = Names(EXPORT_INCLUDES, load_default=None, metadata={
         "description": "`skipped`: the collection's skipped URLs follow its results, each "
                        "`{\"url\", \"status\": \"skipped\", \"reason\", \"duplicate_of\"}` "
                        "(CSV: the columns `reason` and `duplicate_of` are added)."})
+
+
+#: The changes ``GET /collections/{id}/changes`` lists unless asked: all but the pages found
+#: the same.
+LISTED_CHANGES = (NEW, CHANGED, REMOVED)
+
+
+class ChangesQuerySchema(PageQuerySchema):
+    status = Names(STATUSES, load_default=lambda: frozenset(LISTED_CHANGES), metadata={
+        "default": ",".join(LISTED_CHANGES),
+        "description": f"Only the changes of these statuses, comma-separated or repeated: any "
+                       f"of {', '.join(STATUSES)}. Default: {', '.join(LISTED_CHANGES)}."})
+    limit = fields.Integer(load_default=100, validate=validate.Range(min=1, max=1000))
+
+
+class PageChangeSchema(Response):
+    url = fields.String(metadata={"description": "The page, as the collection asked for it."})
+    status = fields.String(metadata={"description": ", ".join(STATUSES) + "."})
+    fetched_at = fields.String(allow_none=True, metadata={
+        "description": "When this collection fetched the page; null for removed."})
+    previous_fetched_at = fields.String(allow_none=True, metadata={
+        "description": "When the earlier version (compared with, or removed) was fetched; "
+                       "null for new."})
+    diff = fields.String(allow_none=True, metadata={
+        "description": "changed: a unified diff of the page's markdown (else text), at most "
+                       "64 KB; null otherwise."})
+
+
+class ChangesPageSchema(Response):
+    changes = fields.List(fields.Nested(PageChangeSchema))
+    next_cursor = fields.String(allow_none=True, metadata={
+        "description": "Pass it back for the changes after these; null once the collection "
+                       "is final and every change was returned."})
