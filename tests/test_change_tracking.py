@@ -76,12 +76,20 @@ def all_changes(who, collection_id: str, limit: int = 2, **query) -> list[dict]:
     raise AssertionError("the changes never ended")
 
 
-def test_the_changes_endpoint_lists_new_changed_and_removed_pages(stack, site):
-    who, tag = customer(stack), uuid.uuid4().hex[:8]
+def edited_and_dropped(who, site: str) -> tuple[list[str], dict, dict, dict]:
+    """Two batches of a tag: the second has the first's first page edited, its fourth
+    dropped and a fifth; the paths, the second collection, and both's results by path."""
+    tag = uuid.uuid4().hex[:8]
     paths = [f"/cache/changing/{tag}-{n}" for n in range(5)]
-    first, before = batch(who, [site + p for p in paths[:4]], tag)
+    _, before = batch(who, [site + p for p in paths[:4]], tag)
     caching.TEXTS[paths[0]] = "Edited since."
-    second, after = batch(who, [site + p for p in (*paths[:3], paths[4])], tag)  # 3 dropped
+    second, after = batch(who, [site + p for p in (*paths[:3], paths[4])], tag)
+    return paths, second, before, after
+
+
+def test_the_changes_endpoint_lists_new_changed_and_removed_pages(stack, site):
+    who = customer(stack)
+    paths, second, before, after = edited_and_dropped(who, site)
     assert second["progress"]["changes"] == {"new": 1, "same": 2, "changed": 1, "removed": 1}
     listed = all_changes(who, second["id"], limit=1)
     assert listed == all_changes(who, second["id"], limit=100)
@@ -102,7 +110,26 @@ def test_the_changes_endpoint_lists_new_changed_and_removed_pages(stack, site):
     both = all_changes(who, second["id"], status="new,removed")
     assert both == all_changes(who, second["id"], status=["new", "removed"])  # repeated
     assert [c["status"] for c in both] == ["new", "removed"]
-    assert [c["status"] for c in all_changes(who, first["id"])] == ["new"] * 4
+
+
+def test_the_export_can_include_the_removed_pages(stack, site):
+    who = customer(stack)
+    paths, second, before, _ = edited_and_dropped(who, site)
+    url = f"/collections/{second['id']}/export"
+    gone = {"url": site + paths[3], "status": "removed",
+            "previous_fetched_at": before[paths[3]]["fetched_at"]}
+    whole = json.loads(exported(who, url, format="json", include="removed")[1])
+    assert len(whole) == 5 and whole[-1] == gone
+    assert {path(r["url"]) for r in whole[:4]} == {*paths[:3], paths[4]}
+    _, lines = exported(who, url, format="jsonl", include="skipped,removed", fields="url")
+    assert [json.loads(line) for line in lines.splitlines()][-1] == gone
+    _, table = exported(who, url, format="csv", include="removed")
+    rows = list(csv.DictReader(io.StringIO(table)))
+    assert list(rows[0])[-3:] == ["change", "previous_fetched_at", "change_diff"]
+    assert {k: v for k, v in rows[-1].items() if v} == gone
+    _, table = exported(who, url, format="csv", include="removed", fields="url,status")
+    assert list(csv.reader(io.StringIO(table)))[-1] == [
+        site + paths[3], "removed", gone["previous_fetched_at"]]
 
 
 def test_the_changes_endpoint_refuses_what_it_cannot_list(stack, site):

@@ -45,7 +45,7 @@ COLLECTION_ERRORS = {
     "getCollection": {"404"},
     "cancelCollection": {"404"},
     "listCollectionResults": {"404", "410", "422"},
-    "exportCollectionResults": {"404", "410", "422"},
+    "exportCollectionResults": {"404", "409", "410", "422"},
     "listCollectionSkipped": {"404", "410", "422"},
     "listCollectionChanges": {"404", "409", "410", "422"},
 }

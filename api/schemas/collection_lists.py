@@ -99,9 +99,13 @@ class ExportQuerySchema(ResultFilterSchema):
                            metadata={"description": "`json` (one array), `jsonl` (one result "
                                                     "a line) or `csv` (one row a page)."})
     include = Names(EXPORT_INCLUDES, load_default=None, metadata={
-        "description": "`skipped`: the collection's skipped URLs follow its results, each "
-                       "`{\"url\", \"status\": \"skipped\", \"reason\", \"duplicate_of\"}` "
-                       "(CSV: the columns `reason` and `duplicate_of` are added)."})
+        "description": "What follows the results, comma-separated or repeated: `skipped`, "
+                       "the collection's skipped URLs, each `{\"url\", \"status\": "
+                       "\"skipped\", \"reason\", \"duplicate_of\"}` (CSV: the columns "
+                       "`reason` and `duplicate_of` are added); `removed` (change tracking), "
+                       "the pages it did not find again, each `{\"url\", \"status\": "
+                       "\"removed\", \"previous_fetched_at\"}` (CSV: the column "
+                       "`previous_fetched_at` is added when it has none)."})
 
 
 #: The changes ``GET /collections/{id}/changes`` lists unless asked: all but the pages found
