@@ -394,6 +394,8 @@ class PageVersion(Base):
     #: The content compared (markdown or text), zstd-compressed, for the next diff.
     content: Mapped[bytes] = mapped_column(LargeBinary)
     collection_id: Mapped[str] = mapped_column(String(40))
+    #: When it was last written: the retention purge deletes it some days after.
+    written_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), index=True)
 
 
 class RemovedPage(Base):

@@ -14,7 +14,7 @@ from sqlalchemy.orm import Session
 
 from core.changes import STATUSES
 from storage.db import Database
-from storage.models import Collection, PageVersion
+from storage.models import Collection, PageVersion, utcnow
 from storage.page_cache import pack_text, unpack_text
 
 
@@ -85,7 +85,7 @@ def write(session: Session, collection_id: str, account_id: str, tag: str,
 
 def _columns(version: Version) -> dict[str, object]:
     return {"url": version.url, "fetched_at": version.fetched_at, "digest": version.digest,
-            "content": pack_text(version.content)}
+            "content": pack_text(version.content), "written_at": utcnow()}
 
 
 def counts(row: Collection) -> dict[str, int] | None:

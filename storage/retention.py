@@ -5,16 +5,26 @@ on RQ's cron schedule (``worker.maintenance.purge_expired_collections``).
 
 The collection row, its line of history and its ledger entries stay: the account's history
 and money are not the results, and the object keeps answering (``status: "expired"``).
+
+Change tracking's page versions have a retention of their own (:func:`purge_versions`): a
+version not written again for ``CHANGE_TRACKING_RETENTION_DAYS`` is deleted by the same sweep.
 """
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from sqlalchemy import delete, select, update
 
 from storage.db import Database
-from storage.models import Collection, CollectionResult, CollectionSkip, RemovedPage, utcnow
+from storage.models import (
+    Collection,
+    CollectionResult,
+    CollectionSkip,
+    PageVersion,
+    RemovedPage,
+    utcnow,
+)
 
 
 def purge_expired(db: Database, *, batch: int = 1000, now: datetime | None = None) -> int:
@@ -48,6 +58,22 @@ def _delete(db: Database, table: type[CollectionResult | CollectionSkip | Remove
             ids = select(table.id).where(table.collection_id == collection_id).limit(batch)
             gone = session.execute(delete(table).where(
                 table.id.in_(ids.scalar_subquery()))).rowcount
+        deleted += gone
+        if gone < batch:
+            return deleted
+
+
+def purge_versions(db: Database, *, older_than: timedelta, batch: int = 1000,
+                   now: datetime | None = None) -> int:
+    """Delete the page versions of change tracking last written more than ``older_than``
+    ago, ``batch`` rows per short transaction; how many. Idempotent."""
+    before = (now or utcnow()) - older_than
+    deleted = 0
+    while True:
+        with db.session() as session:
+            ids = select(PageVersion.id).where(PageVersion.written_at < before).limit(batch)
+            gone = session.execute(delete(PageVersion).where(
+                PageVersion.id.in_(ids.scalar_subquery()))).rowcount
         deleted += gone
         if gone < batch:
             return deleted

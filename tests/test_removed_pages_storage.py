@@ -10,7 +10,7 @@ import uuid
 from datetime import timedelta
 
 import pytest
-from sqlalchemy import func, select, update
+from sqlalchemy import func, select, text, update
 
 from core.changes import STATUSES
 from storage import (
@@ -25,7 +25,7 @@ from storage import (
 )
 from storage.collection_changes import Position
 from storage.collection_store import PageOutcome
-from storage.db import Database
+from storage.db import Database, migrate
 from storage.models import (
     Collection,
     CollectionResult,
@@ -33,8 +33,10 @@ from storage.models import (
     PageVersion,
     RemovedPage,
     WebhookEvent,
+    as_utc,
     utcnow,
 )
+from tests.conftest import account_at_old_revision
 from tests.test_collections_storage import account
 
 RETENTION = timedelta(days=7)
@@ -220,3 +222,38 @@ def test_the_changes_list_results_then_removed_pages_in_every_page_size(db):
     assert Position.parse(Position(True, 12).text()) == Position(True, 12)
     refused = ("", "r", "y1", "r-1", "r1.5", "x\u0661")  # the last: an Arabic-Indic digit
     assert [Position.parse(text) for text in refused] == [None] * len(refused)
+
+
+def test_versions_not_written_for_the_retention_are_purged(db):
+    owner, tag = account(db, 100), uuid.uuid4().hex
+    run(db, tracked(db, owner, tag), tag, [1, 2, 3])
+    with db.session() as session:  # as if their last collection ran 91 days ago
+        session.execute(update(PageVersion).where(
+            PageVersion.account_id == owner, PageVersion.tag == tag,
+            PageVersion.url.in_([url(1), url(2)])).values(
+            written_at=utcnow() - timedelta(days=91)))
+    assert retention.purge_versions(db, older_than=timedelta(days=90), batch=1) >= 2
+    assert versions(db, owner, tag) == {url(3)}
+    assert page_versions.previous(db, owner, tag, [ok(1)[0].key]) == {}  # new again
+    run(db, tracked(db, owner, tag), tag, [1, 3])  # rewritten: kept for another 90 days
+    assert retention.purge_versions(db, older_than=timedelta(days=90)) == 0
+    assert versions(db, owner, tag) == {url(1), url(3)}
+
+
+def test_the_migration_dates_the_versions_kept_before_it(tmp_path):
+    """Versions written before revision 0011 get ``written_at`` = the upgrade's time."""
+    address = f"sqlite:///{tmp_path / 'legacy.db'}"
+    migrate(address, "0010")
+    old = Database(address)
+    with old.write() as session:
+        owner = account_at_old_revision(session, "legacy", "free")
+        session.execute(text(
+            "INSERT INTO page_versions (account_id, tag, page_key, url, digest, content, "
+            "collection_id) VALUES (:owner, 't', 'k', 'http://a.test/', 'd', X'00', 'col_x')"),
+            {"owner": owner})
+    before = utcnow()
+    migrate(address)
+    with old.session() as session:
+        written = session.scalar(select(PageVersion.written_at))
+    assert as_utc(written) >= before - timedelta(seconds=1)
+    old.dispose()

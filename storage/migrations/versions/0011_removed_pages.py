@@ -1,5 +1,6 @@
 """Change tracking, second part: the pages a completed tracked collection did not find again
-(``collection_removed``, deleted with the collection's results).
+(``collection_removed``, deleted with the collection's results), and when each page's version
+was last written (``page_versions.written_at``: versions are deleted some days after it).
 
 Revision ID: 0011
 Revises: 0010
@@ -7,6 +8,8 @@ Create Date: 2026-11-27
 """
 
 from __future__ import annotations
+
+from datetime import UTC, datetime
 
 import sqlalchemy as sa
 from alembic import op
@@ -30,7 +33,19 @@ def upgrade() -> None:
         sa.Column("previous_fetched_at", sa.String(40)),
         sa.UniqueConstraint("collection_id", "seq", name="uq_collection_removed_seq"),
     )
+    with op.batch_alter_table("page_versions") as table:
+        table.add_column(sa.Column("written_at", sa.DateTime(timezone=True)))
+    # the versions kept so far count as written now: their retention starts with this release
+    op.get_bind().execute(sa.text("UPDATE page_versions SET written_at = :now"),
+                          {"now": datetime.now(UTC)})
+    with op.batch_alter_table("page_versions") as table:
+        table.alter_column("written_at", existing_type=sa.DateTime(timezone=True),
+                           nullable=False)
+        table.create_index("ix_page_versions_written_at", ["written_at"])
 
 
 def downgrade() -> None:
+    with op.batch_alter_table("page_versions") as table:
+        table.drop_index("ix_page_versions_written_at")
+        table.drop_column("written_at")
     op.drop_table("collection_removed")
