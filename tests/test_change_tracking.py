@@ -9,6 +9,10 @@ import io
 import json
 import uuid
 
+import pytest
+
+from client import Client
+from client.cli import main as cli
 from tests.support.collection_stack import all_results, wait_final
 from tests.support.site import caching
 from tests.test_collection_skips import exported
@@ -150,3 +154,29 @@ def test_the_changes_endpoint_refuses_what_it_cannot_list(stack, site):
     assert "change_tracking" in answer.get_json()["message"]
     assert customer(stack).get(url).status_code == 404
     assert who.get("/collections/col_nope/changes").status_code == 404
+
+
+def test_the_client_lists_and_exports_the_changes(stack, service, site, tmp_path, monkeypatch,
+                                                  capsys):
+    who = customer(stack)
+    paths, second, *_ = edited_and_dropped(who, site)
+    client = Client(who.key, service)
+    listed = all_changes(who, second["id"], limit=100)
+    assert list(client.changes(second["id"], limit=1)) == listed
+    assert [c["status"] for c in client.changes(second["id"], status=["same", "removed"])
+            ] == ["same", "same", "removed"]
+    out = client.export(second["id"], tmp_path / "all.jsonl", skipped=True, removed=True)
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    assert len(rows) == 5 and rows[-1]["status"] == "removed"
+    monkeypatch.setenv("WEBDATA_API_KEY", who.key)
+    monkeypatch.setenv("WEBDATA_API_URL", service)
+    assert cli(["changes", second["id"], "--status", "removed"]) == 0
+    assert capsys.readouterr().out == f"removed  {site}{paths[3]}\n"
+    assert cli(["changes", second["id"], "--json"]) == 0
+    assert [json.loads(line) for line in capsys.readouterr().out.splitlines()] == listed
+    assert cli(["export", second["id"], "-o", str(tmp_path / "gone.csv"), "--removed"]) == 0
+    table = list(csv.DictReader(io.StringIO((tmp_path / "gone.csv").read_text())))
+    assert (table[-1]["url"], table[-1]["status"]) == (site + paths[3], "removed")
+    with pytest.raises(SystemExit) as exited:  # not a status: a bad command line
+        cli(["changes", second["id"], "--status", "gone"])
+    assert exited.value.code == 2

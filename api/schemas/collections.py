@@ -126,7 +126,11 @@ class _CollectionRequest(RequestSchema):
         "description": "Compare each page stored with its version of the latest earlier "
                        "collection of this account with the same `tag`: each result gets "
                        "`change` (`new`, `same`, `changed` with a unified diff of its "
-                       "content), `progress.changes` counts them."})
+                       "content); a completed collection lists the pages it did not find "
+                       "again as `removed` (not a crawl cut by `max_pages`); "
+                       "`progress.changes` counts them, `GET /collections/{id}/changes` lists "
+                       "them. Pages the page cache holds are fetched conditionally: a 304 is "
+                       "`same`."})
 
     @validates_schema
     def _own_options(self, data: dict[str, Any], **_: Any) -> None:
