@@ -82,6 +82,7 @@ class CollectionCache:
         keys = {self.key(entry): entry for entry in entries if shared_url(entry.url)}
         try:
             found = page_cache.fresh(self.db, list(keys), self.max_age) if self.max_age else {}
+            # a fresh entry a crawl cannot take holds no links: its page is fetched whole
             known = page_cache.validators(self.db, [key for key in keys if key not in found]
                                           ) if self.revalidate else {}
         except SQLAlchemyError as exc:
@@ -92,8 +93,6 @@ class CollectionCache:
             page = self._page(cached.result)
             if page is not None:
                 pages[keys[key]] = page
-            elif self.revalidate and (cached.etag or cached.last_modified):
-                known[key] = (cached.etag, cached.last_modified)  # its links are needed
         conditions = {keys[key]: {name: value for name, value in (
             ("if_none_match", etag), ("if_modified_since", modified)) if value}
             for key, (etag, modified) in known.items()}
