@@ -1,6 +1,6 @@
 """A collection's export as bytes: batches of stored rows in, chunks of JSON, JSON Lines or CSV
-out (``GET /collections/{id}/export``), and the skipped URLs after them when asked. Pure
-functions: no Flask, no database.
+out (``GET /collections/{id}/export``), and the skipped URLs or removed pages after them when
+asked (``include``). Pure functions: no Flask, no database.
 
 Each result has the shape of ``storage.collection_results.body`` (docs/api.md, Results). The JSON
 formats splice the stored JSON text of ``data`` into their output as it is: decoding and
@@ -20,7 +20,7 @@ from typing import Any
 
 from core.formats import csv_cell
 from core.operations import COLLECTION_EXTRACTS, EXTRACTIONS, FORMAT_FIELDS
-from storage.exports import SkippedRows
+from storage.exports import APPENDED, Appended
 
 
 @dataclass(frozen=True)
@@ -44,12 +44,9 @@ RESULT_KEYS = ("url", "final_url", "status", "status_code", "fetched_at", "error
 #: (what its page operation answers with beside the page fields).
 DATA_KEYS: dict[str, tuple[str, ...]] = {
     extract: EXTRACTIONS[extract].data_keys for extract in COLLECTION_EXTRACTS}
-#: What an export can add after the results (``include``).
-INCLUDES = ("skipped",)
-#: The columns a CSV of a collection's skipped URLs adds (a result leaves them empty).
-SKIP_COLUMNS = ("reason", "duplicate_of")
-#: A skipped URL's ``status`` in an export.
-SKIPPED = "skipped"
+#: What an export can add after the results (``include``), in the order it follows them; each
+#: such entry's ``status`` is its kind (``skipped``, ``removed``).
+INCLUDES = tuple(APPENDED)
 #: A result's change against its previous version (null without change tracking).
 CHANGE = "change"
 #: The columns a CSV gives for each result key: ``error`` is two (its code and message), a
@@ -79,13 +76,13 @@ class Selection:
     data_keys: tuple[str, ...] | None
     #: A CSV's columns, in order.
     columns: tuple[str, ...]
-    #: The collection's skipped URLs follow its results (``include=skipped``).
-    skipped: bool = False
 
-    def with_skipped(self) -> Selection:
-        """This selection, and the skipped URLs after the results: a CSV gains their
-        columns (:data:`SKIP_COLUMNS`)."""
-        return replace(self, skipped=True, columns=self.columns + SKIP_COLUMNS)
+    def appending(self, kinds: Set[str]) -> Selection:
+        """This selection, with ``kinds`` of :data:`INCLUDES` after the results: a CSV gains
+        their columns (:data:`storage.exports.APPENDED`, those it has not already), which a
+        result leaves empty."""
+        extra = [name for kind in INCLUDES if kind in kinds for name in APPENDED[kind][1][1:]]
+        return replace(self, columns=tuple(dict.fromkeys((*self.columns, *extra))))
 
 
 def select(extract: str, names: Sequence[str] | None = None,
@@ -206,16 +203,17 @@ def json_object(row: Sequence[Any], selection: Selection) -> str:
     return "{" + ", ".join(f'"{key}": {_JSON[key](row, keys)}' for key in selection.keys) + "}"
 
 
-def skip_object(row: Sequence[Any]) -> str:
-    """One skipped URL (``(url, reason, duplicate_of)``) as its JSON text: the object
-    ``/skipped`` gives, with ``status: "skipped"``."""
-    return (f'{{"url": {_string(row[0])}, "status": "{SKIPPED}", "reason": {_string(row[1])}, '
-            f'"duplicate_of": {_text(row[2])}}}')
+def appended_values(kind: str, row: Sequence[Any]) -> dict[str, Any]:
+    """One row added after the results (:data:`storage.exports.APPENDED`) as its entry:
+    ``{"url", "status": kind, …}``, its other columns as ``/skipped`` or ``/changes`` names
+    them."""
+    names = APPENDED[kind][1]
+    return {"url": row[0], "status": kind, **dict(zip(names[1:], row[1:], strict=True))}
 
 
 def _objects(rows: Sequence[Sequence[Any]], selection: Selection) -> Iterator[str]:
-    if isinstance(rows, SkippedRows):
-        return map(skip_object, rows)
+    if isinstance(rows, Appended):
+        return (json.dumps(appended_values(rows.kind, row)) for row in rows)
     return (json_object(row, selection) for row in rows)
 
 
@@ -355,16 +353,16 @@ def csv_table(batches: Iterable[Sequence[Sequence[Any]]], selection: Selection
                        and column not in _KEY_COLUMNS[CHANGE] for column in columns)
     yield (",".join(_cell(column) for column in columns) + "\r\n").encode()
     for rows in batches:
-        if isinstance(rows, SkippedRows):
-            yield "".join(skip_line(row, columns) for row in rows).encode()
+        if isinstance(rows, Appended):
+            yield "".join(appended_line(rows.kind, row, columns) for row in rows).encode()
         elif rows:
             yield "".join(csv_line(row, columns, data_columns) for row in rows).encode()
 
 
-def skip_line(row: Sequence[Any], columns: tuple[str, ...]) -> str:
-    """One skipped URL (``(url, reason, duplicate_of)``) as a CSV line of ``columns``: its
-    URL, ``skipped``, its reason and its duplicate's URL where they have a column."""
-    values = {"url": row[0], "status": SKIPPED, "reason": row[1], "duplicate_of": row[2]}
+def appended_line(kind: str, row: Sequence[Any], columns: tuple[str, ...]) -> str:
+    """One row added after the results as a CSV line of ``columns``: its URL, its kind as
+    ``status`` and its other values (:func:`appended_values`) where they have a column."""
+    values = appended_values(kind, row)
     return ",".join(_cell(values.get(column)) for column in columns) + "\r\n"
 
 

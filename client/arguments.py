@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 from client.bodies import MAP_OPTIONS
-from client.http import CONTENT_FORMATS, FORMATS, SKIP_REASONS
+from client.http import CHANGE_STATUSES, CONTENT_FORMATS, FORMATS, SKIP_REASONS
 
 EXTRACTS = ("page", "contacts", "products", "schema")
 
@@ -131,6 +131,9 @@ def parser() -> argparse.ArgumentParser:
                         help="only the pages that succeeded, or that failed")
     export.add_argument("--skipped", action="store_true",
                         help="add the URLs the collection skipped, with why, after the results")
+    export.add_argument("--removed", action="store_true",
+                        help="add the pages a collection with change tracking did not find "
+                             "again, after the results (and the skipped URLs)")
 
     skipped = commands.add_parser("skipped", help="the URLs a collection saw and did not "
                                   "fetch, with why: one a line")
@@ -145,6 +148,15 @@ def parser() -> argparse.ArgumentParser:
         "(scrape, map, search, crawl, …), each call a request to the service as your account "
         "(WEBDATA_API_KEY, WEBDATA_API_URL). Answers longer than MCP_MAX_RESULT_CHARS "
         "(default 100,000) are cut, saying how to get the rest.")
+
+    changes = commands.add_parser("changes", help="what changed in a collection with change "
+                                  "tracking: one page a line")
+    changes.add_argument("id", metavar="ID")
+    changes.add_argument("--status", choices=CHANGE_STATUSES, action="append",
+                         help="only the pages of this status (repeat it for several; "
+                              "default: all but same)")
+    changes.add_argument("--json", action="store_true",
+                         help="one JSON object a line (with each changed page's diff)")
     return top
 
 

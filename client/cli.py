@@ -6,7 +6,7 @@
     webdata crawl https://site.example/ --max-pages 500 --format markdown -o site.jsonl
     webdata crawl https://site.example/ --whole-page --exclude-selector nav -o site.csv
     webdata status col_…          webdata cancel col_…          webdata export col_… -o out.csv
-    webdata skipped col_… --reason robots
+    webdata skipped col_… --reason robots          webdata changes col_… --status removed
     webdata monitor create https://site.example/ --cron "0 6 * * *"     webdata monitor list
 
 The key comes from ``WEBDATA_API_KEY``, the service from ``WEBDATA_API_URL`` (default
@@ -161,7 +161,7 @@ def run_export(args: argparse.Namespace, err: Console) -> int:
     if collection["status"] not in FINAL:
         collection = watch(client, collection["id"], err)
     client.export(collection["id"], output, args.file_format, status=args.status,
-                  fields=args.fields, skipped=args.skipped)
+                  fields=args.fields, skipped=args.skipped, removed=args.removed)
     print(f"Saved {output}.", file=sys.stderr)
     return 0
 
@@ -179,6 +179,21 @@ def run_skipped(args: argparse.Namespace, err: Console) -> int:
             lines.append(f"{item['reason']:<13} {item['url']}{also}")
     if not lines:
         print("webdata: no URL skipped (so far).", file=sys.stderr)
+        return 0
+    return _print("\n".join(lines))
+
+
+def run_changes(args: argparse.Namespace, err: Console) -> int:
+    """What changed in a tracked collection, one page a line: its status, the URL; or one JSON
+    object a line (the diffs are there)."""
+    lines = []
+    for item in _client(args).changes(args.id, status=args.status):
+        if args.json:
+            lines.append(json.dumps(item, ensure_ascii=False))
+        else:
+            lines.append(f"{item['status']:<8} {item['url']}")
+    if not lines:
+        print("webdata: no change (so far).", file=sys.stderr)
         return 0
     return _print("\n".join(lines))
 
@@ -343,4 +358,5 @@ def describe(collection: dict[str, Any]) -> str:
 #: Each command's function, by its name (:func:`client.arguments.parser`).
 COMMANDS = {"scrape": run_scrape, "map": run_map, "collect": run_collect, "crawl": run_crawl,
             "status": run_status, "cancel": run_cancel, "export": run_export,
-            "skipped": run_skipped, "monitor": run_monitor, "mcp": run_mcp}
+            "skipped": run_skipped, "changes": run_changes, "monitor": run_monitor,
+            "mcp": run_mcp}

@@ -46,6 +46,8 @@ CONTENT_FORMATS = ("text", "markdown", "html", "raw_html")
 #: Why a collection skips a URL (the ``reason``s of ``GET …/skipped``, in the API's order).
 SKIP_REASONS = ("robots", "excluded_path", "not_included", "depth", "off_site", "duplicate",
                 "limit", "policy", "cancelled")
+#: What change tracking says of a page (the ``status``es of ``GET …/changes``, in its order).
+CHANGE_STATUSES = ("new", "same", "changed", "removed")
 #: Seconds to wait for a ``/scrape`` answer: the service waits for its page up to
 #: ``JOB_WAIT_SECONDS`` (60 by default) before answering 504.
 SCRAPE_READ_TIMEOUT = 120.0
@@ -226,6 +228,14 @@ class Client(MonitorCalls):
         page by page): ``{"url", "reason", "duplicate_of"}``; ``reason`` keeps one reason."""
         return self._pages(collection_id, "skipped", limit, reason=reason)
 
+    def changes(self, collection_id: str, *, status: str | Sequence[str] | None = None,
+                limit: int = 1000) -> Iterator[dict[str, Any]]:
+        """What changed in the pages of a collection with change tracking (``GET …/changes``,
+        page by page): ``{"url", "status", "fetched_at", "previous_fetched_at", "diff"}``;
+        ``status`` keeps those statuses (:data:`CHANGE_STATUSES`; default: all but same)."""
+        statuses = status if status is None or isinstance(status, str) else ",".join(status)
+        return self._pages(collection_id, "changes", limit, status=statuses)
+
     def _pages(self, collection_id: str, name: str, limit: int, **query: str | None
                ) -> Iterator[dict[str, Any]]:
         """The items of ``GET …/<name>`` (its list is ``name`` too), following
@@ -243,17 +253,21 @@ class Client(MonitorCalls):
 
     def export(self, collection_id: str, path: str | os.PathLike[str],
                fmt: str | None = None, *, status: str | None = None,
-               fields: str | Sequence[str] | None = None, skipped: bool = False) -> Path:
+               fields: str | Sequence[str] | None = None, skipped: bool = False,
+               removed: bool = False) -> Path:
         """Download every result to ``path`` (``GET …/export``), streamed: any size in
         constant memory. The format comes from ``fmt`` or the file's ending (.csv, .json,
         .jsonl); ``status`` keeps the pages that succeeded or failed, ``fields`` the keys (CSV:
         columns) named, in that order; ``skipped`` adds the skipped URLs after the results
-        (``"status": "skipped"``, their ``reason``). Written to ``<path>.part`` and renamed
-        when complete, so ``path`` is never a half file. Call :meth:`wait` first to get
-        everything."""
+        (``"status": "skipped"``, their ``reason``), ``removed`` the pages a collection with
+        change tracking did not find again (``"status": "removed"``). Written to
+        ``<path>.part`` and renamed when complete, so ``path`` is never a half file. Call
+        :meth:`wait` first to get everything."""
         target = Path(path)
+        include = ",".join(kind for kind, asked in (("skipped", skipped), ("removed", removed))
+                           if asked)
         params = {"format": format_for(target, fmt), **({"status": status} if status else {}),
-                  **({"include": "skipped"} if skipped else {})}
+                  **({"include": include} if include else {})}
         if fields:
             params["fields"] = fields if isinstance(fields, str) else ",".join(fields)
         response = self._request("GET", f"/collections/{_id(collection_id)}/export",

@@ -105,7 +105,8 @@ class Slice:
     options: dict[str, Any] = field(default_factory=dict)
     #: A crawl's counts of repeated blocks (None: it keeps them, or it is a batch).
     repeats: RepeatedBlocks | None = None
-    #: The page cache, for a collection with ``max_age`` (None: every page is fetched).
+    #: The page cache, for a collection with ``max_age`` or change tracking (None: every
+    #: page is fetched whole).
     cache: CollectionCache | None = None
     #: Change tracking, for a collection that asked for it.
     changes: ChangeTracker | None = None
@@ -122,6 +123,8 @@ class Slice:
         #: Leased pages waiting for their host's permit; when each host may be asked again.
         self._waiting: list[Entry] = []
         self._retry_at: dict[str, float] = {}
+        #: The conditional fetch of leased pages the cache holds (change tracking).
+        self._conditions: dict[Entry, dict[str, str]] = {}
         #: Pages of each host this slice has in flight, and the most it may (its share of
         #: the host's permits: every slice of the collection gets one).
         self._per_host: Counter[str] = Counter()
@@ -229,9 +232,10 @@ class Slice:
         if leasing and room > 0:
             leased = self.frontier.lease(room, self.limits.collection_lease_seconds)
             if self.cache is not None and leased:  # fresh enough in the page cache: no fetch
-                hits = self.cache.hits(leased)
+                hits, conditions = self.cache.look_up(leased)
                 self._done += (self._outcome(entry, [page]) for entry, page in hits.items())
                 leased = [entry for entry in leased if entry not in hits]
+                self._conditions.update(conditions)
             self._waiting += leased
         now = time.monotonic()
         still: list[Entry] = []
@@ -253,7 +257,8 @@ class Slice:
                 continue
             future, give_up = shared_crawler().submit(
                 collection_spider(self.extract), url=entry.url, follow=self.scope is not None,
-                site=self.scope.start_url if self.scope is not None else None, **self.options)
+                site=self.scope.start_url if self.scope is not None else None, **self.options,
+                **self._conditions.pop(entry, {}))
             self._flying[future] = _InFlight(entry, give_up, now + self.crawl_timeout,
                                              host, permit)
             self._per_host[host] += 1
@@ -297,9 +302,15 @@ class Slice:
                                  self.collection_id)
                 items = [failure(flying.entry.url, ErrorCode.INTERNAL_ERROR,
                                   f"The page could not be processed ({type(exc).__name__}).")]
+            landed.append(flying)
+            if items and self.cache is not None:  # a 304: the cached answer, or fetched whole
+                page = self.cache.revalidated(flying.entry, items[0])
+                if page is None:
+                    self._waiting.append(flying.entry)
+                    continue
+                items = [page]
             # the site's Crawl-delay is reported (in _outcome) before its permit comes free
             self._done.append(self._outcome(flying.entry, items))
-            landed.append(flying)
         for future, flying in list(self._flying.items()):
             if flying.deadline < now:
                 del self._flying[future]

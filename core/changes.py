@@ -30,6 +30,12 @@ MAX_DIFF_BYTES = 64 * 1024
 MAX_DIFF_LINES = 5000
 CUT = "… (the diff is cut here: at most 64 KB)"
 
+#: What change tracking says of a page, in the order its counts show them: ``new``, ``same``
+#: and ``changed`` compare a page stored with its previous version; ``removed`` is a version
+#: whose page a completed collection did not find again (``storage.removed_pages``).
+STATUSES = ("new", "same", "changed", "removed")
+NEW, SAME, CHANGED, REMOVED = STATUSES
+
 _SPACE = re.compile(r"\s+")
 _COPYRIGHT = re.compile(
     r"(?i)(?:©|\(c\)|copyright)\s*(?:\d{4}(?:\s*[-\u2013]\s*\d{2,4})?)(?:\s*,\s*\d{4})*")
@@ -75,7 +81,7 @@ def unified_diff(previous: str, current: str) -> str:
 class Change:
     """A page's ``change`` against its previous version (None: it has none)."""
 
-    status: str  #: ``new``, ``same`` or ``changed``
+    status: str  #: :data:`NEW`, :data:`SAME` or :data:`CHANGED`
     previous_fetched_at: str | None = None
     diff: str | None = None
 
@@ -88,8 +94,8 @@ def compare(content: str, previous: tuple[str, str, str] | None) -> Change:
     """``content`` against ``previous`` (its digest, its content, when it was fetched):
     ``new`` without one, ``same`` when the digests agree, else ``changed`` with the diff."""
     if previous is None:
-        return Change("new")
+        return Change(NEW)
     previous_digest, previous_content, fetched_at = previous
     if digest(content) == previous_digest:
-        return Change("same", fetched_at)
-    return Change("changed", fetched_at, unified_diff(previous_content, content))
+        return Change(SAME, fetched_at)
+    return Change(CHANGED, fetched_at, unified_diff(previous_content, content))

@@ -24,9 +24,10 @@ from typing import Any
 from sqlalchemy import func, select, update
 from sqlalchemy.orm import Session
 
+from core.changes import REMOVED
 from core.formats import format_utc
 from core.operations import COLLECTION_CANCEL
-from storage import collection_skips, monitors, page_versions, webhooks
+from storage import collection_skips, monitors, page_versions, removed_pages, webhooks
 from storage.collection_store import OPERATION
 from storage.db import Database
 from storage.ledger import InsufficientCredits
@@ -196,7 +197,8 @@ def finish(db: Database, collection_id: str, status: CollectionStatus, *,
            retention: timedelta, stop_reason: str | None = None) -> bool:
     """Move a live collection to the final ``status``; whether this call did (exactly one
     caller ever does). A completed collection's ``total`` becomes its ``done``: the pages
-    recognised as duplicates only after fetching leave it (see :mod:`collecting.slice`)."""
+    recognised as duplicates only after fetching leave it (see :mod:`collecting.slice`), and
+    with change tracking its removed pages are recorded (:mod:`storage.removed_pages`)."""
     values = _final(status, retention, stop_reason)
     if status == CollectionStatus.COMPLETED:
         values["total"] = Collection.succeeded + Collection.failed
@@ -207,8 +209,21 @@ def finish(db: Database, collection_id: str, status: CollectionStatus, *,
             .values(**values))
         if done.rowcount != 1:
             return False
+        if status == CollectionStatus.COMPLETED:
+            _count_removed(session, collection_id)
         _announce(session, collection_id)
         return True
+
+
+def _count_removed(session: Session, collection_id: str) -> None:
+    """In the transaction of a completion: the pages it did not find again, recorded and
+    counted (:mod:`storage.removed_pages`), before its webhook event is written."""
+    row = session.scalar(select(Collection).where(Collection.id == collection_id))
+    if row is None or not tracked(row):
+        return
+    numbers = json.loads(row.changes or "{}")
+    numbers[REMOVED] = removed_pages.record(session, row)
+    row.changes = json.dumps(numbers, sort_keys=True)
 
 
 def fail_start(db: Database, collection_id: str, *, retention: timedelta,

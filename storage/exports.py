@@ -9,21 +9,21 @@ stored as, so a serialiser can splice ``data`` into its output without decoding 
 it again.
 
 The rows are read in one transaction: one consistent snapshot, also while the collection runs
-(what is stored at the start is exported, nothing half-written); skipped URLs asked for are
-read after them.
+(what is stored at the start is exported, nothing half-written); the skipped URLs and removed
+pages asked for are read after them.
 """
 
 from __future__ import annotations
 
 import queue
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence, Set
 from typing import Any, NamedTuple
 
 from sqlalchemy import select
 
 from storage.db import Database
-from storage.models import CollectionResult, CollectionSkip
+from storage.models import CollectionResult, CollectionSkip, RemovedPage
 
 #: Rows fetched from the database at a time: one serialised chunk each (a few hundred KB).
 BATCH = 200
@@ -53,16 +53,30 @@ _COLUMNS = (CollectionResult.url, CollectionResult.final_url, CollectionResult.s
             CollectionResult.data, CollectionResult.change)
 
 
-class SkippedRows(list):  # type: ignore[type-arg]
-    """A batch of the collection's skipped URLs in the stream, after its results: each row
-    ``(url, reason, duplicate_of)`` (:class:`~storage.models.CollectionSkip`'s columns)."""
+#: What an export can add after a collection's results (``include``), in the order they follow
+#: them: each kind's table and the columns it gives of each row, the URL first, each named as
+#: the API names it (its ``/skipped`` or ``/changes`` entry's key).
+APPENDED: dict[str, tuple[type[CollectionSkip | RemovedPage], tuple[str, ...]]] = {
+    "skipped": (CollectionSkip, ("url", "reason", "duplicate_of")),
+    "removed": (RemovedPage, ("url", "previous_fetched_at")),
+}
+
+
+class Appended(list):  # type: ignore[type-arg]
+    """A batch of rows the export adds after the results: of ``kind`` (:data:`APPENDED`), each
+    row its kind's columns."""
+
+    def __init__(self, kind: str, rows: Iterable[Sequence[Any]]):
+        super().__init__(rows)
+        self.kind = kind
 
 
 def stream_results(db: Database, collection_id: str, *, status: str | None = None,
-                   skipped: bool = False, batch: int = BATCH) -> Iterator[Sequence[Any]]:
+                   include: Set[str] = frozenset(), batch: int = BATCH
+                   ) -> Iterator[Sequence[Any]]:
     """The collection's results in completion order, ``batch`` rows at a time (each row an
-    :class:`ExportRow`-shaped tuple); then, with ``skipped``, its skipped URLs in the order
-    they were recorded (:class:`SkippedRows` batches), on the same connection. The
+    :class:`ExportRow`-shaped tuple); then the kinds of :data:`APPENDED` in ``include``, each
+    in the order it was recorded (:class:`Appended` batches), on the same connection. The
     connection is held until the generator is exhausted or closed: close it (a streamed
     response does, also when the client goes away)."""
     query = select(*_COLUMNS).where(CollectionResult.collection_id == collection_id)
@@ -72,21 +86,22 @@ def stream_results(db: Database, collection_id: str, *, status: str | None = Non
     with db.engine.connect() as connection:
         streaming = connection.execution_options(stream_results=True, yield_per=batch)
         yield from streaming.execute(query).partitions()
-        if skipped:
-            skips = (select(CollectionSkip.url, CollectionSkip.reason, CollectionSkip.duplicate_of)
-                     .where(CollectionSkip.collection_id == collection_id)
-                     .order_by(CollectionSkip.seq))
-            for rows in streaming.execute(skips).partitions():
-                yield SkippedRows(rows)
+        for kind, (table, names) in APPENDED.items():
+            if kind not in include:
+                continue
+            rows = (select(*(getattr(table, name) for name in names))
+                    .where(table.collection_id == collection_id).order_by(table.seq))
+            for part in streaming.execute(rows).partitions():
+                yield Appended(kind, part)
 
 
 def read_ahead(db: Database, collection_id: str, *, status: str | None = None,
-               skipped: bool = False, batch: int = BATCH,
+               include: Set[str] = frozenset(), batch: int = BATCH,
                on_end: Callable[[], None] | None = None) -> ReadAhead:
     """:func:`stream_results`, read ahead in a thread (:class:`ReadAhead`); close it.
     ``on_end`` runs in that thread once it is done with the database (read to the end,
     closed, failed, or left idle)."""
-    return ReadAhead(stream_results(db, collection_id, status=status, skipped=skipped,
+    return ReadAhead(stream_results(db, collection_id, status=status, include=include,
                                     batch=batch), on_end=on_end)
 
 

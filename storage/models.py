@@ -410,3 +410,23 @@ class PageVersion(Base):
     #: The content compared (markdown or text), zstd-compressed, for the next diff.
     content: Mapped[bytes] = mapped_column(LargeBinary)
     collection_id: Mapped[str] = mapped_column(String(40))
+    #: When it was last written: the retention purge deletes it some days after.
+    written_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), index=True)
+
+
+class RemovedPage(Base):
+    """A page a completed collection with change tracking did not find again: its version,
+    written by an earlier collection of the tag, was deleted (``storage.removed_pages``);
+    numbered by ``seq`` (1, 2, …) in URL order, what ``GET /collections/{id}/changes`` pages
+    by after the results."""
+
+    __tablename__ = "collection_removed"
+    __table_args__ = (UniqueConstraint("collection_id", "seq", name="uq_collection_removed_seq"),)
+
+    id: Mapped[int] = mapped_column(BigId, primary_key=True, autoincrement=True)
+    collection_id: Mapped[str] = mapped_column(ForeignKey("collections.id", ondelete="CASCADE"))
+    seq: Mapped[int] = mapped_column(Integer)
+    url: Mapped[str] = mapped_column(Text)
+    page_key: Mapped[str] = mapped_column(String(40))
+    #: When the removed version was fetched.
+    previous_fetched_at: Mapped[str | None] = mapped_column(String(40))

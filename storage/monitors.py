@@ -213,15 +213,13 @@ def run_ended(session: Session, row: Collection) -> None:
 
 def run_body(run: MonitorRun) -> dict[str, Any]:
     """A run as the API shows it (docs/api.md, Monitors)."""
-    changes = json.loads(run.changes) if run.changes else None
     return {
         "collection_id": run.collection_id, "status": run.status, "reason": run.reason,
         "message": run.message, "due_at": format_utc(as_utc(run.due_at)),
         "started_at": format_utc(as_utc(run.created_at)) if run.collection_id else None,
         "finished_at": format_utc(as_utc(run.finished_at)) if run.finished_at else None,
         "pages": run.pages, "credits_used": run.credits_used,
-        "changes": None if changes is None else {
-            status: int(changes.get(status, 0)) for status in page_versions.CHANGE_STATUSES},
+        "changes": page_versions.counted(run.changes),
     }
 
 

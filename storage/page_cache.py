@@ -113,6 +113,20 @@ def fresh(db: Database, keys: list[str], max_age: int) -> dict[str, Entry]:
     return {row.key: _entry(row) for row in rows}
 
 
+def validators(db: Database, keys: list[str]) -> dict[str, tuple[str | None, str | None]]:
+    """The validators (ETag, Last-Modified) of the entries of ``keys`` that have one, fresh or
+    not, by key (one query, no body read: a tracked collection's slice asks them for the pages
+    it leased, to fetch them conditionally)."""
+    if not keys:
+        return {}
+    with db.connection() as connection:
+        rows = connection.execute(select(
+            PageCacheEntry.key, PageCacheEntry.etag, PageCacheEntry.last_modified).where(
+            PageCacheEntry.key.in_(keys), (PageCacheEntry.etag.is_not(None))
+            | (PageCacheEntry.last_modified.is_not(None)))).all()
+    return {row.key: (row.etag, row.last_modified) for row in rows}
+
+
 def touch(db: Database, entry: Entry) -> None:
     """``entry`` was just answered: it becomes the most recently used (at most one write per
     :data:`TOUCH_EVERY`)."""

@@ -12,12 +12,10 @@ from dataclasses import dataclass
 from sqlalchemy import insert, select, update
 from sqlalchemy.orm import Session
 
+from core.changes import STATUSES
 from storage.db import Database
-from storage.models import Collection, PageVersion
+from storage.models import Collection, PageVersion, utcnow
 from storage.page_cache import pack_text, unpack_text
-
-#: What a collection's ``progress.changes`` counts.
-CHANGE_STATUSES = ("new", "same", "changed", "removed")
 
 
 @dataclass(frozen=True)
@@ -32,7 +30,7 @@ class Previous:
 @dataclass(frozen=True)
 class Version:
     """A page's new version, and how it compares with the previous one (``change``: a
-    status of :data:`CHANGE_STATUSES`)."""
+    status of :data:`core.changes.STATUSES`)."""
 
     page_key: str
     url: str
@@ -87,13 +85,20 @@ def write(session: Session, collection_id: str, account_id: str, tag: str,
 
 def _columns(version: Version) -> dict[str, object]:
     return {"url": version.url, "fetched_at": version.fetched_at, "digest": version.digest,
-            "content": pack_text(version.content)}
+            "content": pack_text(version.content), "written_at": utcnow()}
 
 
 def counts(row: Collection) -> dict[str, int] | None:
     """A collection's pages by change, every status present; None without change tracking
-    (its counts are set, empty, when it is created with it)."""
-    if row.changes is None:
+    (its counts are set, empty, when it is created with it; ``removed`` when it completes:
+    :mod:`storage.removed_pages`)."""
+    return counted(row.changes)
+
+
+def counted(changes: str | None) -> dict[str, int] | None:
+    """Stored counts by change (a collection's, a monitor run's) with every status present;
+    None for none."""
+    if changes is None:
         return None
-    stored = json.loads(row.changes)
-    return {status: int(stored.get(status, 0)) for status in CHANGE_STATUSES}
+    stored = json.loads(changes)
+    return {status: int(stored.get(status, 0)) for status in STATUSES}

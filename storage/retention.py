@@ -1,26 +1,36 @@
-"""Retention: a finished collection's results (and its skipped URLs) are kept until its
-``expires_at`` (finished_at + ``COLLECTION_RETENTION_SECONDS``), then deleted by
-:func:`purge_expired`, which the workers run on RQ's cron schedule
-(``worker.maintenance.purge_expired_collections``).
+"""Retention: a finished collection's results (and its skipped URLs, and its removed pages
+with change tracking) are kept until its ``expires_at`` (finished_at +
+``COLLECTION_RETENTION_SECONDS``), then deleted by :func:`purge_expired`, which the workers run
+on RQ's cron schedule (``worker.maintenance.purge_expired_collections``).
 
 The collection row, its line of history and its ledger entries stay: the account's history
 and money are not the results, and the object keeps answering (``status: "expired"``).
+
+Change tracking's page versions have a retention of their own (:func:`purge_versions`): a
+version not written again for ``CHANGE_TRACKING_RETENTION_DAYS`` is deleted by the same sweep.
 """
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from sqlalchemy import delete, select, update
 
 from storage.db import Database
-from storage.models import Collection, CollectionResult, CollectionSkip, utcnow
+from storage.models import (
+    Collection,
+    CollectionResult,
+    CollectionSkip,
+    PageVersion,
+    RemovedPage,
+    utcnow,
+)
 
 
 def purge_expired(db: Database, *, batch: int = 1000, now: datetime | None = None) -> int:
-    """Delete the results (and the skipped URLs) of every collection past ``expires_at``,
-    ``batch`` rows per short transaction (a purge of millions of rows never holds the
-    database long), then mark each purged; returns how many results were deleted.
+    """Delete the results (and the skipped URLs, the removed pages) of every collection past
+    ``expires_at``, ``batch`` rows per short transaction (a purge of millions of rows never
+    holds the database long), then mark each purged; returns how many results were deleted.
     Idempotent: a second run, or one racing this one, finds nothing more to delete."""
     now = now or utcnow()
     deleted = 0
@@ -32,13 +42,14 @@ def purge_expired(db: Database, *, batch: int = 1000, now: datetime | None = Non
     for collection_id in due:
         deleted += _delete(db, CollectionResult, collection_id, batch)
         _delete(db, CollectionSkip, collection_id, batch)
+        _delete(db, RemovedPage, collection_id, batch)
         with db.session() as session:
             session.execute(update(Collection).where(Collection.id == collection_id)
                             .values(purged_at=now))
     return deleted
 
 
-def _delete(db: Database, table: type[CollectionResult] | type[CollectionSkip],
+def _delete(db: Database, table: type[CollectionResult | CollectionSkip | RemovedPage],
             collection_id: str, batch: int) -> int:
     """Delete the collection's rows of ``table``, ``batch`` per transaction; how many."""
     deleted = 0
@@ -47,6 +58,22 @@ def _delete(db: Database, table: type[CollectionResult] | type[CollectionSkip],
             ids = select(table.id).where(table.collection_id == collection_id).limit(batch)
             gone = session.execute(delete(table).where(
                 table.id.in_(ids.scalar_subquery()))).rowcount
+        deleted += gone
+        if gone < batch:
+            return deleted
+
+
+def purge_versions(db: Database, *, older_than: timedelta, batch: int = 1000,
+                   now: datetime | None = None) -> int:
+    """Delete the page versions of change tracking last written more than ``older_than``
+    ago, ``batch`` rows per short transaction; how many. Idempotent."""
+    before = (now or utcnow()) - older_than
+    deleted = 0
+    while True:
+        with db.session() as session:
+            ids = select(PageVersion.id).where(PageVersion.written_at < before).limit(batch)
+            gone = session.execute(delete(PageVersion).where(
+                PageVersion.id.in_(ids.scalar_subquery()))).rowcount
         deleted += gone
         if gone < batch:
             return deleted

@@ -317,10 +317,12 @@ def test_the_clients_own_lists_are_the_services():
     """The client imports nothing of the platform, so it spells out what the service accepts:
     the same values, in the same order, as the declarations it cannot import."""
     from api.exports import FORMATS
+    from core.changes import STATUSES
     from core.contract import SKIP_REASONS
     from core.operations import FORMAT_FIELDS
 
     assert client_http.SKIP_REASONS == SKIP_REASONS
+    assert client_http.CHANGE_STATUSES == STATUSES
     assert tuple(FORMAT_FIELDS) == client_http.CONTENT_FORMATS
     assert tuple(FORMATS) == client_http.FORMATS
 

@@ -251,9 +251,11 @@ def test_the_export_can_include_the_skipped_urls(stack, site):
     assert all(c["title"] for c in cells[:len(results)])
     assert not any(c["title"] for c in cells[len(results):])
     assert json.loads(exported(who, url, format="json")[1]) == results  # not asked: results
-    for bad in ("skip", "skipped,removed", ","):
+    for bad in ("skip", "skipped,gone", ","):
         status, body = exported(who, url, format="json", include=bad)
         assert status == 422 and "include" in json.loads(body)["errors"]
+    status, body = exported(who, url, format="json", include="removed")  # no change tracking
+    assert (status, json.loads(body)["error"]) == (409, "conflict")
 
 
 def test_the_client_lists_and_exports_the_skipped_urls(stack, service, site, tmp_path,

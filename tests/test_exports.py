@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from api import exports
 from core.formats import csv_cell
 from storage.collection_results import body as result_body
-from storage.exports import ExportRow, SkippedRows
+from storage.exports import Appended, ExportRow
 from storage.models import CollectionResult
 
 COMMON = ("url", "final_url", "status", "status_code", "fetched_at", "error", "error_message")
@@ -126,14 +126,15 @@ def test_csv_has_a_header_and_one_row_a_page_with_nested_values_as_json_text():
     assert failure["title"] == failure["links"] == failure["final_url"] == ""
 
 
-SKIPS = SkippedRows([("http://a.test/=x?a,b", "robots", None),
-                     ("http://a.test/d", "duplicate", "http://a.test/1")])
+SKIPS = Appended("skipped", [("http://a.test/=x?a,b", "robots", None),
+                             ("http://a.test/d", "duplicate", "http://a.test/1")])
+REMOVED = Appended("removed", [("http://a.test/gone", "2026-11-01T00:00:00Z")])
 
 
 @pytest.mark.parametrize("fmt", ["json", "jsonl"])
-def test_skipped_urls_follow_the_results_as_the_skipped_endpoint_lists_them(fmt):
-    selection = exports.select("page", ["url", "data.title"]).with_skipped()
-    batches = [ROWS[:2], ROWS[2:], SKIPS]
+def test_skipped_and_removed_urls_follow_the_results_as_their_endpoints_list_them(fmt):
+    selection = exports.select("page", ["url", "data.title"]).appending({"skipped", "removed"})
+    batches = [ROWS[:2], ROWS[2:], SKIPS, REMOVED]
     text = b"".join(exports.SERIALISERS[fmt](iter(batches), selection)).decode()
     objects = json.loads(text) if fmt == "json" else [json.loads(x) for x in text.splitlines()]
     assert objects[:3] == [exports.pick(body(r), selection) for r in ROWS]
@@ -141,18 +142,31 @@ def test_skipped_urls_follow_the_results_as_the_skipped_endpoint_lists_them(fmt)
         {"url": "http://a.test/=x?a,b", "status": "skipped", "reason": "robots",
          "duplicate_of": None},
         {"url": "http://a.test/d", "status": "skipped", "reason": "duplicate",
-         "duplicate_of": "http://a.test/1"}]
+         "duplicate_of": "http://a.test/1"},
+        {"url": "http://a.test/gone", "status": "removed",
+         "previous_fetched_at": "2026-11-01T00:00:00Z"}]
 
 
-def test_skipped_urls_in_a_csv_fill_their_own_columns():
-    selection = exports.select("page", ["status", "url", "data.title"]).with_skipped()
-    table = read_csv(b"".join(exports.csv_table(iter([ROWS, SKIPS]), selection)))
-    assert table[0] == ["status", "url", "title", "reason", "duplicate_of"]
-    assert table[1] == ["succeeded", "http://a.test/1", "Tides", "", ""]
-    assert table[4:] == [["skipped", "http://a.test/=x?a,b", "", "robots", ""],
-                         ["skipped", "http://a.test/d", "", "duplicate", "http://a.test/1"]]
-    assert exports.select("page").with_skipped().columns == (
+def test_skipped_and_removed_urls_in_a_csv_fill_their_own_columns():
+    selection = exports.select("page", ["status", "url", "data.title"]).appending(
+        {"removed", "skipped"})
+    table = read_csv(b"".join(exports.csv_table(iter([ROWS, SKIPS, REMOVED]), selection)))
+    assert table[0] == ["status", "url", "title", "reason", "duplicate_of",
+                        "previous_fetched_at"]
+    assert table[1] == ["succeeded", "http://a.test/1", "Tides", "", "", ""]
+    assert table[4:] == [["skipped", "http://a.test/=x?a,b", "", "robots", "", ""],
+                         ["skipped", "http://a.test/d", "", "duplicate", "http://a.test/1", ""],
+                         ["removed", "http://a.test/gone", "", "", "", "2026-11-01T00:00:00Z"]]
+    assert exports.select("page").appending({"skipped"}).columns == (
         *exports.csv_columns("page"), "reason", "duplicate_of")
+    # a tracked collection's CSV has the column already: a removed page fills that one
+    tracked = exports.select("page", tracked=True)
+    assert tracked.appending({"removed"}).columns == tracked.columns
+    line = exports.appended_line("removed", REMOVED[0], tracked.columns)
+    cells = dict(zip(tracked.columns, read_csv(line.encode())[0], strict=True))
+    assert {k: v for k, v in cells.items() if v} == {
+        "url": "http://a.test/gone", "status": "removed",
+        "previous_fetched_at": "2026-11-01T00:00:00Z"}
 
 
 @pytest.mark.parametrize("start", ["=", "+", "-", "@", "\t", "\r"])

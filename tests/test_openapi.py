@@ -36,6 +36,7 @@ OPERATIONS = {
     ("get", f"{BASE}/collections/{{collection_id}}/results"): "listCollectionResults",
     ("get", f"{BASE}/collections/{{collection_id}}/export"): "exportCollectionResults",
     ("get", f"{BASE}/collections/{{collection_id}}/skipped"): "listCollectionSkipped",
+    ("get", f"{BASE}/collections/{{collection_id}}/changes"): "listCollectionChanges",
     ("post", f"{BASE}/monitors"): "createMonitor",
     ("get", f"{BASE}/monitors"): "listMonitors",
     ("get", f"{BASE}/monitors/{{monitor_id}}"): "getMonitor",
@@ -49,8 +50,9 @@ COLLECTION_ERRORS = {
     "getCollection": {"404"},
     "cancelCollection": {"404"},
     "listCollectionResults": {"404", "410", "422"},
-    "exportCollectionResults": {"404", "410", "422"},
+    "exportCollectionResults": {"404", "409", "410", "422"},
     "listCollectionSkipped": {"404", "410", "422"},
+    "listCollectionChanges": {"404", "409", "410", "422"},
     "createMonitor": {"403"},
     "getMonitor": {"404"},
     "updateMonitor": {"400", "402", "404", "413", "422"},
@@ -136,6 +138,8 @@ ADDITIONS = {
                    "limit", "policy", "cancelled"],
     "Skipped": ["url", "reason", "duplicate_of"],
     "SkippedPage": ["skipped", "next_cursor"],
+    "PageChange": ["url", "status", "fetched_at", "previous_fetched_at", "diff"],  # issue 30
+    "ChangesPage": ["changes", "next_cursor"],
     # answers of the page cache (issue 30): on every page operation, and marked in the history
     **{name: ["cached", "cached_at"] for name in (
         "ScrapeResponse", "ContactsResponse", "ProductsResponse", "VideoResponse",

@@ -10,7 +10,8 @@ A collection runs as slice jobs that enqueue their successors; when every slice 
 it, or fails it once it has made no progress for too long.
 
 A finished collection's results are kept ``COLLECTION_RETENTION_SECONDS``:
-:func:`purge_expired_collections` deletes them after that.
+:func:`purge_expired_collections` deletes them after that (and change tracking's page versions
+not written for ``CHANGE_TRACKING_RETENTION_DAYS``).
 
 A monitor's runs start when due: :func:`run_due_monitors` starts them.
 """
@@ -18,6 +19,7 @@ A monitor's runs start when due: :func:`run_due_monitors` starts them.
 from __future__ import annotations
 
 import logging
+from datetime import timedelta
 
 from redis import Redis
 from rq import get_current_job
@@ -65,11 +67,17 @@ def _redis(redis: Redis | None) -> Redis:
 
 
 def purge_expired_collections(config: Config | None = None) -> int:
-    """Delete the results of every collection past its ``expires_at``, in bounded batches;
-    returns how many (idempotent: a second run deletes nothing)."""
+    """Delete the results of every collection past its ``expires_at``, and the versions of
+    change tracking past ``CHANGE_TRACKING_RETENTION_DAYS``, in bounded batches; returns how
+    many results (idempotent: a second run deletes nothing)."""
     config = config or Config.from_env()
-    deleted = retention.purge_expired(shared_for(config.storage),
-                                      batch=config.collections.collection_purge_batch)
+    db, limits = shared_for(config.storage), config.collections
+    deleted = retention.purge_expired(db, batch=limits.collection_purge_batch)
     if deleted:
         logger.info("Purged %d expired collection result(s)", deleted)
+    versions = retention.purge_versions(
+        db, older_than=timedelta(days=limits.change_tracking_retention_days),
+        batch=limits.collection_purge_batch)
+    if versions:
+        logger.info("Purged %d page version(s) of change tracking", versions)
     return deleted

@@ -50,19 +50,12 @@ def fetch(crawl: Callable[..., list[Any]], cache: dict[str, Any], *, operation: 
                   "if_modified_since": cache.get("last_modified")}
     items = crawl(report_caching=True, **{k: v for k, v in validators.items() if v})
     result: PageResult = items[0]
-    if result.status == PageStatus.SUCCEEDED and result.status_code == NOT_MODIFIED:
-        said = _caching_of(items)
-        if not said.storable:  # unchanged, but no longer for a shared cache: not kept
-            entry = safely(lambda: page_cache.get(db, key))
-            safely(lambda: page_cache.forget(db, key))
-            if entry is not None:
-                return {**entry.result, "url": url, "fetched_at": utc_now(), KEEPING: False}
-        else:
-            entry = safely(lambda: page_cache.refresh(db, key, etag=said.etag,
-                                                      last_modified=said.last_modified))
-            if entry is not None:  # unchanged: the cached answer, as fetched now (and kept)
+    if not_modified(result):
+        entry, kept = revalidated(db, key, _caching_of(items))
+        if entry is not None:  # unchanged: the cached answer, as fetched now
+            if kept:
                 _claim_ender(key)()
-                return {**entry.result, "url": url, "fetched_at": utc_now(), KEEPING: True}
+            return {**entry.result, "url": url, "fetched_at": utc_now(), KEEPING: kept}
         items = crawl(report_caching=True)  # evicted meanwhile: fetch it whole
         result = items[0]
     answer = plain(result)
@@ -73,6 +66,26 @@ def fetch(crawl: Callable[..., list[Any]], cache: dict[str, Any], *, operation: 
         keeping = keep(db, key, operation=operation, url=canonical_url(url), result=answer,
                        max_bytes=max_bytes, caching=caching, then=end_claim)
     return {**answer, KEEPING: keeping}
+
+
+def not_modified(result: PageResult) -> bool:
+    """Whether ``result`` is a page's 304 to a conditional fetch: the cached answer stands."""
+    return result.status == PageStatus.SUCCEEDED and result.status_code == NOT_MODIFIED
+
+
+def revalidated(db: Database, key: str, said: ResponseCaching
+                ) -> tuple[page_cache.Entry | None, bool]:
+    """The entry of ``key``, which its page just said is unchanged (a 304 that said
+    ``said``), and whether it stays kept: refreshed (fresh again, with the 304's validators),
+    or, when the page no longer lets a shared cache keep it, forgotten after this once. None
+    when it is gone (evicted meanwhile, or the database failed): fetch the page whole. A job's
+    answer and a collection's page alike."""
+    if not said.storable:
+        entry = safely(lambda: page_cache.get(db, key))
+        safely(lambda: page_cache.forget(db, key))
+        return entry, False
+    return safely(lambda: page_cache.refresh(db, key, etag=said.etag,
+                                             last_modified=said.last_modified)), True
 
 
 def keep(db: Database, key: str, *, operation: str, url: str, result: dict[str, Any],

@@ -19,7 +19,8 @@ from api.extensions import db
 from api.operations import refuse
 from api.resources import collection_routes as api_collections
 from api.resources import exports as api_exports
-from api.schemas.collections import CollectionRequestSchema, ExportQuerySchema
+from api.schemas.collection_lists import ExportQuerySchema
+from api.schemas.collections import CollectionRequestSchema
 from api.schemas.fields import UNSTORABLE
 from core.contract import DEFAULT_MAX_DEPTH, MAX_DEPTH
 from core.controls import url_lines

@@ -24,15 +24,19 @@ from api.errors import ApiError
 from api.extensions import db, redis, source_policy
 from api.openapi import AUTHENTICATED, BASE_PATH, documented
 from api.operations import history_written, refuse
+from api.schemas.collection_lists import (
+    ChangesPageSchema,
+    ChangesQuerySchema,
+    ResultsPageSchema,
+    ResultsQuerySchema,
+    SkippedPageSchema,
+    SkippedQuerySchema,
+)
 from api.schemas.collections import (
     CollectionPageSchema,
     CollectionRequestSchema,
     CollectionSchema,
     PageQuerySchema,
-    ResultsPageSchema,
-    ResultsQuerySchema,
-    SkippedPageSchema,
-    SkippedQuerySchema,
 )
 from collecting import control
 from collecting import start as starting
@@ -40,7 +44,13 @@ from collecting.frontier import Frontier
 from core.config import Config
 from core.operations import COLLECTION
 from core.policy import PolicyRefusal
-from storage import collection_results, collection_skips, collections, webhooks
+from storage import (
+    collection_changes,
+    collection_results,
+    collection_skips,
+    collections,
+    webhooks,
+)
 from storage.ledger import InsufficientCredits
 from storage.models import LIVE_STATUSES, Collection
 
@@ -48,8 +58,8 @@ logger = logging.getLogger(__name__)
 
 OPERATION = collections.OPERATION
 #: The kinds of the collections' cursors (:mod:`api.cursors`): the list, a results page, a
-#: page of skipped URLs.
-LIST_CURSOR, RESULTS_CURSOR, SKIPPED_CURSOR = "c", "r", "s"
+#: page of skipped URLs, a page of changes.
+LIST_CURSOR, RESULTS_CURSOR, SKIPPED_CURSOR, CHANGES_CURSOR = "c", "r", "s", "h"
 #: Bytes of results one results page holds at most (past its first result, always given):
 #: a page is written to its client by one API thread, within the worker's write timeout.
 RESULTS_PAGE_BYTES = 2 * 1024 * 1024
@@ -269,6 +279,46 @@ def skipped(args: dict, collection_id: str):
     position = rows[-1].seq if rows else after
     cursor = None if final and more is None else cursors.encode(SKIPPED_CURSOR, position)
     return {"skipped": [collection_skips.body(r) for r in rows], "next_cursor": cursor}
+
+
+@blp.route("/collections/<collection_id>/changes", methods=["GET"])
+@documented(blp, "listCollectionChanges", ChangesPageSchema,
+            (*AUTHENTICATED, 404, 409, 410, 422), descriptions={
+                409: "conflict: the collection does not track changes (it was created "
+                     "without `change_tracking`)."})
+@blp.arguments(ChangesQuerySchema, location="query")
+def changes(args: dict, collection_id: str):
+    """What changed in the pages of a collection with change tracking, against the latest
+    earlier collection of its tag.
+
+    Its results' changes in completion order (`new`, `same`, `changed` with a unified diff),
+    then, once the collection completed, the pages of earlier collections it did not find
+    again (`removed`). `status` filters, comma-separated or repeated; by default every change
+    but `same`. Works while the collection runs: keep passing `next_cursor` back; it is null
+    once the collection is final and every change was returned. A page holds at most `limit`
+    changes and about 2 MiB of them, and counts as one of the account's requests in flight
+    until its client has read it. Free; no line of history. A collection without change
+    tracking is a 409.
+    """
+    row = readable(collection_id)
+    if not collections.tracked(row):
+        raise ApiError("conflict", "This collection does not track changes: it was created "
+                                   "without change_tracking.")
+    principal = g.principal
+    inflight.hold_until_sent(redis(), principal.account_id, f"changes:{g.request_id}",
+                             principal.max_concurrent_requests, lease=RESULTS_LEASE)
+    final = row.status not in LIVE_STATUSES  # read first: nothing is stored after it
+    after = collection_changes.Position()
+    if args["cursor"]:
+        after = collection_changes.Position.parse(cursors.decode(CHANGES_CURSOR,
+                                                                 args["cursor"]))
+        if after is None or after.seq >= cursors.MAX_ROW_ID:
+            raise cursors.invalid()
+    entries, position = collection_changes.page(
+        db(), collection_id, statuses=args["status"], final=final, after=after,
+        limit=args["limit"], max_bytes=RESULTS_PAGE_BYTES)
+    cursor = None if position is None else cursors.encode(CHANGES_CURSOR, position.text())
+    return {"changes": entries, "next_cursor": cursor}
 
 
 def _leftovers(collection_id: str) -> int:

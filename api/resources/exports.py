@@ -19,7 +19,8 @@ from api.errors import ApiError
 from api.extensions import db, redis
 from api.openapi import AUTHENTICATED, BASE_PATH, documented
 from api.resources.collection_routes import readable, selection_of
-from api.schemas.collections import ExportQuerySchema, ResultSchema
+from api.schemas.collection_lists import ExportQuerySchema, ResultSchema
+from core.changes import REMOVED
 from storage import collections
 from storage.exports import live, read_ahead
 
@@ -45,8 +46,9 @@ BODIES = {
 
 @blp.route("/collections/<collection_id>/export", methods=["GET"])
 @documented(blp, "exportCollectionResults", ResultSchema(many=True),
-            (*AUTHENTICATED, 404, 410, 422), media_types=BODIES,
-            headers=("Content-Disposition", "Content-Encoding"))
+            (*AUTHENTICATED, 404, 409, 410, 422), media_types=BODIES,
+            headers=("Content-Disposition", "Content-Encoding"), descriptions={
+                409: "conflict: `include=removed` for a collection without change tracking."})
 @blp.arguments(ExportQuerySchema, location="query")
 def export(args: dict, collection_id: str):
     """Every result of the collection as one file: JSON, JSON Lines or CSV, streamed.
@@ -77,7 +79,11 @@ def export(args: dict, collection_id: str):
     `include=skipped` adds the collection's skipped URLs after its results, in the order they
     were recorded, each as /skipped gives it with `"status": "skipped"`; a CSV gains the
     columns `reason` and `duplicate_of` (empty for a result), and a skipped URL's row fills
-    `url`, `status` and those two.
+    `url`, `status` and those two. `include=removed` (change tracking; else a 409) adds the
+    pages the completed collection did not find again, after the results and the skipped
+    URLs, each `{"url", "status": "removed", "previous_fetched_at"}`; a CSV's row fills
+    `url`, `status` and `previous_fetched_at` (a column added when it has none). Both:
+    `include=skipped,removed`.
     """
     return stream(collection_id, args)
 
@@ -89,14 +95,16 @@ def stream(collection_id: str, args: dict) -> Response:
     selection = selection_of(row, args["field_names"]) or exports.select(
         row.extract, unasked=exports.unasked(row.extract, collections.spec_of(row)),
         tracked=collections.tracked(row))
-    skipped = "skipped" in (args["include"] or ())
-    if skipped:
-        selection = selection.with_skipped()
+    include = args["include"] or frozenset()
+    if REMOVED in include and not collections.tracked(row):
+        raise ApiError("conflict", "This collection does not track changes (it was created "
+                                   "without change_tracking): it has no removed pages.")
+    selection = selection.appending(include)
     kind = exports.FORMATS[args["format"]]
     headers = {"Content-Disposition": f'attachment; filename="{row.id}.{kind.extension}"',
                "Vary": "Accept-Encoding"}
     _stream_slots()
-    batches = read_ahead(db(), collection_id, status=args["status"], skipped=skipped)
+    batches = read_ahead(db(), collection_id, status=args["status"], include=include)
     try:
         first = next(batches, ())  # here, so that a database failure is a 503, not a cut file
         body = exports.SERIALISERS[args["format"]](itertools.chain([first], batches),

@@ -1,4 +1,6 @@
-"""Schemas of the collections resource: what a client sends to start one, and what it reads."""
+"""Schemas of the collections resource: what a client sends to start one, and the collection
+it reads back (its results, skipped URLs, changes and export:
+:mod:`api.schemas.collection_lists`)."""
 
 from __future__ import annotations
 
@@ -6,8 +8,6 @@ from typing import Any
 
 from marshmallow import ValidationError, fields, validate, validates_schema
 
-from api.exports import FORMATS as EXPORT_FORMATS
-from api.exports import INCLUDES as EXPORT_INCLUDES
 from api.schemas.fields import (
     JsonBoolean,
     RequestSchema,
@@ -121,7 +121,11 @@ class _CollectionRequest(RequestSchema):
         "description": "Compare each page stored with its version of the latest earlier "
                        "collection of this account with the same `tag`: each result gets "
                        "`change` (`new`, `same`, `changed` with a unified diff of its "
-                       "content), `progress.changes` counts them."})
+                       "content); a completed collection lists the pages it did not find "
+                       "again as `removed` (not a crawl cut by `max_pages`); "
+                       "`progress.changes` counts them, `GET /collections/{id}/changes` lists "
+                       "them. Pages the page cache holds are fetched conditionally: a 304 is "
+                       "`same`."})
 
     @validates_schema
     def _own_options(self, data: dict[str, Any], **_: Any) -> None:
@@ -185,8 +189,9 @@ class ChangeCountsSchema(Response):
     new = fields.Integer(metadata={"description": "Pages the tag's collections had not seen."})
     same = fields.Integer(metadata={"description": "Pages whose content did not change."})
     changed = fields.Integer(metadata={"description": "Pages whose content changed."})
-    removed = fields.Integer(metadata={"description": "Pages of the previous collection not "
-                                                      "found again (not counted yet: 0)."})
+    removed = fields.Integer(metadata={"description": "Pages of earlier collections of the "
+                                                      "tag not found again, counted when the "
+                                                      "collection completes."})
 
 
 class ChangeSchema(Response):
@@ -209,8 +214,8 @@ class ProgressSchema(Response):
         "description": "URLs seen and not fetched, by reason: every reason, 0 when none. "
                        "`GET /collections/{id}/skipped` lists them."})
     changes = fields.Nested(ChangeCountsSchema, allow_none=True, metadata={
-        "description": "With `change_tracking`: the pages stored by change (`removed` is 0 "
-                       "for now); null without."})
+        "description": "With `change_tracking`: the pages by change (`removed` once "
+                       "completed); null without."})
 
 
 class WebhookDeliverySchema(Response):
@@ -249,105 +254,3 @@ class CollectionPageSchema(Response):
 class PageQuerySchema(RequestSchema):
     cursor = fields.String(load_default=None)
     limit = fields.Integer(load_default=20, validate=validate.Range(min=1, max=100))
-
-
-class FieldNames(fields.String):
-    """A comma-separated list of names (``fields=url,status,data.title``), as a list; which
-    names a collection's results have is checked against its ``extract`` (api.exports)."""
-
-    def _deserialize(self, value: Any, attr: Any, data: Any, **kwargs: Any) -> list[str]:
-        text = super()._deserialize(value, attr, data, **kwargs)
-        names = [name.strip() for name in text.split(",") if name.strip()]
-        if not names:
-            raise ValidationError("Name at least one field.")
-        return names
-
-
-class ResultFilterSchema(RequestSchema):
-    """What of a collection's results a client asks for: the results endpoint and the export
-    take the same filters."""
-
-    status = fields.String(load_default=None, validate=validate.OneOf(
-        ("succeeded", "failed")), metadata={"description": "Only the results of this status."})
-    # ``fields`` is the name a Schema keeps its own fields under: the attribute differs.
-    field_names = FieldNames(data_key="fields", load_default=None, metadata={
-        "description": "Comma-separated keys each result keeps, in this order: any of `url`, "
-                       "`final_url`, `status`, `status_code`, `fetched_at`, `error`, `data`, "
-                       "and `data.<key>` for one key of `data` (`data.title`; the keys of the "
-                       "collection's `extract`); the others are left out. An unknown name is a "
-                       "422 naming it. Default: every key."})
-
-
-class ResultsQuerySchema(PageQuerySchema, ResultFilterSchema):
-    limit = fields.Integer(load_default=100, validate=validate.Range(min=1, max=1000))
-
-
-class ResultErrorSchema(Response):
-    error = fields.String()
-    message = fields.String()
-
-
-class ResultSchema(Response):
-    url = fields.String()
-    final_url = fields.String(allow_none=True)
-    status = fields.String(metadata={"description": "succeeded or failed."})
-    status_code = fields.Integer(allow_none=True)
-    fetched_at = fields.String(allow_none=True)
-    error = fields.Nested(ResultErrorSchema, allow_none=True)
-    data = fields.Dict(allow_none=True, metadata={
-        "description": "The /scrape, /contacts or /products body fields of the page."})
-    change = fields.Nested(ChangeSchema, allow_none=True, metadata={
-        "description": "With `change_tracking`: the page against its latest earlier version "
-                       "under the tag; null for a failed page, and without change tracking."})
-
-
-class ResultsPageSchema(Response):
-    results = fields.List(fields.Nested(ResultSchema))
-    next_cursor = fields.String(allow_none=True, metadata={
-        "description": "Pass it back for the results after these; null once the collection "
-                       "is final and every result was returned."})
-
-
-class SkippedQuerySchema(PageQuerySchema):
-    reason = fields.String(load_default=None, validate=validate.OneOf(SKIP_REASONS), metadata={
-        "description": "Only the URLs skipped for this reason."})
-    limit = fields.Integer(load_default=100, validate=validate.Range(min=1, max=1000))
-
-
-class SkippedSchema(Response):
-    url = fields.String(metadata={"description": "As the crawl found it."})
-    reason = fields.String(metadata={"description": ", ".join(
-        f"`{reason}`: {text}" for reason, text in SKIP_REASON_TEXT.items())})
-    duplicate_of = fields.String(allow_none=True, metadata={
-        "description": "`duplicate`: the canonical URL of the page stored for it; else null."})
-
-
-class SkippedPageSchema(Response):
-    skipped = fields.List(fields.Nested(SkippedSchema))
-    next_cursor = fields.String(allow_none=True, metadata={
-        "description": "Pass it back for the URLs after these; null once the collection is "
-                       "final and every one kept was returned."})
-
-
-class Includes(fields.String):
-    """A comma-separated list of what an export adds after the results (``include=skipped``),
-    as a set; each must be one of :data:`api.exports.INCLUDES`."""
-
-    def _deserialize(self, value: Any, attr: Any, data: Any, **kwargs: Any) -> frozenset[str]:
-        text = super()._deserialize(value, attr, data, **kwargs)
-        names = [name.strip() for name in text.split(",") if name.strip()]
-        unknown = [name for name in names if name not in EXPORT_INCLUDES]
-        if unknown or not names:
-            raise ValidationError(f"Must be one of: {', '.join(EXPORT_INCLUDES)} (not "
-                                  f"{', '.join(unknown) or 'nothing'}).")
-        return frozenset(names)
-
-
-class ExportQuerySchema(ResultFilterSchema):
-    format = fields.String(required=True, validate=validate.OneOf(tuple(EXPORT_FORMATS)),
-                           metadata={"description": "`json` (one array), `jsonl` (one result "
-                                                    "a line) or `csv` (one row a page)."})
-    include = Includes(load_default=None, metadata={
-        "description": "`skipped`: the collection's skipped URLs follow its results, each "
-                       "`{\"url\", \"status\": \"skipped\", \"reason\", \"duplicate_of\"}` "
-                       "(CSV: the columns `reason` and `duplicate_of` are added)."})

@@ -5,7 +5,7 @@ store, and the two bases (:class:`RequestSchema`, :class:`Response`)."""
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -134,6 +134,30 @@ class Url(fields.String):
         # trailing "\r\n", NEL, U+2028) is refused like any other.
         output = super().deserialize(value, attr, data, **kwargs)
         return output.strip() if isinstance(output, str) else output
+
+
+class Names(fields.String):
+    """Names out of ``choices``, comma-separated, repeated or both (``?status=new,changed``,
+    ``?status=new&status=changed``), as a frozenset: the API's lists of what to include or
+    filter. An unknown name, or none at all, is a 422 saying which are known."""
+
+    #: webargs hands this field every value of a repeated parameter, not only the first.
+    is_multiple = True
+
+    def __init__(self, choices: Sequence[str], **kwargs: Any):
+        super().__init__(**kwargs)
+        self.choices = tuple(choices)
+
+    def _deserialize(self, value: Any, attr: Any, data: Any, **kwargs: Any) -> frozenset[str]:
+        as_text = super()._deserialize
+        texts = [as_text(text, attr, data, **kwargs)
+                 for text in (value if isinstance(value, list) else [value])]
+        names = [name.strip() for text in texts for name in text.split(",") if name.strip()]
+        unknown = [name for name in names if name not in self.choices]
+        if unknown or not names:
+            raise ValidationError(f"Must be one of: {', '.join(self.choices)} (not "
+                                  f"{', '.join(unknown) or 'nothing'}).")
+        return frozenset(names)
 
 
 class JsonBoolean(fields.Boolean):

@@ -221,6 +221,11 @@ class CollectionsConfig(Section):
         "a whole number of rows, at least 1", 1), 1000)
     """Results the retention purge deletes per transaction: small enough that the purge of a
     huge collection never holds the database for long."""
+    change_tracking_retention_days: int = var("CHANGE_TRACKING_RETENTION_DAYS", integer(
+        "a whole number of days, at least 1", 1), 90)
+    """Days a page's version under a change tracking tag is kept after its last write (the
+    last collection of the tag that stored the page): an older one is deleted by the
+    retention purge, and the page is ``new`` to the tag's next collection."""
     webhook_timeout: float = var("WEBHOOK_TIMEOUT", seconds(), 5.0)
     """Seconds one webhook attempt may take in all: resolving the receiver's name, connecting and
     getting an answer's status."""

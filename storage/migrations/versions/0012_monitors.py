@@ -2,7 +2,7 @@
 plans' ``max_monitors``: ``free`` 2, ``standard`` 20, ``enterprise`` 200 (any other plan: 2).
 
 Revision ID: 0012
-Revises: 0010
+Revises: 0011
 Create Date: 2026-11-27
 """
 
@@ -12,7 +12,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision = "0012"
-down_revision = "0010"
+down_revision = "0011"
 branch_labels = None
 depends_on = None
 

@@ -19,7 +19,7 @@ from collections import Counter
 from collections.abc import Iterable
 from pathlib import Path
 
-from tests.support.site import caching, crawlsite, map_limits, maps, sitemaps, youtube
+from tests.support.site import caching, changing, crawlsite, map_limits, maps, sitemaps, youtube
 
 PAGES = Path(__file__).with_name("pages")
 ROBOTS = b"User-agent: *\nDisallow: /private\n"
@@ -59,7 +59,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
             route = _error(404)
         else:
             route = (ROUTES.get(path) or (_slow if path.startswith(SLOW) else None)
-                     or crawlsite.route(path) or caching.route(path))
+                     or crawlsite.route(path) or caching.route(path) or changing.route(path))
         if route:
             route(self)
             return
