@@ -9,7 +9,8 @@ but for two things that say nothing about the page being gone:
 
 - a page whose result here failed otherwise than by a 404 or 410 of the target (a timeout, a
   500, robots.txt…) keeps its version: it may well be there still;
-- a crawl cut by ``max_pages`` (it recorded a ``limit`` skip) saw only part of the site: it
+- a crawl cut by ``max_pages`` (it recorded a ``limit`` skip) saw only part of the site, and
+  a crawl whose start page failed (the site down, a 500) saw next to nothing of it: either
   removes nothing, and every version stays.
 
 The removed versions are deleted (the tag then holds the pages of its last completed run: a
@@ -36,8 +37,10 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import Session, aliased
 
+from core.canonical import canonical_url
 from core.contract import ErrorCode, PageStatus
 from storage import collection_skips
+from storage.collection_results import page_key
 from storage.db import Database
 from storage.models import Collection, CollectionResult, PageVersion, RemovedPage
 
@@ -77,7 +80,7 @@ def record(session: Session, row: Collection) -> int:
     """In the transaction of ``row``'s completion (its status just set, its row locked):
     delete the versions it removes and list them, numbered in URL order; how many."""
     tag = tag_of(row)
-    if tag is None or collection_skips.counts(row)["limit"]:
+    if tag is None or collection_skips.counts(row)["limit"] or not _saw_the_site(session, row):
         return 0
     removable = _removable(row, tag)
     if session.get_bind().dialect.name == "postgresql":
@@ -96,6 +99,17 @@ def record(session: Session, row: Collection) -> int:
         _FILLED, _numbered(row.id, chosen.c))).rowcount
     session.execute(delete(PageVersion).where(removable))
     return count
+
+
+def _saw_the_site(session: Session, row: Collection) -> bool:
+    """Whether ``row`` saw its whole site: a batch did (its URLs are its site); a crawl did
+    when its start page succeeded."""
+    if row.mode != "crawl":
+        return True
+    start = page_key(canonical_url(json.loads(row.spec)["url"]))
+    return session.scalar(select(CollectionResult.status).where(
+        CollectionResult.collection_id == row.id,
+        CollectionResult.page_key == start)) == PageStatus.SUCCEEDED
 
 
 def _numbered(collection_id: str, columns: Any) -> Any:

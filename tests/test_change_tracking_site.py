@@ -132,6 +132,19 @@ def test_a_crawl_cut_by_max_pages_lists_nothing_removed(stack, site):
     assert whole["progress"]["changes"] == {"new": 0, "same": 4, "changed": 0, "removed": 0}
 
 
+def test_a_crawl_whose_start_page_failed_lists_nothing_removed(stack, site):
+    """The site down (its start page a 500) is not every page removed: the next run that
+    reaches it finds them the same."""
+    who, tag = customer(stack), uuid.uuid4().hex[:10]
+    pages = {"": Page("Index.", ("p1", "p2")), "p1": Page("One."), "p2": Page("Two.")}
+    crawl(who, site, tag, pages)
+    down, results = crawl(who, site, tag, {**pages, "": Page("Down.", status=500)})
+    assert [r["status"] for r in results.values()] == ["failed"]
+    assert down["progress"]["changes"]["removed"] == 0
+    back, _ = crawl(who, site, tag, pages)
+    assert back["progress"]["changes"] == {"new": 0, "same": 3, "changed": 0, "removed": 0}
+
+
 def test_a_cancelled_collection_lists_nothing_removed(stack, site):
     who, tag = customer(stack), uuid.uuid4().hex[:10]
     pages = {"": Page("Index.", tuple(f"p{n}" for n in range(8))),
