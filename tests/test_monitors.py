@@ -329,6 +329,10 @@ def test_the_console_lists_creates_pauses_and_deletes_monitors(stack, site):
     last_run(who, shown["id"])
     page = browser.get("/console/monitors").get_data(as_text=True)
     assert "Two &lt;pages&gt;" in page and "every 90 min" in page
+    run_id = who.get(f"/monitors/{shown['id']}").get_json()["runs"][0]["collection_id"]
+    results = browser.get(f"/console/collections/{run_id}").get_data(as_text=True)
+    assert re.search(r'id="change-counts">Since the last run of its tag:\s+2 new', results)
+    assert results.count('data-change="new"') == 2 and shown["id"] in results
     assert re.search(r"Last run completed [^·]+· 2 pages\s+· 2 new · 0 changed", page)
     action = f"/console/monitors/{shown['id']}"
     assert browser.post(f"{action}/pause", data={"csrf_token": token(page)}).status_code == 302
