@@ -33,15 +33,16 @@ def test_a_second_collection_of_a_tag_says_what_is_new_same_and_changed(stack, s
     first, results = batch(who, urls, tag)
     assert first["progress"]["changes"] == {"new": 3, "same": 0, "changed": 0, "removed": 0}
     assert {r["change"]["status"] for r in results.values()} == {"new"}
+    fetched = {name: result["fetched_at"] for name, result in results.items()}
     caching.TEXTS[paths[0]] = "A second version, with other words."
     second, results = batch(who, urls, tag)
     assert second["progress"]["changes"] == {"new": 0, "same": 2, "changed": 1, "removed": 0}
     changed = results[paths[0]]["change"]
-    assert changed["status"] == "changed" and changed["previous_fetched_at"]
+    assert changed["status"] == "changed" and changed["previous_fetched_at"] == fetched[paths[0]]
     assert "-" in changed["diff"] and "+" in changed["diff"]
     assert "A second version" in changed["diff"]
     assert results[paths[1]]["change"] == {"status": "same", "diff": None,
-                                            "previous_fetched_at": changed["previous_fetched_at"]}
+                                            "previous_fetched_at": fetched[paths[1]]}
     # the exports carry it too
     _, text = exported(who, f"/collections/{second['id']}/export", format="jsonl")
     assert {json.loads(line)["change"]["status"] for line in text.splitlines()} == {
