@@ -10,6 +10,7 @@ from flask_smorest import Api
 from werkzeug.exceptions import HTTPException
 
 from api import errors, idempotency, openapi, swagger_ui
+from api.gunicorn_logger import ACCOUNT_ENVIRON
 from api.headers import NOSNIFF
 from api.limits import AccountRateLimiter, rate_limit_headers
 from api.openapi import BASE_PATH
@@ -19,6 +20,7 @@ from api.schemas.fields import StorableText
 from api.search import Search
 from core.agent_tools import CHANNEL_HEADER
 from core.config import Config, ConfigError, exit_with, load_or_exit
+from core.logformat import LOG_CONTEXT
 from core.operations import BY_PATH
 from core.policy import SourcePolicy
 from storage import ledger
@@ -50,6 +52,7 @@ class WebdataApi(Api):
 def _begin_request() -> None:
     g.request_id = errors.new_request_id()
     g.channel = CHANNEL.set(_channel())
+    g.log_context = LOG_CONTEXT.set({"request_id": g.request_id})
 
 
 def _channel() -> str:
@@ -61,13 +64,16 @@ def _channel() -> str:
 
 
 def _end_request(_: BaseException | None) -> None:
-    token = g.pop("channel", None)
-    if token is not None:
-        CHANNEL.reset(token)
+    for variable, name in ((CHANNEL, "channel"), (LOG_CONTEXT, "log_context")):
+        token = g.pop(name, None)
+        if token is not None:
+            variable.reset(token)
 
 
 def _finish_request(response):
     response.headers["X-Request-Id"] = g.get("request_id", "")
+    if "principal" in g:  # for the access log's line (api.gunicorn_logger)
+        request.environ[ACCOUNT_ENVIRON] = g.principal.account_id
     response.headers.update(NOSNIFF)
     for name, value in rate_limit_headers().items():
         response.headers.setdefault(name, value)

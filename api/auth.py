@@ -14,6 +14,7 @@ from api import idempotency
 from api.errors import ApiError
 from api.extensions import db, limiter
 from api.schemas.fields import MAX_URL_LENGTH
+from core.logformat import bind
 from storage import accounts
 from storage.accounts import Principal
 
@@ -37,6 +38,7 @@ def principal() -> Principal:
     if caller is None:
         raise ApiError("unauthorized", "This API key is unknown or revoked.", headers=CHALLENGE)
     g.principal = caller
+    bind(account_id=caller.account_id)
     return caller
 
 

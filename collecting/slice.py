@@ -43,6 +43,7 @@ from collecting.skips import record_left
 from core.config import Config
 from core.contract import ErrorCode, SkipReason
 from core.controls import escaped
+from core.logformat import bound
 from core.scope import CrawlScope
 from crawler.runner import shared_crawler
 from crawler.spiders.collected import collection_spider
@@ -74,7 +75,8 @@ def run_slice(collection_id: str) -> dict[str, Any]:
     redis = job.connection if job is not None else queues.redis_connection()
     db = shared_for(config.storage)
     try:
-        return Slice(collection_id, config, db, redis).run()
+        with bound(collection_id=collection_id):
+            return Slice(collection_id, config, db, redis).run()
     finally:
         if job is not None:
             Frontier(redis, collection_id).drop_slice(job.id)

@@ -24,7 +24,7 @@ def main() -> None:
     args = parser.parse_args()
     config = load_or_exit()
     level = config.log.log_level
-    logs.configure(level)
+    logs.configure(level, config.log.log_format)
     # trafilatura reports every odd page it meets; that is crawl noise, not worker news.
     for name in ("scrapy", "trafilatura", "htmldate", "courlan"):
         logging.getLogger(name).setLevel(config.log.crawler_log_level)

@@ -86,7 +86,7 @@ def scheduler(config: Config, connection: Redis) -> JsonCronScheduler:
 
 def main() -> None:
     config = load_or_exit()
-    logs.configure(config.log.log_level)
+    logs.configure(config.log.log_level, config.log.log_format)
     storage = config.storage
     scheduler(config, queues.redis_connection(storage.redis_url, storage.redis_timeout)).start()
 

@@ -58,6 +58,7 @@ from rq.suspension import is_suspended
 from rq.worker import WorkerStatus
 
 from core.config import load_or_exit
+from core.logformat import bound
 from crawler.extract.language import load_language_model
 from crawler.runner import shared_crawler
 from worker import logs, rq_state
@@ -322,7 +323,8 @@ class WarmWorker(SimpleWorker):
         while True:
             job, queue, execution, background = self._work.get()
             try:
-                self.perform_job(job, queue, execution)
+                with bound(job_id=job.id):
+                    self.perform_job(job, queue, execution)
             except BaseException:  # RQ handles the job's own failures; this is RQ failing
                 logger.exception("Worker %s: could not finish job %s", self.name, job.id)
             finally:

@@ -16,6 +16,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from core.logformat import FORMATS as LOG_FORMATS
+
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 SEARCH_PROVIDERS = ("searxng", "brave", "google", "youtube")
 
@@ -202,6 +204,7 @@ PATH = Kind("a directory path", _path, type_name="path")
 HTTP_URL = Kind("an http(s) URL with a host", _url(("http", "https")), type_name="URL",
                 shown=_masked_url)
 LEVEL = Kind(f"a log level ({', '.join(LOG_LEVELS)})", _level, False, "log level")
+LOG_FORMAT = Kind(f"one of {', '.join(LOG_FORMATS)}", _choice(LOG_FORMATS), type_name="name")
 PROVIDER = Kind(f"empty or one of {', '.join(SEARCH_PROVIDERS)}", _choice(SEARCH_PROVIDERS),
                 type_name="name")
 NETWORKS = Kind("comma-separated networks in CIDR form, e.g. 10.0.0.0/8,127.0.0.1/32",

@@ -18,6 +18,7 @@ from core.config.kinds import (
     DOMAINS,
     HTTP_URL,
     LEVEL,
+    LOG_FORMAT,
     NETWORKS,
     PATH,
     PORTS,
@@ -122,6 +123,9 @@ class LogConfig(Section):
 
     log_level: str = var("LOG_LEVEL", LEVEL, "INFO")
     """Log level of the workers: our own code and RQ."""
+    log_format: str = var("LOG_FORMAT", LOG_FORMAT, "text")
+    """``text`` (lines for people) or ``json`` (one JSON object a line, with the request,
+    account, job and collection ids where they apply), in every process."""
     crawler_log_level: str = var("CRAWLER_LOG_LEVEL", LEVEL, "WARNING")
     """Log level of Scrapy and the extraction libraries (trafilatura…), in workers and
     ``scrapy crawl`` alike: at INFO they report every crawl and every odd page."""
