@@ -183,10 +183,11 @@ def create_app(config: Config | None = None) -> Flask:
                       exports.blp, monitors.blp):
         api.register_blueprint(blueprint)
     openapi.drop_framework_schemas(api.spec)
-    from api import console, mcp
+    from api import console, mcp, metrics
 
     console.register(app)
     mcp.register(app)
+    metrics.register(app)
 
     from api.cli import register_cli
 

@@ -17,7 +17,7 @@ from typing import Any
 from flask import current_app, g
 from sqlalchemy.exc import DBAPIError, IntegrityError
 
-from api import inflight, page_cache
+from api import inflight, metrics, page_cache
 from api.dispatch import follow_interactive, run_interactive
 from api.errors import ApiError
 from api.extensions import db, redis, source_policy
@@ -181,6 +181,7 @@ def run_spent(operation: str, cost: int, fields: dict[str, Any], *, url: str | N
 
 def _billed(cost: int, balance: int, fields: dict[str, Any]
             ) -> tuple[dict[str, Any], int, dict[str, str]]:
+    metrics.booked(g.history_charge.operation, cost, cached=fields.get("cached") is True)
     body = {"request_id": g.request_id, "credits_used": cost, **fields}
     headers = {"X-Credits-Used": str(cost), "X-Credits-Remaining": str(balance)}
     return body, 200, headers

@@ -50,7 +50,7 @@ from crawler.spiders.collected import collection_spider
 from storage import collection_skips, collection_store, collections, webhooks
 from storage.db import Database, shared_for
 from storage.models import LIVE_STATUSES, CollectionStatus
-from worker import queues
+from worker import metrics, queues
 
 logger = logging.getLogger(__name__)
 
@@ -360,6 +360,8 @@ class Slice:
             self._stopped = OUT_OF_CREDITS
         self.stats["stored"] += len(outcomes)
         settled = set(stored.settled)
+        metrics.stored([o.status for o in outcomes if o.key in settled],
+                       0 if stored.closed else len(skipped), stored.charged)
         unsettled = [page.entry for page in done
                      if page.outcome is not None and page.outcome.key not in settled]
         # a page not stored (the collection closed, or could not pay for it) is left leased

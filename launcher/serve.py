@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import shutil
 import sys
 from pathlib import Path
 
@@ -62,6 +63,16 @@ def gunicorn_command(launch: LaunchConfig, api: ApiConfig, app: str = API_APP) -
     if any(setting.name == "control_socket_disable" for setting in KNOWN_SETTINGS):
         command.append("--no-control-socket")
     return [*command, app]
+
+
+def metrics_dir(var_dir: Path) -> Path:
+    """Where the API's processes keep their metrics' samples (prometheus_client's
+    multiprocess mode: a scrape adds up every process's), emptied at each start: the files of
+    processes gone would add stale samples."""
+    path = var_dir / "metrics"
+    shutil.rmtree(path, ignore_errors=True)
+    path.mkdir(mode=0o700, parents=True)
+    return path
 
 
 def private_dir(path: Path) -> None:
@@ -132,9 +143,13 @@ def serve(config: Config, supervisor: Supervisor) -> bool:
     key = demo_key(create_app(config), storage.var_dir)
     if supervisor.stop_requested:
         return True
-    supervisor.spawn("api", gunicorn_command(launch, config.api))
+    supervisor.spawn("api", gunicorn_command(launch, config.api),
+                     {"PROMETHEUS_MULTIPROC_DIR": str(metrics_dir(storage.var_dir))})
+    port = config.worker.worker_metrics_port  # each worker its own: port, port + 1…
     for number in range(launch.workers):
-        supervisor.spawn(f"worker-{number}", [sys.executable, "-m", "worker"])
+        supervisor.spawn(f"worker-{number}", [
+            sys.executable, "-m", "worker", *(["--metrics-port", str(port + number)]
+                                              if port else [])])
     # RQ's cron scheduler: enqueues the sweep of abandoned reservations for the workers; named
     # worker-… so that it is restarted if it dies and stopped with the workers.
     supervisor.spawn("worker-cron", [sys.executable, "-m", "worker.cron"])

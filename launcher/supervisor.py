@@ -61,6 +61,7 @@ class Supervisor:
         self.grace = {"api": api_grace, "worker": worker_grace, "redis": redis_grace}
         self.procs: dict[str, subprocess.Popen] = {}
         self.commands: dict[str, list[str]] = {}
+        self.own_env: dict[str, dict[str, str]] = {}
         self.restart_delay = restart_delay
         self.restart_delay_max = restart_delay_max
         self.stable_after = stable_after
@@ -77,9 +78,12 @@ class Supervisor:
         """Supervise a child started elsewhere (the embedded Redis), stopped last."""
         self.procs[name] = proc
 
-    def spawn(self, name: str, command: list[str]) -> None:
+    def spawn(self, name: str, command: list[str], env: dict[str, str] | None = None) -> None:
+        """Start ``name`` (and again, as it was, when it dies); ``env``: variables of its own
+        on top of :attr:`env`."""
         self.commands[name] = command
-        self.procs[name] = spawn(command, env=self.env, cwd=self.cwd)
+        self.own_env[name] = env or {}
+        self.procs[name] = spawn(command, env={**self.env, **self.own_env[name]}, cwd=self.cwd)
         self.started_at[name] = time.monotonic()
 
     def _schedule_restart(self, name: str, returncode: int | None) -> None:
@@ -115,7 +119,7 @@ class Supervisor:
                 self._schedule_restart(name, proc.returncode)
             elif time.monotonic() >= self.restart_at[name]:
                 del self.restart_at[name]
-                self.spawn(name, self.commands[name])
+                self.spawn(name, self.commands[name], self.own_env.get(name))
         return True
 
     def watch(self) -> bool:

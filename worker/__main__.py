@@ -7,8 +7,8 @@ import argparse
 import logging
 
 from core.config import load_or_exit
-from worker import logs
-from worker.queues import COLLECTIONS, INTERACTIVE, MAINTENANCE, queue, redis_connection
+from worker import logs, metrics
+from worker.queues import QUEUES, queue, redis_connection
 from worker.worker import WarmWorker
 
 
@@ -18,9 +18,11 @@ def main() -> None:
     # an interactive queue that stays busy for an interval every sweep would expire unrun, and
     # abandoned reservations would hold credits forever. A sweep is a few SQL statements once
     # per interval: it never delays interactive work noticeably.
-    parser.add_argument("queues", nargs="*", default=[MAINTENANCE, INTERACTIVE, COLLECTIONS])
+    parser.add_argument("queues", nargs="*", default=list(QUEUES))
     parser.add_argument("--burst", action="store_true", help="stop when the queues are empty")
     parser.add_argument("--name", help="worker name (unique per Redis)")
+    parser.add_argument("--metrics-port", type=int, help="serve Prometheus metrics on this "
+                        "port (default: WORKER_METRICS_PORT; 0: none)")
     args = parser.parse_args()
     config = load_or_exit()
     level = config.log.log_level
@@ -33,6 +35,10 @@ def main() -> None:
     worker = WarmWorker(queues, connection=connection, name=args.name,
                         concurrency=config.worker.worker_concurrency,
                         interactive_reserve=config.worker.worker_interactive_reserve)
+    port = config.worker.worker_metrics_port if args.metrics_port is None else args.metrics_port
+    if port:
+        metrics.serve(port, config.worker.worker_metrics_host, worker.concurrency,
+                      lambda: worker.running)
     worker.work(burst=args.burst, logging_level=level, with_scheduler=False)
 
 

@@ -25,6 +25,9 @@ INTERACTIVE = "interactive"
 COLLECTIONS = "collections"
 #: Housekeeping the cron scheduler enqueues (``worker.cron``): short jobs, no crawling.
 MAINTENANCE = "maintenance"
+#: Every queue, in the order a worker takes them by default (maintenance first: see
+#: ``worker.__main__``).
+QUEUES = (MAINTENANCE, INTERACTIVE, COLLECTIONS)
 
 #: Seconds a finished single-page job's result stays in Redis (the API reads it at once).
 INTERACTIVE_RESULT_TTL = 300

@@ -43,7 +43,8 @@ from core.controls import escaped
 from core.policy import PolicyRefusal, SourcePolicy, host_name, literal_address
 from storage import webhooks
 from storage.db import shared_for
-from worker import queues
+from storage.models import DeliveryStatus
+from worker import metrics, queues
 
 logger = logging.getLogger(__name__)
 
@@ -82,6 +83,7 @@ def deliver(event_id: str, config: Config | None = None, now: datetime | None = 
     status, error = attempt(claimed, SourcePolicy.from_config(config.policy),
                             config.collections.webhook_timeout)
     outcome = webhooks.record(db, claimed, status=status, error=error, now=now)
+    metrics.attempted(outcome == DeliveryStatus.DELIVERED)
     log = logger.info if outcome != "failed" else logger.warning
     log("Webhook %s, attempt %d: %s (%s)", event_id, claimed.attempts + 1,
         escaped(status or error), outcome)

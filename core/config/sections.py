@@ -166,6 +166,9 @@ class ApiConfig(Section):
         "a whole number of seconds, at least 60", 60), 8 * 3600)
     """Seconds a web console sign-in lasts (from signing in, not from the last click); signing
     out or revoking the key it signed in with ends it sooner."""
+    metrics_token: str = var("METRICS_TOKEN", SECRET, "")
+    """The operator's token for ``GET /metrics`` (Prometheus' text format), sent as
+    ``Authorization: Bearer <token>``; empty: ``/metrics`` is not served (404)."""
     console_secret_key: str = var("CONSOLE_SECRET_KEY", SECRET, "")
     """Signs the console's CSRF tokens. Unset: a random one made once and kept in Redis, which
     every API process of the deployment shares."""
@@ -189,6 +192,12 @@ class WorkerConfig(Section):
     """Slots of each worker process that background jobs (collections) may not take, so a
     single-page request never waits behind a long crawl. Background jobs always get at least
     one slot, and all of them on a worker that takes only background queues."""
+    worker_metrics_port: int = var("WORKER_METRICS_PORT", integer(
+        "a port number, 0 (off) to 65535", 0, 65535), 0)
+    """A worker's Prometheus metrics on this port (``/metrics``), bound to
+    ``WORKER_METRICS_HOST``; 0: none. Several workers on one machine need a port each."""
+    worker_metrics_host: str = var("WORKER_METRICS_HOST", TEXT, "127.0.0.1")
+    """Where a worker's metrics listen: loopback by default (a scraper on the machine)."""
 
 
 @dataclass(frozen=True)
