@@ -25,7 +25,7 @@ from redis.exceptions import RedisError
 from collecting import start as starting
 from core.config import Config
 from core.policy import PolicyRefusal, SourcePolicy
-from core.schedules import Schedule
+from core.schedules import Schedule, ScheduleError
 from storage import collections, monitors
 from storage.db import Database
 from storage.ledger import InsufficientCredits
@@ -34,8 +34,9 @@ from storage.monitor_models import Monitor
 
 logger = logging.getLogger(__name__)
 
-#: Why a due slot started nothing (a run's ``reason``, besides the pause's).
-OVERLAP = "overlap"
+#: Why a due slot started nothing (a run's ``reason``, besides the pause's): the run before
+#: still goes; the schedule has no next run (the monitor is paused); an unexpected failure.
+OVERLAP, INVALID_SCHEDULE, ERROR = "overlap", "invalid_schedule", "error"
 
 
 def run_due(db: Database, redis: Redis, config: Config, now: datetime | None = None
@@ -47,12 +48,34 @@ def run_due(db: Database, redis: Redis, config: Config, now: datetime | None = N
     report: dict[str, str] = {}
     for monitor in monitors.due(db, now):
         due = as_utc(monitor.next_run_at)
-        schedule = Schedule.of(json.loads(monitor.schedule))
-        if not monitors.claim(db, monitor, schedule.next_after(due, now), now):
+        try:
+            next_run = Schedule.of(json.loads(monitor.schedule)).next_after(due, now)
+        except (ScheduleError, ValueError, KeyError) as exc:  # no next time (croniter's own
+            monitors.skip(db, monitor.id, due, INVALID_SCHEDULE,  # errors are ValueErrors)
+                          f"Its schedule has no next run ({exc}). Paused: give it another "
+                          "schedule.", pause=True)
+            report[monitor.id] = "skipped"
+            continue
+        if not monitors.claim(db, monitor, next_run, now):
             continue  # another scheduler took this slot
-        started = _start(db, redis, config, policy, monitor, due)
+        try:
+            started = _start(db, redis, config, policy, monitor, due)
+        except Exception as exc:  # the slot is taken: it must leave a run saying so
+            logger.exception("Monitor %s: the run due at %s could not start", monitor.id, due)
+            _record_failure(db, monitor.id, due, exc)
+            started = False
         report[monitor.id] = "started" if started else "skipped"
     return report
+
+
+def _record_failure(db: Database, monitor_id: str, due: datetime, exc: Exception) -> None:
+    """A slot that failed to start for an unexpected reason, recorded (best effort: the
+    database may be what failed)."""
+    try:
+        monitors.skip(db, monitor_id, due, ERROR, f"The run could not start: "
+                      f"{type(exc).__name__}; it is tried again at the next slot.")
+    except Exception:
+        logger.exception("Monitor %s: could not record the failed slot", monitor_id)
 
 
 def _start(db: Database, redis: Redis, config: Config, policy: SourcePolicy, monitor: Monitor,

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import itertools
 import math
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from croniter import croniter
@@ -30,6 +31,10 @@ _CHECKED_SPAN = timedelta(days=8)
 #: How far croniter may look for a next run (an expression of February 30 has none).
 _MAX_YEARS = 10
 _ALIASES = ("@yearly", "@annually", "@monthly", "@weekly", "@daily", "@midnight", "@hourly")
+#: Plain crontab: numbers, month and weekday names, ``*``, ranges, lists, steps — not
+#: croniter's extensions (``R`` random, ``L``, ``W``, ``#``, ``?``), which crontab lacks.
+_ITEM = r"(?:\*|\d+|[a-z]{3})(?:-(?:\d+|[a-z]{3}))?(?:/\d+)?"
+_CRONTAB = re.compile(rf"(?i){_ITEM}(?:,{_ITEM})*(?:\s+{_ITEM}(?:,{_ITEM})*){{4}}")
 
 
 class ScheduleError(ValueError):
@@ -68,11 +73,14 @@ class Schedule:
         text = self.cron or ""
         fields = text.split()
         if len(text) > MAX_CRON_LENGTH or not (
-                len(fields) == 5 or (len(fields) == 1 and text.lower() in _ALIASES)):
-            raise ScheduleError("cron: five fields (minute hour day month weekday) or one "
-                                f"of {', '.join(_ALIASES)}, at most {MAX_CRON_LENGTH} "
+                (len(fields) == 5 and _CRONTAB.fullmatch(text))
+                or (len(fields) == 1 and text.lower() in _ALIASES)):
+            raise ScheduleError("cron: five fields of crontab (minute hour day month weekday: "
+                                "numbers, names, *, ranges, lists and steps) or one of "
+                                f"{', '.join(_ALIASES)}, at most {MAX_CRON_LENGTH} "
                                 "characters.")
-        start = datetime(2026, 1, 1)  # any fixed time: the same answer every time
+        # a fixed time, a second before a year starts (its first slot is checked too)
+        start = datetime(2026, 1, 1) - timedelta(seconds=1)
         try:
             times = croniter(text, start, max_years_between_matches=_MAX_YEARS)
             runs = [times.get_next(datetime)]
@@ -93,10 +101,10 @@ class Schedule:
             behind = max((now - due).total_seconds(), 0)
             return due + timedelta(seconds=self.every * (math.floor(behind / self.every) + 1))
         base = max(now, due + timedelta(seconds=MIN_INTERVAL - 1))
-        naive = base.replace(tzinfo=None)
+        naive = base.astimezone(UTC).replace(tzinfo=None)  # the expression is in UTC
         run: datetime = croniter(self.cron, naive,
                                  max_years_between_matches=_MAX_YEARS).get_next(datetime)
-        return run.replace(tzinfo=due.tzinfo)
+        return run.replace(tzinfo=UTC)
 
     def as_dict(self) -> dict[str, Any]:
         return {"every": self.every} if self.every is not None else {"cron": self.cron}

@@ -36,8 +36,9 @@ def utcnow() -> datetime:
 
 
 def as_utc(moment: datetime) -> datetime:
-    """A stored time, aware: SQLite hands back naive datetimes; every time stored is UTC."""
-    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+    """A stored time, aware and in UTC: SQLite hands back naive datetimes (every time stored
+    is UTC), PostgreSQL aware ones in the session's time zone."""
+    return moment.astimezone(UTC) if moment.tzinfo else moment.replace(tzinfo=UTC)
 
 
 class Phase(StrEnum):

@@ -349,3 +349,28 @@ def test_the_console_lists_creates_pauses_and_deletes_monitors(stack, site):
     assert lines == [("monitor_delete", "console"), ("monitor_update", "console"),
                      ("monitor_update", "console"), ("monitor", "console"),
                      ("monitor", "console")]  # the refused form too
+
+
+def test_a_monitor_whose_schedule_cannot_run_is_paused_and_the_others_still_run(stack, site):
+    """A stored schedule that has no next run any more (a stricter rule, a library's change)
+    pauses its monitor, saying why; it never stops the others' runs."""
+    from sqlalchemy import update
+
+    from storage.monitor_models import Monitor
+
+    who = customer(stack)
+    broken = create(who, {"collection": {"mode": "batch", "urls": [f"{site}/article"]},
+                          "schedule": {"every": 300}})
+    fine = create(who, {"collection": {"mode": "batch", "urls": [f"{site}/contact"]},
+                        "schedule": {"every": 300}})
+    with stack.app.extensions["webdata.db"].session() as session:
+        session.execute(update(Monitor).where(Monitor.id == broken["id"]).values(
+            schedule=json.dumps({"cron": "0 0 * 2 0#5"})))
+    now = datetime.fromisoformat(fine["next_run_at"].replace("Z", "+00:00"))
+    report = run_due(stack.app.extensions["webdata.db"], Redis.from_url(stack.redis_url),
+                     stack.config, now=now)
+    assert (report[broken["id"]], report[fine["id"]]) == ("skipped", "started")
+    paused = monitor_of(who, broken["id"])
+    assert (paused["status"], paused["paused_reason"]) == ("paused", "invalid_schedule")
+    assert paused["runs"][0]["reason"] == "invalid_schedule"
+    assert last_run(who, fine["id"])["status"] == "completed"

@@ -3,7 +3,7 @@ once after a downtime, never closer than five minutes to the last."""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
 
@@ -35,7 +35,11 @@ def test_schedules_accepted(body):
     ({"cron": "0 0 30 2 *"}, "ever runs"),
     ({"cron": "*/5 * * * * 30"}, "five fields"),
     ({"cron": "@reboot"}, "five fields"),
-    ({"cron": "H * * * *"}, "ever runs"),
+    ({"cron": "H * * * *"}, "five fields"),
+    ({"cron": "R * * * *"}, "five fields"),  # croniter's extensions: not crontab
+    ({"cron": "0 0 L * *"}, "five fields"),
+    ({"cron": "0 0 * * 1#2"}, "five fields"),
+    ({"cron": "0,1 0 1 * *"}, "closer than 300"),  # the close pair on the check's first day
     ({"cron": "61 * * * *"}, "ever runs"),
     ({"cron": "0 " * 60}, "five fields"),
     ({"cron": 5}, "as text"),
@@ -52,6 +56,14 @@ def test_every_keeps_its_phase_and_runs_once_after_a_downtime():
     assert every.next_after(DUE, at(5, 5, 20)) == at(5, 10)
     assert every.next_after(DUE, at(9, 7)) == at(9, 10)  # 49 slots missed: one run, now
     assert every.next_after(DUE, at(5, 10)) == at(5, 15)
+
+
+def test_cron_runs_in_utc_whatever_the_zone_of_the_time_given():
+    """PostgreSQL hands back times in its session's zone: 06:00 is 06:00 UTC all the same."""
+    plus_one = timezone(timedelta(hours=1))
+    due = datetime(2026, 11, 27, 7, 0, tzinfo=plus_one)  # 06:00 UTC
+    run = Schedule(cron="0 6 * * *").next_after(due, due)
+    assert run == datetime(2026, 11, 28, 6, 0, tzinfo=UTC)
 
 
 def test_cron_takes_the_next_slot_at_least_five_minutes_on():
