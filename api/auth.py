@@ -21,8 +21,15 @@ from storage.accounts import Principal
 CHALLENGE = {"WWW-Authenticate": 'Bearer realm="api"'}
 
 
+#: Set (in the WSGI environ, which no client can reach) on a request the API makes itself for
+#: one it counted already: an MCP tool call's (``api.mcp``).
+COUNTED = "webdata.counted"
+
+
 def _authenticate() -> None:
-    limiter().check(principal())
+    caller = principal()
+    if not request.environ.get(COUNTED):
+        limiter().check(caller)
 
 
 def principal() -> Principal:

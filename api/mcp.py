@@ -1,11 +1,13 @@
 """The MCP server over streamable HTTP, served by the API at ``/api/service/v1/mcp``.
 
 The caller's ``Authorization: Bearer`` key is the account: no key, no tools (401, as any
-route). Every MCP message counts against the account's rate limit, except a tool call, whose
-own request does (:func:`_authenticate`). The server is :func:`client.mcp_server.build`'s, its
-tools made from this app's OpenAPI document; a tool call is one request through this very app,
-in-process (:func:`_caller`), with the caller's key and ``Webdata-Channel: mcp``: its credits,
-history line, limits and ``Idempotency-Key`` are an HTTP request's.
+route). Every MCP message counts once against the account's rate limit, at the door
+(:func:`_authenticate`). The server is :func:`client.mcp_server.build`'s, its tools made from
+this app's OpenAPI document; a tool call is one request through this very app, in-process
+(:func:`_caller`), with the caller's key and ``Webdata-Channel: mcp``: its credits, history
+line, requests in flight and ``Idempotency-Key`` are an HTTP request's (its rate was counted
+at the door: ``api.auth.COUNTED``). Tool calls run on up to ``API_THREADS`` threads of this
+process, as many as its requests: one account's calls never wait for another's.
 
 The SDK's transport is an ASGI app; it runs (stateless, JSON answers) on an event loop thread
 of this process, started at the first MCP request (a process that never serves one never
@@ -26,6 +28,7 @@ from werkzeug.test import Client
 from api import auth
 from api.extensions import limiter
 from api.openapi import BASE_PATH
+from core.agent_tools import CHANNEL_HEADER
 
 #: Where it is served.
 PATH = f"{BASE_PATH}/mcp"
@@ -35,12 +38,8 @@ blp = Blueprint("mcp", __name__)
 
 @blp.before_request
 def _authenticate() -> None:
-    """The key, as every route checks it; the rate limit for every message but a tool call
-    (its own API request is counted when it is made)."""
-    principal = auth.principal()
-    message = request.get_json(silent=True) if request.method == "POST" else None
-    if not (isinstance(message, dict) and message.get("method") == "tools/call"):
-        limiter().check(principal)
+    """The key and the rate limit, as every route checks them."""
+    limiter().check(auth.principal())
 
 
 @blp.route(PATH, methods=["POST"])
@@ -77,7 +76,8 @@ def _start(app: Flask) -> Any:
     config = app.config["WEBDATA"]
     spec = json.loads(Client(app).get(f"{BASE_PATH}/openapi.json").get_data())
     server = build(spec, _caller(app), base_path=BASE_PATH,
-                   max_chars=config.api.mcp_max_result_chars)
+                   max_chars=config.api.mcp_max_result_chars,
+                   threads=config.launch.api_threads)
     asgi = server.streamable_http_app(
         streamable_http_path=PATH, stateless_http=True, json_response=True,
         max_request_body_size=config.api.max_body_bytes,
@@ -99,14 +99,15 @@ def _start(app: Flask) -> Any:
 
 def _caller(app: Flask) -> Any:
     """A tool call's request: through ``app`` in-process, as its caller's."""
-    from client.mcp_server import CHANNEL_HEADER, Answer
+    from client.mcp_server import Answer
 
     def call(method: str, path: str, body: Any, query: dict[str, Any] | None,
              authorization: str | None, key: str | None) -> Answer:
         headers = {CHANNEL_HEADER: "mcp", "Authorization": authorization or "",
                    **({"Idempotency-Key": key} if key else {})}
         answer = Client(app).open(BASE_PATH + path, method=method, json=body,
-                                  query_string=query, headers=headers)
+                                  query_string=query, headers=headers,
+                                  environ_overrides={auth.COUNTED: True})
         try:
             return Answer(answer.status_code, json.loads(answer.get_data()))
         finally:

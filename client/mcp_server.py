@@ -18,10 +18,12 @@ from __future__ import annotations
 
 import inspect
 import json
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
+import anyio
+import anyio.to_thread
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.mcpserver.tools import Tool
@@ -48,11 +50,31 @@ class Answer:
 #: Sends one API request: method, path under the base path, JSON body, query, the caller's
 #: ``Authorization`` (None: the caller's own), ``Idempotency-Key``.
 Caller = Callable[[str, str, Any, dict[str, Any] | None, str | None, str | None], Answer]
+#: A caller awaited (:func:`_threaded`).
+AsyncCaller = Callable[[str, str, Any, dict[str, Any] | None, str | None, str | None],
+                       Awaitable[Answer]]
+
+
+def _threaded(call: Caller, threads: int | None) -> AsyncCaller:
+    """``call`` on a thread of a pool of ``threads`` (made in the server's event loop, at
+    the first call)."""
+    limiter: list[anyio.CapacityLimiter] = []
+
+    async def threaded(*arguments: Any) -> Answer:
+        if threads and not limiter:
+            limiter.append(anyio.CapacityLimiter(threads))
+        return await anyio.to_thread.run_sync(call, *arguments,
+                                              limiter=limiter[0] if limiter else None)
+
+    return threaded
 
 
 def build(spec: dict[str, Any], call: Caller, *, base_path: str,
-          max_chars: int = MAX_RESULT_CHARS, name: str = "webdata") -> MCPServer:
-    """The MCP server of the API that ``spec`` documents, sending its calls with ``call``."""
+          max_chars: int = MAX_RESULT_CHARS, name: str = "webdata",
+          threads: int | None = None) -> MCPServer:
+    """The MCP server of the API that ``spec`` documents, sending its calls with ``call``
+    (blocking: on at most ``threads`` threads at once; None: anyio's default, 40)."""
+    call = _threaded(call, threads)
     tools = [_operation_tool(spec, path.removeprefix(base_path), operation, entry, call,
                              max_chars)
              for path, methods in spec["paths"].items() for operation in methods.values()
@@ -66,7 +88,7 @@ def build(spec: dict[str, Any], call: Caller, *, base_path: str,
 
 
 def _operation_tool(spec: dict[str, Any], path: str, operation: dict[str, Any],
-                    entry: dict[str, Any], call: Caller, max_chars: int) -> Tool:
+                    entry: dict[str, Any], call: AsyncCaller, max_chars: int) -> Tool:
     """The tool ``entry`` (of its ``x-mcp-tools``) of the POST ``operation`` at ``path``."""
     schema = _request_schema(spec, operation)
     hidden = set(entry.get("hidden") or ()) | set(entry.get("fixed") or {})
@@ -82,14 +104,14 @@ def _operation_tool(spec: dict[str, Any], path: str, operation: dict[str, Any],
     required = [name for name in (*schema.get("required", ()), *(entry.get("required") or ()))
                 if name in properties]
 
-    def run(ctx: Context, **arguments: Any) -> str:
+    async def run(ctx: Context, **arguments: Any) -> str:
         key = arguments.pop("idempotency_key", None)
         body = {name: value for name, value in arguments.items() if value is not None}
         if all(body.get(name, value) == value
                for name, value in (entry.get("defaults_with") or {}).items()):
             body = {**(entry.get("defaults") or {}), **body}
-        answer = _sent(call, "POST", path, {**body, **(entry.get("fixed") or {})}, None,
-                       _authorization(ctx), key)
+        answer = await _sent(call, "POST", path, {**body, **(entry.get("fixed") or {})},
+                             None, _authorization(ctx), key)
         return _fit(answer, max_chars)
 
     description = (f"{operation.get('summary') or operation.get('operationId')} "
@@ -97,19 +119,19 @@ def _operation_tool(spec: dict[str, Any], path: str, operation: dict[str, Any],
     return _tool(entry["name"], description.strip(), run, properties, required)
 
 
-def _collection_tools(call: Caller, max_chars: int) -> list[Tool]:
+def _collection_tools(call: AsyncCaller, max_chars: int) -> list[Tool]:
     """``collection_status`` and ``collection_results``: free reads of a collection."""
 
-    def status(ctx: Context, collection_id: str) -> str:
-        return _fit(_sent(call, "GET", f"/collections/{_segment(collection_id)}", None, None,
-                          _authorization(ctx), None), max_chars)
+    async def status(ctx: Context, collection_id: str) -> str:
+        return _fit(await _sent(call, "GET", f"/collections/{_segment(collection_id)}", None,
+                                None, _authorization(ctx), None), max_chars)
 
-    def results(ctx: Context, collection_id: str, cursor: str | None = None,
-                limit: int = 5) -> str:
+    async def results(ctx: Context, collection_id: str, cursor: str | None = None,
+                      limit: int = 5) -> str:
         query = {"limit": max(1, min(int(limit), RESULTS_LIMIT)),
                  **({"cursor": cursor} if cursor else {})}
-        page = _sent(call, "GET", f"/collections/{_segment(collection_id)}/results", None,
-                     query, _authorization(ctx), None)
+        page = await _sent(call, "GET", f"/collections/{_segment(collection_id)}/results",
+                           None, query, _authorization(ctx), None)
         return _markdown(page, max_chars)
 
     identifier = {"type": "string", "description": "The collection's id (col_…), as crawl "
@@ -129,7 +151,7 @@ def _collection_tools(call: Caller, max_chars: int) -> list[Tool]:
     ]
 
 
-def _tool(name: str, description: str, run: Callable[..., str],
+def _tool(name: str, description: str, run: Callable[..., Awaitable[str]],
           properties: dict[str, Any], required: list[str]) -> Tool:
     """A tool whose input schema is ``properties`` as given (the API checks the values and
     answers what is wrong): the function takes each as a keyword argument."""
@@ -178,10 +200,11 @@ def _authorization(ctx: Context) -> str | None:
     return headers.get("authorization") if headers is not None else None
 
 
-def _sent(call: Caller, method: str, path: str, body: Any, query: dict[str, Any] | None,
-          authorization: str | None, key: str | None) -> Any:
+async def _sent(call: AsyncCaller, method: str, path: str, body: Any,
+                query: dict[str, Any] | None, authorization: str | None, key: str | None
+                ) -> Any:
     """The API's answer, or a tool error ``<error code>: <message>``."""
-    answer = call(method, path, body, query, authorization, key)
+    answer = await call(method, path, body, query, authorization, key)
     if answer.status >= 400:
         error = answer.body if isinstance(answer.body, dict) else {}
         details = {name: error[name] for name in ("errors", "details") if error.get(name)}

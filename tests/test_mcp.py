@@ -216,3 +216,18 @@ def test_each_tool_answers_as_its_operation(stack, service, site):
         assert wait_final(who, collection["id"])["status"] == "completed"
     assert {line["channel"] for line in who.activity()
             if line["operation"] != "credit_grant"} == {"mcp"}
+
+
+def test_every_mcp_message_counts_against_the_rate_limit_tool_calls_too(stack, service):
+    """A free account has 60 requests a minute: MCP messages are requests, whatever they ask
+    (a tool call that fails before any API request included)."""
+    who = new_customer(stack.app, credits=1, plan="free")
+    headers = {"Authorization": f"Bearer {who.key}",
+               "Accept": "application/json, text/event-stream"}
+    statuses = []
+    with httpx2.Client(headers=headers, timeout=30) as client:
+        for number in range(61):
+            statuses.append(client.post(f"{service}/api/service/v1/mcp", json={
+                "jsonrpc": "2.0", "id": number, "method": "tools/call",
+                "params": {"name": "no_such_tool", "arguments": {}}}).status_code)
+    assert statuses[:60] == [200] * 60 and statuses[60] == 429
