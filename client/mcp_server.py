@@ -221,28 +221,49 @@ def _segment(value: str) -> str:
 
 def _fit(answer: Any, max_chars: int) -> str:
     """``answer`` as JSON of at most ``max_chars`` characters: its longest texts and lists cut
-    first, with ``truncated`` saying what was cut and how to get the rest."""
-    text = json.dumps(answer, ensure_ascii=False, indent=1)
+    first (to what fits, found by halving), with ``truncated`` saying what was cut and how to
+    get the rest."""
+    text = _json(answer)
     if len(text) <= max_chars or not isinstance(answer, dict):
-        return text[:max_chars]
-    cut, notes = dict(answer), []
-    for name in sorted(cut, key=lambda name: -len(json.dumps(cut[name], ensure_ascii=False))):
-        over = len(json.dumps(cut, ensure_ascii=False, indent=1)) - max_chars + 400
-        if over <= 0:
+        return text if len(text) <= max_chars else _json({"truncated": (
+            f"The answer ({len(text)} characters) does not fit in {max_chars}.")})
+    cut: dict[str, Any] = {"truncated": ""}
+    cut.update(answer)
+    notes: list[str] = []
+    room = max_chars - 600  # the note's own length
+    largest = [name for name in sorted(answer, key=lambda key: -len(_json(answer[key])))
+               if isinstance(answer[name], str | list) and answer[name]]
+    for place, name in enumerate(largest):
+        if len(_json(cut)) <= room:
             break
-        value = cut[name]
-        if isinstance(value, str) and len(value) > over:
-            cut[name] = value[:len(value) - over]
-            notes.append(f"{name}: the first {len(cut[name])} of {len(value)} characters")
-        elif isinstance(value, list) and value:
-            keep = max(0, len(value) * max(0, len(json.dumps(value)) - over)
-                       // max(1, len(json.dumps(value))))
-            cut[name] = value[:keep]
-            notes.append(f"{name}: the first {keep} of {len(value)} entries")
+        value = answer[name]
+        if len(_json({**cut, name: value[:0]})) <= room:  # the others fit: this one takes the rest
+            keep = _most(lambda size, value=value, name=name: len(_json(
+                {**cut, name: value[:size]})) <= room, len(value))
+        else:  # the others are too large too: an equal share each of what is left
+            share = room // (len(largest) - place)
+            keep = _most(lambda size, value=value, share=share: len(_json(value[:size])) <= share,
+                         len(value))
+        cut[name] = value[:keep]
+        unit = "characters" if isinstance(value, str) else "entries"
+        notes.append(f"{name}: the first {keep} of {len(value)} {unit}")
     cut["truncated"] = ("This answer was cut to fit: " + "; ".join(notes) + ". Ask for less "
                         "(include_selectors, a smaller limit) or run a collection and page "
                         "through collection_results.")
-    return json.dumps(cut, ensure_ascii=False, indent=1)[:max_chars]
+    return _json(cut)
+
+
+def _most(fits: Callable[[int], bool], size: int) -> int:
+    """The largest ``n`` in ``0..size`` with ``fits(n)`` (``fits`` true up to some point)."""
+    low, high = 0, size
+    while low < high:
+        middle = (low + high + 1) // 2
+        low, high = (middle, high) if fits(middle) else (low, middle - 1)
+    return low
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, indent=1)
 
 
 def _markdown(page: dict[str, Any], max_chars: int) -> str:

@@ -147,12 +147,19 @@ def test_the_server_spells_the_platforms_names():
 
 
 def test_a_long_answer_is_cut_saying_how_to_get_the_rest():
-    _fit = mcp_server._fit
-
-    answer = {"url": "u", "markdown": "x" * 5000, "links": [{"url": f"/{n}"} for n in range(500)]}
-    cut = json.loads(_fit(answer, 2000))
-    assert len(_fit(answer, 2000)) <= 2000 and "truncated" in cut
-    assert "markdown" in cut["truncated"] or "links" in cut["truncated"]
+    fit = mcp_server._fit
+    links = {"url": "u", "links": [{"url": f"/é{n}", "text": "ü" * 10} for n in range(5000)]}
+    text = fit(links, 100_000)
+    cut = json.loads(text)  # valid JSON, whatever its characters
+    assert 90_000 < len(text) <= 100_000  # the budget used, not a tenth of it
+    assert "links: the first" in cut["truncated"] and 1000 < len(cut["links"]) < 5000
+    both = {"url": "u", "markdown": "x" * 500_000,
+            "links": [{"url": str(n)} for n in range(20_000)]}
+    cut = json.loads(fit(both, 100_000))
+    assert cut["markdown"] and cut["links"]  # each keeps a share
+    assert "markdown: the first" in cut["truncated"] and "links: the first" in cut["truncated"]
+    small = {"url": "u", "markdown": "short"}
+    assert json.loads(fit(small, 100_000)) == small  # nothing cut, nothing said
 
 
 @pytest.mark.parametrize("transport", ["stdio"])
