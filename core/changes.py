@@ -35,6 +35,9 @@ CUT = "… (the diff is cut here: at most 64 KB)"
 #: whose page a completed collection did not find again (``storage.removed_pages``).
 STATUSES = ("new", "same", "changed", "removed")
 NEW, SAME, CHANGED, REMOVED = STATUSES
+#: The statuses that say something changed: what ``/changes`` lists by default, what a
+#: monitor that notifies of ``changes`` calls its webhook for.
+CHANGES = (NEW, CHANGED, REMOVED)
 
 _SPACE = re.compile(r"\s+")
 _COPYRIGHT = re.compile(

@@ -21,6 +21,7 @@ from typing import Any
 from sqlalchemy import ColumnElement, select, update
 from sqlalchemy.orm import Session
 
+from core.changes import CHANGES
 from core.operations import WEBHOOK_SECRET
 from storage.db import Database
 from storage.models import (
@@ -52,8 +53,6 @@ EVENTS = {"completed": "collection.completed", "cancelled": "collection.cancelle
           "failed": "collection.failed"}
 MONITOR_EVENTS = {"completed": "monitor.run.completed", "cancelled": "monitor.run.cancelled",
                   "failed": "monitor.run.failed"}
-#: The changes that make a monitor with ``notify: "changes"`` send its run's event.
-NOTEWORTHY = ("new", "changed", "removed")
 
 
 def new_secret() -> str:
@@ -122,7 +121,7 @@ def _monitor_event(session: Session, row: Collection, collection: dict[str, Any]
         return None
     changes = collection["progress"]["changes"] or {}
     if (row.status == "completed" and monitor.notify == "changes"
-            and not any(changes.get(status) for status in NOTEWORTHY)):
+            and not any(changes.get(status) for status in CHANGES)):
         return None
     return monitor.webhook_url, {
         "id": event_id(row.id), "event": MONITOR_EVENTS[row.status],

@@ -40,6 +40,7 @@ blp = authenticated(Blueprint("monitors", __name__, url_prefix=BASE_PATH,
 
 #: Runs shown with one monitor; with each monitor of a list, its last.
 RUNS_SHOWN = 20
+NOT_FOUND = {404: "not_found: no such monitor on this account."}
 
 
 def _body(row: Monitor, runs: int = RUNS_SHOWN) -> dict[str, Any]:
@@ -53,14 +54,15 @@ def _own(monitor_id: str) -> Monitor:
     return row
 
 
-def _check_webhook(url: str | None) -> None:
+def _check_webhook(url: str | None) -> ApiError | None:
+    """The 422 of a webhook URL the source policy refuses, None for a good one (or none)."""
     if url:
         try:
             source_policy().check_url(url)
         except PolicyRefusal as exc:
-            raise refuse(MONITOR.name, ApiError(
-                "validation_error", "Invalid request: check webhook_url.",
-                errors={"webhook_url": [exc.message]})) from None
+            return ApiError("validation_error", "Invalid request: check webhook_url.",
+                            errors={"webhook_url": [exc.message]})
+    return None
 
 
 @blp.route("/monitors", methods=["POST"])
@@ -87,7 +89,9 @@ def create_monitor(args: dict) -> Monitor:
     being served, with its line of history; or raise the ApiError of the refusal, recorded in
     the history. The API and the console both create monitors here."""
     collection = args["collection"]
-    _check_webhook(args.get("webhook_url"))
+    refused = _check_webhook(args.get("webhook_url"))
+    if refused is not None:
+        raise refuse(MONITOR.name, refused)
     url = collection.get("url")
     try:
         starting.prepare(db(), source_policy(), account_id=g.principal.account_id,
@@ -126,7 +130,7 @@ def list_monitors():
 
 
 @blp.route("/monitors/<monitor_id>", methods=["GET"])
-@documented(blp, "getMonitor", MonitorSchema, (*AUTHENTICATED, 404))
+@documented(blp, "getMonitor", MonitorSchema, (*AUTHENTICATED, 404), descriptions=NOT_FOUND)
 def get_monitor(monitor_id: str):
     """A monitor with its last 20 runs, newest first."""
     return _body(_own(monitor_id))
@@ -134,8 +138,8 @@ def get_monitor(monitor_id: str):
 
 @blp.route("/monitors/<monitor_id>", methods=["PATCH"])
 @documented(blp, "updateMonitor", MonitorSchema, (*AUTHENTICATED, 400, 402, 404, 413, 422),
-            descriptions={402: "insufficient_credits: resuming needs a balance that pays for "
-                               "a page."})
+            descriptions={**NOT_FOUND, 402: "insufficient_credits: resuming needs a balance "
+                                            "that pays for a page."})
 @blp.arguments(MonitorUpdateSchema)
 def update(args: dict, monitor_id: str):
     """Pause or resume a monitor, or change its schedule, webhook, notify or name.
@@ -151,7 +155,9 @@ def change_monitor(monitor_id: str, args: dict) -> Monitor:
     monitor, with its line of history; ApiError 404, 402 (resuming without credits). The API
     and the console both change monitors here."""
     row = _own(monitor_id)
-    _check_webhook(args.get("webhook_url"))
+    refused = _check_webhook(args.get("webhook_url"))
+    if refused is not None:  # a refused change writes no history: only a POST's refusals do
+        raise refused
     values: dict[str, Any] = {name: args[name] for name in ("name", "webhook_url", "notify")
                               if name in args}
     if "schedule" in args:
@@ -176,7 +182,8 @@ def change_monitor(monitor_id: str, args: dict) -> Monitor:
 
 
 @blp.route("/monitors/<monitor_id>", methods=["DELETE"])
-@documented(blp, "deleteMonitor", MonitorDeletedSchema, (*AUTHENTICATED, 404))
+@documented(blp, "deleteMonitor", MonitorDeletedSchema, (*AUTHENTICATED, 404),
+            descriptions=NOT_FOUND)
 def delete(monitor_id: str):
     """Delete a monitor and its runs' list. A run under way finishes as a plain collection;
     the collections of its runs stay until they expire."""

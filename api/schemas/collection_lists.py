@@ -12,7 +12,7 @@ from api.exports import FORMATS as EXPORT_FORMATS
 from api.exports import INCLUDES as EXPORT_INCLUDES
 from api.schemas.collections import SKIP_REASON_TEXT, ChangeSchema, PageQuerySchema
 from api.schemas.fields import Names, RequestSchema, Response
-from core.changes import CHANGED, NEW, REMOVED, STATUSES
+from core.changes import CHANGES, STATUSES
 from core.contract import SKIP_REASONS
 
 
@@ -108,16 +108,11 @@ class ExportQuerySchema(ResultFilterSchema):
                        "`previous_fetched_at` is added when it has none)."})
 
 
-#: The changes ``GET /collections/{id}/changes`` lists unless asked: all but the pages found
-#: the same.
-LISTED_CHANGES = (NEW, CHANGED, REMOVED)
-
-
 class ChangesQuerySchema(PageQuerySchema):
-    status = Names(STATUSES, load_default=lambda: frozenset(LISTED_CHANGES), metadata={
-        "default": ",".join(LISTED_CHANGES),
+    status = Names(STATUSES, load_default=lambda: frozenset(CHANGES), metadata={
+        "default": ",".join(CHANGES),
         "description": f"Only the changes of these statuses, comma-separated or repeated: any "
-                       f"of {', '.join(STATUSES)}. Default: {', '.join(LISTED_CHANGES)}."})
+                       f"of {', '.join(STATUSES)}. Default: {', '.join(CHANGES)}."})
     limit = fields.Integer(load_default=100, validate=validate.Range(min=1, max=1000))
 
 
