@@ -81,7 +81,9 @@ def _target(monitor: dict[str, Any]) -> str:
     collection = monitor["collection"]
     if collection.get("mode") == "crawl":
         return f"crawl of {collection.get('url')}"
-    return f"batch of {len(collection.get('urls') or [])} URLs"
+    count = collection["url_count"] if "url_count" in collection else len(
+        collection.get("urls") or [])  # a list's summary, or the whole body
+    return f"batch of {count} URLs"
 
 
 def describe(monitor: dict[str, Any]) -> str:

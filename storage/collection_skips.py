@@ -64,7 +64,8 @@ def write(session: Session, collection_id: str, counted: str | None,
         now = utcnow()
         session.execute(insert(CollectionSkip), [
             {"collection_id": collection_id, "seq": kept + number, "url": skip.url,
-             "reason": str(skip.reason), "duplicate_of": skip.duplicate_of, "created_at": now}
+             "reason": str(skip.reason), "duplicate_of": skip.duplicate_of, "created_at": now,
+             "page_key": page_key(skip.key)}
             for number, skip in enumerate(skipped[:room], start=1)])
     for skip in skipped:
         numbers[str(skip.reason)] = numbers.get(str(skip.reason), 0) + 1

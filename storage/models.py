@@ -310,7 +310,8 @@ class CollectionSkip(Base):
     ``storage.collection_skips.KEPT`` per collection (the others only counted)."""
 
     __tablename__ = "collection_skips"
-    __table_args__ = (UniqueConstraint("collection_id", "seq", name="uq_collection_skips_seq"),)
+    __table_args__ = (UniqueConstraint("collection_id", "seq", name="uq_collection_skips_seq"),
+                      Index("ix_collection_skips_page", "collection_id", "page_key"))
 
     id: Mapped[int] = mapped_column(BigId, primary_key=True, autoincrement=True)
     collection_id: Mapped[str] = mapped_column(ForeignKey("collections.id", ondelete="CASCADE"))
@@ -320,6 +321,8 @@ class CollectionSkip(Base):
     #: The canonical URL of the page a ``duplicate`` duplicates.
     duplicate_of: Mapped[str | None] = mapped_column(Text)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    #: Its page's key (``storage.collection_results.page_key``), for change tracking.
+    page_key: Mapped[str | None] = mapped_column(String(40))
 
 
 class DeliveryStatus(StrEnum):

@@ -38,6 +38,8 @@ class Monitor(Base):
     name: Mapped[str | None] = mapped_column(String(200))
     #: The collection body each run starts (JSON, as the API loaded it: defaults filled).
     collection: Mapped[str] = mapped_column(Text)
+    #: What a list shows of it, small whatever its size (JSON: ``storage.monitors.summary``).
+    summary: Mapped[str | None] = mapped_column(Text)
     #: ``{"every": seconds}`` or ``{"cron": "…"}`` (JSON; ``core.schedules.Schedule``).
     schedule: Mapped[str] = mapped_column(Text)
     webhook_url: Mapped[str | None] = mapped_column(Text)

@@ -15,7 +15,7 @@ from datetime import datetime
 from typing import Any
 
 from sqlalchemy import delete, func, select, update
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import Session, defer
 
 from core.formats import format_utc
 from core.operations import MONITOR, MONITOR_DELETE, MONITOR_UPDATE
@@ -68,7 +68,8 @@ def create(db: Database, *, account_id: str, name: str | None, collection: Mappi
         if count >= max_monitors:
             raise MonitorLimit(max_monitors)
         row = Monitor(id=new_id(), account_id=account_id, name=name,
-                      collection=json.dumps(collection), schedule=json.dumps(schedule),
+                      collection=json.dumps(collection), summary=json.dumps(summary(collection)),
+                      schedule=json.dumps(schedule),
                       webhook_url=webhook_url, notify=notify, status=MonitorStatus.ACTIVE,
                       next_run_at=now.replace(microsecond=0), created_at=now, updated_at=now)
         session.add(row)
@@ -85,6 +86,12 @@ def _history(session: Session, account_id: str, operation: str, request_id: str 
                          url=body.get("url") or (body.get("urls") or [None])[0]))
 
 
+def summary(collection: Mapping[str, Any]) -> dict[str, Any]:
+    """What a list of monitors shows of one's collection: small whatever the collection."""
+    return {"mode": collection.get("mode"), "extract": collection.get("extract", "page"),
+            "url": collection.get("url"), "url_count": len(collection.get("urls") or ())}
+
+
 def get(db: Database, monitor_id: str, account_id: str) -> Monitor | None:
     with db.session() as session:
         return session.scalar(select(Monitor).where(Monitor.id == monitor_id,
@@ -92,10 +99,13 @@ def get(db: Database, monitor_id: str, account_id: str) -> Monitor | None:
 
 
 def of_account(db: Database, account_id: str) -> list[Monitor]:
-    """The account's monitors, newest first (all: a plan caps how many)."""
+    """The account's monitors, newest first (all: a plan caps how many), without their
+    collection bodies (a batch of 10,000 URLs each: the list shows their summaries)."""
     with db.session() as session:
-        return list(session.scalars(select(Monitor).where(Monitor.account_id == account_id)
-                                    .order_by(Monitor.created_at.desc(), Monitor.id.desc())))
+        return list(session.scalars(
+            select(Monitor).options(defer(Monitor.collection, raiseload=True))
+            .where(Monitor.account_id == account_id)
+            .order_by(Monitor.created_at.desc(), Monitor.id.desc())))
 
 
 def update_monitor(db: Database, monitor_id: str, account_id: str, values: Mapping[str, Any],
@@ -223,13 +233,15 @@ def run_body(run: MonitorRun) -> dict[str, Any]:
     }
 
 
-def monitor_body(row: Monitor, runs: Sequence[MonitorRun]) -> dict[str, Any]:
-    """The monitor object (docs/api.md, Monitors) with ``runs``, newest first."""
+def monitor_body(row: Monitor, runs: Sequence[MonitorRun], *, full: bool = True
+                 ) -> dict[str, Any]:
+    """The monitor object (docs/api.md, Monitors) with ``runs``, newest first; not ``full``
+    (a list), its collection's summary instead of its body."""
     return {
         "id": row.id, "name": row.name, "status": row.status,
         "paused_reason": row.paused_reason, "schedule": json.loads(row.schedule),
         "notify": row.notify, "webhook_url": row.webhook_url,
-        "collection": json.loads(row.collection),
+        "collection": json.loads(row.collection) if full else json.loads(row.summary or "{}"),
         "next_run_at": None if row.status == MonitorStatus.PAUSED
         else format_utc(as_utc(row.next_run_at)),
         "last_run_at": format_utc(as_utc(row.last_run_at)) if row.last_run_at else None,

@@ -8,7 +8,9 @@ collection (created before it, or whose row is gone) whose page it did not store
 but for two things that say nothing about the page being gone:
 
 - a page whose result here failed otherwise than by a 404 or 410 of the target (a timeout, a
-  500, robots.txt…) keeps its version: it may well be there still;
+  500, robots.txt…) keeps its version: it may well be there still, and so does a page a crawl
+  skipped because robots.txt or the source policy refused it (while robots.txt cannot be read
+  every page is refused: the site is not gone for that);
 - a crawl cut by ``max_pages`` (it recorded a ``limit`` skip) saw only part of the site, and
   a crawl whose start page failed (the site down, a 500) saw next to nothing of it: either
   removes nothing, and every version stays.
@@ -38,14 +40,22 @@ from sqlalchemy import (
 from sqlalchemy.orm import Session, aliased
 
 from core.canonical import canonical_url
-from core.contract import ErrorCode, PageStatus
+from core.contract import ErrorCode, PageStatus, SkipReason
 from storage import collection_skips
 from storage.collection_results import page_key
 from storage.db import Database
-from storage.models import Collection, CollectionResult, PageVersion, RemovedPage
+from storage.models import (
+    Collection,
+    CollectionResult,
+    CollectionSkip,
+    PageVersion,
+    RemovedPage,
+)
 
 #: Target statuses that say a page is gone.
 GONE_STATUSES = (404, 410)
+#: The skips that say nothing of a page being gone: refused, not missing.
+REFUSALS = (SkipReason.ROBOTS, SkipReason.POLICY)
 #: How a stored ``target_http_error`` starts (``storage.collection_store`` writes errors with
 #: ``json.dumps``, their code first).
 _TARGET_ERROR = json.dumps({"error": ErrorCode.TARGET_HTTP_ERROR})[:-1]
@@ -72,8 +82,11 @@ def _removable(row: Collection, tag: str) -> ColumnElement[bool]:
         or_(result.status == PageStatus.SUCCEEDED,
             func.coalesce(result.status_code, 0).not_in(GONE_STATUSES),
             not_(func.coalesce(result.error, "").startswith(_TARGET_ERROR, autoescape=True))))
+    refused = exists().where(
+        CollectionSkip.collection_id == row.id, CollectionSkip.page_key == PageVersion.page_key,
+        CollectionSkip.reason.in_(REFUSALS))
     return and_(PageVersion.account_id == row.account_id, PageVersion.tag == tag,
-                PageVersion.collection_id.not_in(not_earlier), ~kept)
+                PageVersion.collection_id.not_in(not_earlier), ~kept, ~refused)
 
 
 def record(session: Session, row: Collection) -> int:

@@ -188,6 +188,8 @@ def test_pausing_changing_and_deleting_a_monitor(stack, site):
     assert changed["status"] == "paused"
     listed = who.get("/monitors").get_json()["monitors"]
     assert [m["id"] for m in listed] == [created["id"]]
+    assert listed[0]["collection"] == {"mode": "crawl", "extract": "page",  # a summary
+                                       "url": f"{site}/site/", "url_count": 0}
     assert customer(stack).get(path).status_code == 404  # another account's
     assert who.delete(path).get_json() == {"id": created["id"], "deleted": True}
     assert who.get(path).status_code == 404 and who.delete(path).status_code == 404

@@ -133,6 +133,18 @@ def test_a_crawl_cut_by_its_limit_and_a_stopped_collection_remove_nothing(db):
     assert versions(db, owner, tag) == {url(1), url(2), url(3)}
 
 
+def test_a_page_refused_by_robots_txt_or_the_policy_keeps_its_version(db):
+    """A refusal says nothing of the page being gone (robots.txt unreadable refuses all)."""
+    owner, tag = account(db, 100), uuid.uuid4().hex
+    run(db, tracked(db, owner, tag), tag, [1, 2, 3, 4])
+    refused = tracked(db, owner, tag)
+    collection_store.store(db, refused, [], [_Skip(url(2), "robots"), _Skip(url(3), "policy"),
+                                             _Skip(url(4), "depth")])
+    run(db, refused, tag, [1])
+    assert [u for u, _ in removed(db, refused)] == [url(4)]  # out of reach: not found
+    assert versions(db, owner, tag) == {url(1), url(2), url(3)}
+
+
 def test_only_an_earlier_collection_s_versions_of_this_account_and_tag_are_removed(db):
     owner, other, tag = account(db, 100), account(db, 100), uuid.uuid4().hex
     run(db, tracked(db, owner, tag), tag, [1, 2])

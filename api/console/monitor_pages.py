@@ -38,7 +38,7 @@ def _page(form: dict[str, Any] | None = None, problems: list[str] | None = None,
     return render_template(
         "console/monitors.html", plan=g.account.plan, form=form or NEW_FORM,
         problems=problems or [], form_id=forms.new_form_id(), notify=NOTIFY,
-        monitors=[monitors.monitor_body(row, runs[row.id]) for row in rows]), status
+        monitors=[monitors.monitor_body(row, runs[row.id], full=False) for row in rows]), status
 
 
 @blp.route("/monitors", methods=["POST"])

@@ -123,10 +123,11 @@ def create_monitor(args: dict) -> Monitor:
 @blp.route("/monitors", methods=["GET"])
 @documented(blp, "listMonitors", MonitorListSchema, AUTHENTICATED)
 def list_monitors():
-    """Your monitors, newest first, each with its last run."""
+    """Your monitors, newest first, each with its last run and, for its collection, a summary
+    (`mode`, `extract`, `url`, `url_count`): `GET /monitors/{id}` has the whole body."""
     rows = monitors.of_account(db(), g.principal.account_id)
     runs = monitors.latest_runs(db(), [row.id for row in rows], 1)
-    return {"monitors": [monitors.monitor_body(row, runs[row.id]) for row in rows]}
+    return {"monitors": [monitors.monitor_body(row, runs[row.id], full=False) for row in rows]}
 
 
 @blp.route("/monitors/<monitor_id>", methods=["GET"])
