@@ -19,6 +19,7 @@ from core.logformat import JsonFormatter, bound
 from launcher.embedded import free_port
 from launcher.serve import gunicorn_command
 from tests.conftest import new_customer
+from tests.support.waits import wait_until
 from worker.queues import MAINTENANCE, queue
 
 
@@ -68,7 +69,8 @@ def test_gunicorn_writes_json_lines_with_request_and_account(sqlite_url, redis_u
                                                   "User-Agent": "ua \"quoted\" \\"})
         with urllib.request.urlopen(request, timeout=10) as answer:
             request_id = answer.headers["X-Request-Id"]
-        time.sleep(0.5)  # the access line is written after the answer
+        # the access line is written once the answer is sent
+        wait_until(lambda: request_id in log.read_text(), "the access line", proc=proc)
     finally:
         proc.terminate()
         proc.wait(timeout=30)
