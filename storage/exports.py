@@ -23,7 +23,8 @@ from typing import Any, NamedTuple
 from sqlalchemy import select
 
 from storage.db import Database
-from storage.models import CollectionResult, CollectionSkip, RemovedPage
+from storage.models import CollectionResult, CollectionSkip
+from storage.page_models import RemovedPage
 
 #: Rows fetched from the database at a time: one serialised chunk each (a few hundred KB).
 BATCH = 200

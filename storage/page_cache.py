@@ -26,7 +26,8 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from storage.db import Database
-from storage.models import PageCacheEntry, PageCacheTotal, as_utc, utcnow
+from storage.models import as_utc, utcnow
+from storage.page_models import PageCacheEntry, PageCacheTotal
 
 #: zstd level: the ratio of level 6 zlib, ten times faster (bench/cache_codec.py).
 LEVEL = 3

@@ -14,8 +14,9 @@ from sqlalchemy.orm import Session
 
 from core.changes import STATUSES
 from storage.db import Database
-from storage.models import Collection, PageVersion, utcnow
+from storage.models import Collection, utcnow
 from storage.page_cache import pack_text, unpack_text
+from storage.page_models import PageVersion
 
 
 @dataclass(frozen=True)

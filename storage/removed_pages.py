@@ -44,13 +44,8 @@ from core.contract import ErrorCode, PageStatus, SkipReason
 from storage import collection_skips
 from storage.collection_results import page_key
 from storage.db import Database
-from storage.models import (
-    Collection,
-    CollectionResult,
-    CollectionSkip,
-    PageVersion,
-    RemovedPage,
-)
+from storage.models import Collection, CollectionResult, CollectionSkip
+from storage.page_models import PageVersion, RemovedPage
 
 #: Target statuses that say a page is gone.
 GONE_STATUSES = (404, 410)

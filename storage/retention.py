@@ -17,14 +17,8 @@ from datetime import datetime, timedelta
 from sqlalchemy import delete, select, update
 
 from storage.db import Database
-from storage.models import (
-    Collection,
-    CollectionResult,
-    CollectionSkip,
-    PageVersion,
-    RemovedPage,
-    utcnow,
-)
+from storage.models import Collection, CollectionResult, CollectionSkip, utcnow
+from storage.page_models import PageVersion, RemovedPage
 
 
 def purge_expired(db: Database, *, batch: int = 1000, now: datetime | None = None) -> int:

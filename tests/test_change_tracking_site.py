@@ -15,7 +15,8 @@ from datetime import timedelta
 
 from sqlalchemy import func, select, update
 
-from storage.models import Collection, RemovedPage, utcnow
+from storage.models import Collection, utcnow
+from storage.page_models import RemovedPage
 from tests.support.books import assert_books_balance
 from tests.support.collection_stack import all_results, wait_final
 from tests.support.site import changing

@@ -18,7 +18,8 @@ from sqlalchemy import update
 from core.cache import MAX_AGE, cache_key
 from core.operations import operation
 from storage import page_cache
-from storage.models import PageCacheEntry, utcnow
+from storage.models import utcnow
+from storage.page_models import PageCacheEntry
 from tests.conftest import new_customer
 from tests.support.site import caching
 from tests.support.waits import wait_until

@@ -12,7 +12,7 @@ from sqlalchemy import func, select
 
 from storage import page_cache
 from storage.db import Database
-from storage.models import PageCacheEntry
+from storage.page_models import PageCacheEntry
 
 RESULT = {"url": "https://a.test/", "status": "succeeded", "final_url": "https://a.test/",
           "status_code": 200, "fetched_at": "2026-11-27T03:00:00Z", "error": None,

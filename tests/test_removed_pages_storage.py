@@ -30,12 +30,11 @@ from storage.models import (
     Collection,
     CollectionResult,
     CollectionStatus,
-    PageVersion,
-    RemovedPage,
     WebhookEvent,
     as_utc,
     utcnow,
 )
+from storage.page_models import PageVersion, RemovedPage
 from tests.conftest import account_at_old_revision
 from tests.test_collections_storage import account
 

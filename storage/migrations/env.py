@@ -7,7 +7,7 @@ from sqlalchemy import engine_from_config, pool
 
 from core.config import load_or_exit
 from core.config.kinds import database_url
-from storage import monitor_models  # noqa: F401 (its tables join Base's metadata)
+from storage import monitor_models, page_models  # noqa: F401 (their tables join Base's metadata)
 from storage.models import Base
 
 config = context.config
