@@ -129,7 +129,10 @@ def documented(
     status of ``errors`` with the error body and headers. Put it under ``@blp.route``.
 
     ``media_types``: other bodies the success answer may have besides ``schema``'s JSON
-    (media type → its OpenAPI schema), e.g. an export's CSV; ``headers``: names of
+    (media type → its OpenAPI schema), e.g. an export's CSV, listed before the JSON: a
+    generator that reads one media type per answer takes the first it knows
+    (openapi-python-client), and a text one is what it can read whatever the format asked
+    (JSON first, its client would parse a CSV as JSON and fail). ``headers``: names of
     :data:`HEADERS` the success answer carries besides the usual ones; ``operation``: the
     operation of the table it serves, whose tools for agents it documents."""
     descriptions = {**ERRORS, **(descriptions or {})}
@@ -137,12 +140,12 @@ def documented(
                        **{name: name for name in headers}}
 
     def decorate(view: Callable) -> Callable:
-        # Applied innermost first, so the document lists 200 (JSON, then the other media
-        # types in order), then the errors ascending.
+        # flask-smorest lists the bodies of one status outermost decorator first: the 200
+        # has the other media types in order, then the JSON; the errors follow, ascending.
+        view = blp.response(success, schema, headers=success_headers)(view)
         for media_type, body in reversed((media_types or {}).items()):  # merged into the 200
             view = blp.alt_response(success, schema=body, content_type=media_type,
                                     headers=success_headers, success=True)(view)
-        view = blp.response(success, schema, headers=success_headers)(view)
         for status in sorted(set(errors)):
             view = blp.alt_response(
                 status, schema=error_schema, description=descriptions[status],

@@ -334,7 +334,8 @@ def test_the_export_documents_its_formats_and_csv_columns(spec):
 
     operation = spec["paths"][f"{BASE}/collections/{{collection_id}}/export"]["get"]
     answer = operation["responses"]["200"]
-    assert list(answer["content"]) == ["application/json", "application/x-ndjson", "text/csv"]
+    # text first: a generator reading one media type per answer reads every format as text
+    assert list(answer["content"]) == ["text/csv", "application/x-ndjson", "application/json"]
     assert answer["content"]["application/json"]["schema"]["items"] == {
         "$ref": "#/components/schemas/Result"}
     assert {"Content-Disposition", "Content-Encoding"} <= set(answer["headers"])

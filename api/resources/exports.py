@@ -35,12 +35,14 @@ blp = authenticated(Blueprint("exports", __name__, url_prefix=BASE_PATH,
                               description="A collection's results as one file (JSON, JSON "
                                           "Lines, CSV), streamed; free of charge."))
 
-#: The export's bodies besides JSON, for the OpenAPI document.
+#: The export's bodies besides JSON, for the OpenAPI document: listed before it, CSV first,
+#: so that a generator reading only the first media type it knows reads every format as
+#: text (api.openapi.documented).
 BODIES = {
-    "application/x-ndjson": {"type": "string", "description": "format=jsonl: one result "
-                                                               "object a line."},
     "text/csv": {"type": "string", "description": "format=csv: a header row, then one row a "
                                                   "page (columns: see the description)."},
+    "application/x-ndjson": {"type": "string", "description": "format=jsonl: one result "
+                                                               "object a line."},
 }
 
 
