@@ -13,7 +13,7 @@ import logging
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from apispec import APISpec
+from apispec import APISpec, BasePlugin
 from flask_smorest import Blueprint
 from marshmallow import Schema
 
@@ -166,6 +166,33 @@ def register_components(spec: APISpec) -> None:
     """The header components the operations refer to; call before registering blueprints."""
     for name, header in HEADERS.items():
         spec.components.header(name, header)
+
+
+class QueryParameters(BasePlugin):
+    """A query string cannot say null, so no query parameter of the document offers it.
+
+    A query field that defaults to None is nullable for marshmallow, so apispec writes
+    ``"type": ["string", "null"]``, a null default and a null in its enum: what a generated
+    client makes three types of (one per branch it sees) for one optional filter."""
+
+    def operation_helper(self, path: str | None = None,
+                         operations: dict[str, Any] | None = None, **kwargs: Any) -> None:
+        for operation in (operations or {}).values():
+            for parameter in operation.get("parameters", ()):
+                if isinstance(parameter, dict) and parameter.get("in") == "query":
+                    _not_null(parameter.get("schema", {}))
+
+
+def _not_null(schema: dict[str, Any]) -> None:
+    """``schema`` without null: in its type, its enum and as its default."""
+    kinds = schema.get("type")
+    if isinstance(kinds, list) and "null" in kinds:
+        kinds = [kind for kind in kinds if kind != "null"]
+        schema["type"] = kinds[0] if len(kinds) == 1 else kinds
+    if "enum" in schema:
+        schema["enum"] = [value for value in schema["enum"] if value is not None]
+    if "default" in schema and schema["default"] is None:
+        del schema["default"]
 
 
 def drop_framework_schemas(spec: APISpec) -> None:

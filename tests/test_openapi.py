@@ -368,3 +368,19 @@ def test_no_default_is_a_python_object_s_text(spec):
     walk(spec)
     assert found and not [value for value in found if isinstance(value, str) and (
         value.startswith(("frozenset(", "set(", "<")) or value.endswith(")"))]
+
+
+def test_no_query_parameter_offers_null(spec):
+    """A query string cannot carry null: an optional filter is one type (a generated client
+    made three enumerations of ``status`` when its schema also offered null)."""
+    for _, path, operation in operations(spec):
+        for parameter in operation.get("parameters", ()):
+            parameter = resolve(spec, parameter)
+            if parameter["in"] == "query":
+                schema = parameter["schema"]
+                assert "null" not in schema["type"] and None not in schema.get("enum", ()), (
+                    path, parameter["name"])
+                assert schema.get("default", "") is not None, (path, parameter["name"])
+    results = spec["paths"][f"{BASE}/collections/{{collection_id}}/results"]["get"]
+    status = next(p for p in results["parameters"] if p["name"] == "status")
+    assert status["schema"] == {"type": "string", "enum": ["succeeded", "failed"]}
