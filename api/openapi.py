@@ -14,10 +14,12 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from apispec import APISpec, BasePlugin
+from apispec.ext.marshmallow import MarshmallowPlugin
 from flask_smorest import Blueprint
-from marshmallow import Schema
+from marshmallow import Schema, fields
 
 from api.schemas.errors import ErrorSchema
+from api.schemas.fields import AnyOf
 from core.agent_tools import EXTENSION as AGENT_TOOLS
 from core.operations import Operation
 
@@ -112,7 +114,7 @@ def headers_of(status: int, *, authenticated: bool = True, billed: bool = False)
 def documented(
     blp: Blueprint,
     operation_id: str,
-    schema: type[Schema],
+    schema: type[Schema] | Schema | dict[str, Any],
     errors: Iterable[int],
     *,
     authenticated: bool = True,
@@ -125,7 +127,8 @@ def documented(
     operation: Operation | None = None,
 ) -> Callable:
     """Document a view: its ``operationId``, its ``success`` answer (``schema`` and headers;
-    200 unless given), and each error
+    200 unless given; a dict is an OpenAPI schema, with marshmallow schemas in it, for a view
+    that answers a ``Response`` of its own), and each error
     status of ``errors`` with the error body and headers. Put it under ``@blp.route``.
 
     ``media_types``: other bodies the success answer may have besides ``schema``'s JSON
@@ -162,10 +165,22 @@ def documented(
     return decorate
 
 
+def any_of(converter: Any, field: fields.Field, **kwargs: Any) -> dict[str, Any]:
+    """An attribute function of apispec's converter: an :class:`AnyOf` field is ``anyOf``
+    the properties of its shapes."""
+    if isinstance(field, AnyOf):
+        return {"anyOf": [converter.field2property(choice) for choice in field.choices]}
+    return {}
+
+
 def register_components(spec: APISpec) -> None:
-    """The header components the operations refer to; call before registering blueprints."""
+    """The header components the operations refer to, and the converter of :class:`AnyOf`
+    fields; call before registering blueprints."""
     for name, header in HEADERS.items():
         spec.components.header(name, header)
+    for plugin in spec.plugins:
+        if isinstance(plugin, MarshmallowPlugin):
+            plugin.converter.add_attribute_function(any_of)
 
 
 class QueryParameters(BasePlugin):
