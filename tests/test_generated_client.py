@@ -170,7 +170,7 @@ def account(call: Caller) -> None:
 
 def collections(call: Caller, site: str) -> None:
     """A batch with change tracking, a crawl that skips URLs, a cancelled batch: their
-    listing, results (whole and with ``fields``), skipped URLs and exports."""
+    listing, results (whole and with ``fields``), skipped URLs, changes and exports."""
     m = call.model
     tag = uuid.uuid4().hex[:8]
     batch = call("createCollection", m("Collection"), 202, body=m("CollectionRequest")(
@@ -197,6 +197,7 @@ def collections(call: Caller, site: str) -> None:
                    reason=m("ListCollectionSkippedReason")("limit"))
     assert skipped.skipped and {url.reason for url in skipped.skipped} == {"limit"}
     exports(call, batch.id, crawl.id)
+    changes(call, site, tag, crawl.id)
 
     slow = call("createCollection", m("Collection"), 202, body=m("CollectionRequest")(
         mode=m("CollectionRequestMode")("batch"),
@@ -207,10 +208,31 @@ def collections(call: Caller, site: str) -> None:
     assert refused.error == "conflict"
 
 
+def changes(call: Caller, site: str, tag: str, untracked_id: str) -> None:
+    """The tag's next batch: a page new, the article removed (not in the batch); its changes,
+    and its export with the removed pages."""
+    m = call.model
+    again = call("createCollection", m("Collection"), 202, body=m("CollectionRequest")(
+        mode=m("CollectionRequestMode")("batch"), urls=[f"{site}/contact"],
+        change_tracking=m("ChangeTracking")(tag=tag)))
+    assert final(call, again.id).progress.changes.removed == 1
+    listed = call("listCollectionChanges", m("ChangesPage"), collection_id=again.id)
+    assert sorted(change.status for change in listed.changes) == ["new", "removed"]
+    call("listCollectionChanges", m("ChangesPage"), collection_id=again.id, status="same,new",
+         limit=1)
+    refused = call("listCollectionChanges", m("Error"), 409, collection_id=untracked_id)
+    assert refused.error == "conflict"
+    form = m("ExportCollectionResultsFormat")
+    as_json = call("exportCollectionResults", str, collection_id=again.id, format_=form("json"),
+                   include="removed")
+    assert [type(row).__name__ for row in rows(call, json.loads(as_json))] == [
+        "Result", "ExportedRemoved"]
+
+
 def exports(call: Caller, batch_id: str, crawl_id: str) -> None:
     """Every format is a text the generated client hands over; its JSON items are what the
     document's ``application/json`` body says (``anyOf`` a whole result, a skipped URL, a
-    result with the keys ``fields`` named)."""
+    removed page, a result with the keys ``fields`` named)."""
     form = call.model("ExportCollectionResultsFormat")
     as_json = call("exportCollectionResults", str, collection_id=batch_id, format_=form("json"))
     assert [type(row) for row in rows(call, json.loads(as_json))] == [call.model("Result")] * 2
@@ -230,7 +252,7 @@ def rows(call: Caller, items: list[dict[str, Any]]) -> list[Any]:
     as generated code reads an ``anyOf``."""
     parsed = []
     for item in items:
-        for name in ("Result", "ExportedSkipped", "SelectedResult"):
+        for name in ("Result", "ExportedSkipped", "ExportedRemoved", "SelectedResult"):
             try:
                 row = call.model(name).from_dict(item)
             except (KeyError, TypeError, ValueError, AttributeError):
