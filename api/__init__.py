@@ -165,7 +165,8 @@ def create_app(config: Config | None = None) -> Flask:
     app.after_request(_finish_request)
     app.teardown_request(_end_request)
 
-    api = WebdataApi(app, spec_kwargs={"extra_plugins": [idempotency.IdempotencyDocs()]})
+    api = WebdataApi(app, spec_kwargs={"extra_plugins": [idempotency.IdempotencyDocs(),
+                                                         openapi.QueryParameters()]})
     errors.register(app)
     swagger_ui.register(app, BASE_PATH)
     openapi.register_components(api.spec)

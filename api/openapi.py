@@ -13,11 +13,13 @@ import logging
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from apispec import APISpec
+from apispec import APISpec, BasePlugin
+from apispec.ext.marshmallow import MarshmallowPlugin
 from flask_smorest import Blueprint
-from marshmallow import Schema
+from marshmallow import Schema, fields
 
 from api.schemas.errors import ErrorSchema
+from api.schemas.fields import AnyOf
 from core.agent_tools import EXTENSION as AGENT_TOOLS
 from core.operations import Operation
 
@@ -112,7 +114,7 @@ def headers_of(status: int, *, authenticated: bool = True, billed: bool = False)
 def documented(
     blp: Blueprint,
     operation_id: str,
-    schema: type[Schema],
+    schema: type[Schema] | Schema | dict[str, Any],
     errors: Iterable[int],
     *,
     authenticated: bool = True,
@@ -125,11 +127,15 @@ def documented(
     operation: Operation | None = None,
 ) -> Callable:
     """Document a view: its ``operationId``, its ``success`` answer (``schema`` and headers;
-    200 unless given), and each error
+    200 unless given; a dict is an OpenAPI schema, with marshmallow schemas in it, for a view
+    that answers a ``Response`` of its own), and each error
     status of ``errors`` with the error body and headers. Put it under ``@blp.route``.
 
     ``media_types``: other bodies the success answer may have besides ``schema``'s JSON
-    (media type → its OpenAPI schema), e.g. an export's CSV; ``headers``: names of
+    (media type → its OpenAPI schema), e.g. an export's CSV, listed before the JSON: a
+    generator that reads one media type per answer takes the first it knows
+    (openapi-python-client), and a text one is what it can read whatever the format asked
+    (JSON first, its client would parse a CSV as JSON and fail). ``headers``: names of
     :data:`HEADERS` the success answer carries besides the usual ones; ``operation``: the
     operation of the table it serves, whose tools for agents it documents."""
     descriptions = {**ERRORS, **(descriptions or {})}
@@ -137,12 +143,12 @@ def documented(
                        **{name: name for name in headers}}
 
     def decorate(view: Callable) -> Callable:
-        # Applied innermost first, so the document lists 200 (JSON, then the other media
-        # types in order), then the errors ascending.
+        # flask-smorest lists the bodies of one status outermost decorator first: the 200
+        # has the other media types in order, then the JSON; the errors follow, ascending.
+        view = blp.response(success, schema, headers=success_headers)(view)
         for media_type, body in reversed((media_types or {}).items()):  # merged into the 200
             view = blp.alt_response(success, schema=body, content_type=media_type,
                                     headers=success_headers, success=True)(view)
-        view = blp.response(success, schema, headers=success_headers)(view)
         for status in sorted(set(errors)):
             view = blp.alt_response(
                 status, schema=error_schema, description=descriptions[status],
@@ -159,10 +165,49 @@ def documented(
     return decorate
 
 
+def any_of(converter: Any, field: fields.Field, **kwargs: Any) -> dict[str, Any]:
+    """An attribute function of apispec's converter: an :class:`AnyOf` field is ``anyOf``
+    the properties of its shapes."""
+    if isinstance(field, AnyOf):
+        return {"anyOf": [converter.field2property(choice) for choice in field.choices]}
+    return {}
+
+
 def register_components(spec: APISpec) -> None:
-    """The header components the operations refer to; call before registering blueprints."""
+    """The header components the operations refer to, and the converter of :class:`AnyOf`
+    fields; call before registering blueprints."""
     for name, header in HEADERS.items():
         spec.components.header(name, header)
+    for plugin in spec.plugins:
+        if isinstance(plugin, MarshmallowPlugin):
+            plugin.converter.add_attribute_function(any_of)
+
+
+class QueryParameters(BasePlugin):
+    """A query string cannot say null, so no query parameter of the document offers it.
+
+    A query field that defaults to None is nullable for marshmallow, so apispec writes
+    ``"type": ["string", "null"]``, a null default and a null in its enum: what a generated
+    client makes three types of (one per branch it sees) for one optional filter."""
+
+    def operation_helper(self, path: str | None = None,
+                         operations: dict[str, Any] | None = None, **kwargs: Any) -> None:
+        for operation in (operations or {}).values():
+            for parameter in operation.get("parameters", ()):
+                if isinstance(parameter, dict) and parameter.get("in") == "query":
+                    _not_null(parameter.get("schema", {}))
+
+
+def _not_null(schema: dict[str, Any]) -> None:
+    """``schema`` without null: in its type, its enum and as its default."""
+    kinds = schema.get("type")
+    if isinstance(kinds, list) and "null" in kinds:
+        kinds = [kind for kind in kinds if kind != "null"]
+        schema["type"] = kinds[0] if len(kinds) == 1 else kinds
+    if "enum" in schema:
+        schema["enum"] = [value for value in schema["enum"] if value is not None]
+    if "default" in schema and schema["default"] is None:
+        del schema["default"]
 
 
 def drop_framework_schemas(spec: APISpec) -> None:

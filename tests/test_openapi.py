@@ -264,8 +264,14 @@ def test_every_contract_field_is_documented_and_required(spec):
             assert set(schema["properties"]) == {*fields, *added}, name
 
 
+#: Objects of a success answer whose fields a request chooses: none is required.
+SELECTED = {"#/components/schemas/SelectedResult"}  # a result of a request with ``fields``
+
+
 def test_every_object_of_a_success_answer_has_all_its_fields_required(spec):
-    """Also the objects the contract does not spell out field by field, and those added later."""
+    """Also the objects the contract does not spell out field by field, and those added later;
+    but those whose fields a request chooses, which have the properties of another and none
+    required."""
     seen: set[str] = set()
     todo = [ref for _, _, op in operations(spec)
             for ref in refs(op["responses"][success(op)])]
@@ -275,9 +281,13 @@ def test_every_object_of_a_success_answer_has_all_its_fields_required(spec):
             continue
         seen.add(ref)
         schema = resolve(spec, {"$ref": ref})
-        assert set(schema.get("required", [])) == set(schema["properties"]), ref
+        required = set(schema.get("required", []))
+        assert required == (set() if ref in SELECTED else set(schema["properties"])), ref
         todo.extend(refs(schema))
     assert "#/components/schemas/ScrapeResponse" in seen and "#/components/schemas/Offer" in seen
+    assert seen >= SELECTED
+    selected = spec["components"]["schemas"]["SelectedResult"]["properties"]
+    assert selected == spec["components"]["schemas"]["Result"]["properties"]
 
 
 def test_nullable_fields_say_so(spec):
@@ -334,9 +344,12 @@ def test_the_export_documents_its_formats_and_csv_columns(spec):
 
     operation = spec["paths"][f"{BASE}/collections/{{collection_id}}/export"]["get"]
     answer = operation["responses"]["200"]
-    assert list(answer["content"]) == ["application/json", "application/x-ndjson", "text/csv"]
-    assert answer["content"]["application/json"]["schema"]["items"] == {
-        "$ref": "#/components/schemas/Result"}
+    # text first: a generator reading one media type per answer reads every format as text
+    assert list(answer["content"]) == ["text/csv", "application/x-ndjson", "application/json"]
+    # results whole, or with the keys `fields` named; then what `include` adds
+    assert answer["content"]["application/json"]["schema"]["items"] == {"anyOf": [
+        {"$ref": f"#/components/schemas/{name}"}
+        for name in ("Result", "ExportedSkipped", "ExportedRemoved", "SelectedResult")]}
     assert {"Content-Disposition", "Content-Encoding"} <= set(answer["headers"])
     format_ = next(p for p in operation["parameters"] if p["name"] == "format")
     assert format_["required"] and format_["schema"]["enum"] == ["json", "jsonl", "csv"]
@@ -367,3 +380,19 @@ def test_no_default_is_a_python_object_s_text(spec):
     walk(spec)
     assert found and not [value for value in found if isinstance(value, str) and (
         value.startswith(("frozenset(", "set(", "<")) or value.endswith(")"))]
+
+
+def test_no_query_parameter_offers_null(spec):
+    """A query string cannot carry null: an optional filter is one type (a generated client
+    made three enumerations of ``status`` when its schema also offered null)."""
+    for _, path, operation in operations(spec):
+        for parameter in operation.get("parameters", ()):
+            parameter = resolve(spec, parameter)
+            if parameter["in"] == "query":
+                schema = parameter["schema"]
+                assert "null" not in schema["type"] and None not in schema.get("enum", ()), (
+                    path, parameter["name"])
+                assert schema.get("default", "") is not None, (path, parameter["name"])
+    results = spec["paths"][f"{BASE}/collections/{{collection_id}}/results"]["get"]
+    status = next(p for p in results["parameters"] if p["name"] == "status")
+    assert status["schema"] == {"type": "string", "enum": ["succeeded", "failed"]}

@@ -19,7 +19,13 @@ from api.errors import ApiError
 from api.extensions import db, redis
 from api.openapi import AUTHENTICATED, BASE_PATH, documented
 from api.resources.collection_routes import readable, selection_of
-from api.schemas.collection_lists import ExportQuerySchema, ResultSchema
+from api.schemas.collection_lists import (
+    ExportedRemovedSchema,
+    ExportedSkippedSchema,
+    ExportQuerySchema,
+    ResultSchema,
+    SelectedResultSchema,
+)
 from core.changes import REMOVED
 from storage import collections
 from storage.exports import live, read_ahead
@@ -35,17 +41,23 @@ blp = authenticated(Blueprint("exports", __name__, url_prefix=BASE_PATH,
                               description="A collection's results as one file (JSON, JSON "
                                           "Lines, CSV), streamed; free of charge."))
 
-#: The export's bodies besides JSON, for the OpenAPI document.
+#: The export's JSON (``format=json``; each line of ``jsonl`` is one item): its results, whole
+#: or with the keys ``fields`` named, then what ``include`` adds (skipped URLs, removed pages).
+ROWS = {"type": "array", "items": {"anyOf": [
+    ResultSchema, ExportedSkippedSchema, ExportedRemovedSchema, SelectedResultSchema]}}
+#: The export's bodies besides JSON, for the OpenAPI document: listed before it, CSV first,
+#: so that a generator reading only the first media type it knows reads every format as
+#: text (api.openapi.documented).
 BODIES = {
-    "application/x-ndjson": {"type": "string", "description": "format=jsonl: one result "
-                                                               "object a line."},
     "text/csv": {"type": "string", "description": "format=csv: a header row, then one row a "
                                                   "page (columns: see the description)."},
+    "application/x-ndjson": {"type": "string", "description": "format=jsonl: one result "
+                                                               "object a line."},
 }
 
 
 @blp.route("/collections/<collection_id>/export", methods=["GET"])
-@documented(blp, "exportCollectionResults", ResultSchema(many=True),
+@documented(blp, "exportCollectionResults", ROWS,
             (*AUTHENTICATED, 404, 409, 410, 422), media_types=BODIES,
             headers=("Content-Disposition", "Content-Encoding"), descriptions={
                 409: "conflict: `include=removed` for a collection without change tracking."})

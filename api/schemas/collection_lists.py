@@ -4,14 +4,15 @@ results, its skipped URLs and the export's query (the collection itself, and wha
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
-from marshmallow import ValidationError, fields, validate
+from marshmallow import Schema, ValidationError, fields, validate
 
 from api.exports import FORMATS as EXPORT_FORMATS
 from api.exports import INCLUDES as EXPORT_INCLUDES
 from api.schemas.collections import SKIP_REASON_TEXT, ChangeSchema, PageQuerySchema
-from api.schemas.fields import Names, RequestSchema, Response
+from api.schemas.fields import AnyOf, Names, RequestSchema, Response
 from core.changes import CHANGES, STATUSES
 from core.contract import SKIP_REASONS
 
@@ -66,8 +67,19 @@ class ResultSchema(Response):
                        "under the tag; null for a failed page, and without change tracking."})
 
 
+#: A result of a request with ``fields``: the keys named, no others (``data`` with only the
+#: ``data.<key>`` keys named). Documented apart from :class:`ResultSchema`, whose keys are
+#: always there, so that a client generated from the document reads both.
+SelectedResultSchema = type("SelectedResultSchema", (Schema,), {
+    **copy.deepcopy(ResultSchema._declared_fields), "__module__": __name__,
+    "__doc__": "A result with only the keys `fields` named."})
+
+
 class ResultsPageSchema(Response):
-    results = fields.List(fields.Nested(ResultSchema))
+    results = fields.List(AnyOf(fields.Nested(ResultSchema), fields.Nested(SelectedResultSchema)),
+                          metadata={"description": "Each result, whole (`Result`); with "
+                                                   "`fields`, the keys named only "
+                                                   "(`SelectedResult`)."})
     next_cursor = fields.String(allow_none=True, metadata={
         "description": "Pass it back for the results after these; null once the collection "
                        "is final and every result was returned."})
@@ -85,6 +97,22 @@ class SkippedSchema(Response):
         f"`{reason}`: {text}" for reason, text in SKIP_REASON_TEXT.items())})
     duplicate_of = fields.String(allow_none=True, metadata={
         "description": "`duplicate`: the canonical URL of the page stored for it; else null."})
+
+
+class ExportedSkippedSchema(SkippedSchema):
+    """A skipped URL in an export (``include=skipped``): as ``/skipped`` gives it, and its
+    ``status``."""
+
+    status = fields.String(metadata={"description": "`skipped`."})
+
+
+class ExportedRemovedSchema(Response):
+    """A page change tracking did not find again, in an export (``include=removed``)."""
+
+    url = fields.String()
+    status = fields.String(metadata={"description": "`removed`."})
+    previous_fetched_at = fields.String(allow_none=True, metadata={
+        "description": "When its last version was fetched."})
 
 
 class SkippedPageSchema(Response):

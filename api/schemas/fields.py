@@ -4,6 +4,7 @@ store, and the two bases (:class:`RequestSchema`, :class:`Response`)."""
 
 from __future__ import annotations
 
+import copy
 import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -181,6 +182,25 @@ class WholeNumber(fields.Integer):
         if isinstance(value, float) and value.is_integer():
             value = int(value)
         return super()._validated(value)
+
+
+class AnyOf(fields.Field):
+    """A value of one of several shapes (``AnyOf(Nested(A), Nested(B))``), documented as
+    ``anyOf`` them all (:func:`api.openapi.any_of`): generated clients then read each shape.
+    Dumped as the first shape dumps it."""
+
+    def __init__(self, *choices: fields.Field, **kwargs: Any):
+        super().__init__(**kwargs)
+        self.choices = choices
+
+    def _bind_to_schema(self, field_name: str, parent: Schema | fields.Field) -> None:
+        super()._bind_to_schema(field_name, parent)
+        self.choices = tuple(copy.deepcopy(choice) for choice in self.choices)
+        for choice in self.choices:
+            choice._bind_to_schema(field_name, self)
+
+    def _serialize(self, value: Any, attr: str | None, obj: Any, **kwargs: Any) -> Any:
+        return self.choices[0]._serialize(value, attr, obj, **kwargs)
 
 
 class Response(Schema):

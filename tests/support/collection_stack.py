@@ -36,9 +36,11 @@ FINAL = {"completed", "cancelled", "failed"}
 
 
 class Stack:
-    """Redis, ``workers`` worker processes and an app; :meth:`close` stops them."""
+    """Redis, ``workers`` worker processes and an app; :meth:`close` stops them.
+    ``overrides``: more fields of the app's configuration (a search provider's URL…)."""
 
-    def __init__(self, directory: Path, database_url: str, site: str, workers: int = 2):
+    def __init__(self, directory: Path, database_url: str, site: str, workers: int = 2,
+                 **overrides: Any):
         self.redis_proc, self.redis_url = start_redis(directory)
         self.database_url, self.site, self.log = database_url, site, directory / "workers.log"
         self.env = {**WORKER_ENV, **ENV, "DATABASE_URL": database_url,
@@ -46,7 +48,8 @@ class Stack:
         self.procs: list[subprocess.Popen] = []
         self.start_workers(workers)
         self.config = make_config(database_url, self.redis_url, collection_slice_seconds=2.0,
-                                  collection_lease_seconds=3.0, collection_concurrency=8)
+                                  collection_lease_seconds=3.0, collection_concurrency=8,
+                                  **overrides)
         self.app = create_app(self.config)
 
     def start_workers(self, count: int) -> None:
