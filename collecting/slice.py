@@ -50,6 +50,7 @@ from storage import collection_skips, collection_store, collections, webhooks
 from storage.db import Database, shared_for
 from storage.models import LIVE_STATUSES, CollectionStatus
 from worker import queues
+from worker.webhooks import request_drain
 
 logger = logging.getLogger(__name__)
 
@@ -163,7 +164,8 @@ class Slice:
             self.scope = CrawlScope(start_url=spec["url"], max_depth=spec["max_depth"],
                                     include_paths=tuple(spec.get("include_paths") or ()),
                                     exclude_paths=tuple(spec.get("exclude_paths") or ()))
-        collections.start(self.db, self.collection_id)
+        if collections.start(self.db, self.collection_id) and self.webhook:
+            request_drain(self.redis, self.collection_id)  # its collection.started, if asked
         self.frontier.beat()
         if not self.frontier.state().seeded:
             refused = seeding.seed(self.frontier, self.redis, self.config,
@@ -356,6 +358,8 @@ class Slice:
             self._stopped = "closed"
         elif stored.out_of_credits:
             self._stopped = OUT_OF_CREDITS
+        if stored.events:  # collection.page events written: sent by a maintenance job
+            request_drain(self.redis, self.collection_id)
         self.stats["stored"] += len(outcomes)
         settled = set(stored.settled)
         unsettled = [page.entry for page in done

@@ -1,14 +1,21 @@
 """Sending webhook events (the outbox of :mod:`storage.webhooks`), signed the Standard Webhooks
 way, under the source policy.
 
-Two ways in, both jobs on the ``maintenance`` queue:
+Three ways in, all jobs on the ``maintenance`` queue:
 
 - :func:`deliver`, enqueued by whoever made a collection final (:func:`announce`): the first
   attempt, seconds after the event;
+- :func:`drain`, enqueued after a collection stored pages with page events (:func:`request_drain`,
+  at most one waiting per collection): its due events, in batches, :data:`PARALLEL` at once,
+  for at most :data:`DRAIN_SECONDS`, then again while more are due;
 - :func:`deliver_due`, on RQ's cron schedule: every attempt that is due (retries on
-  :data:`storage.webhooks.BACKOFF`, and any first attempt whose job was lost with Redis).
+  :data:`storage.webhooks.BACKOFF`, and any first attempt whose job was lost with Redis), as a
+  drain of everything.
 
-Both only send what they :func:`storage.webhooks.claim`, so an attempt is never made twice.
+All only send what they claimed, so an attempt is never made twice. A drain stops sending to a
+receiver after :data:`BREAKER` failures in a row and counts an attempt for its other due
+events without sending them (:func:`storage.webhook_batches.fail_unsent`): they wait for their
+backoff like the failed ones, and a dead receiver holds a worker seconds, not hours.
 
 Why ``http.client`` on a socket we connect ourselves, rather than an HTTP client library: the
 webhook URL is the account's, and must not reach what the crawler may not (a private address,
@@ -41,7 +48,7 @@ from w3lib.url import safe_url_string
 from core.config import Config
 from core.controls import escaped
 from core.policy import PolicyRefusal, SourcePolicy, host_name, literal_address
-from storage import webhooks
+from storage import webhook_batches, webhooks
 from storage.db import shared_for
 from worker import queues
 
@@ -52,6 +59,17 @@ DELIVER_JOB = "worker.webhooks.deliver"
 #: Attempts :func:`deliver_due` makes at once (each waits at most ``WEBHOOK_TIMEOUT``).
 PARALLEL = 8
 USER_AGENT = "webdata-webhooks/1"
+#: The job that drains a collection's due events (:func:`drain`), by name.
+DRAIN_JOB = "worker.webhooks.drain"
+#: Seconds a drain sends for at most (then it enqueues itself again): one account's events
+#: never hold a maintenance worker for long.
+DRAIN_SECONDS = 15.0
+#: Events a drain claims at a time: two rounds of :data:`PARALLEL`.
+DRAIN_BATCH = 2 * PARALLEL
+#: Failures in a row after which a drain stops sending to a receiver (see the module).
+BREAKER = 3
+#: The Redis key that says a drain of a collection is queued (deduplication; it expires).
+_DRAIN_KEY = "webhooks:drain:{}"
 #: Receivers' names being resolved (:func:`_resolve`), one lookup each, and the most at once.
 _LOOKUPS: dict[tuple[str, int], concurrent.futures.Future[list[Any]]] = {}
 _LOOKUPS_LOCK = threading.Lock()
@@ -89,15 +107,94 @@ def deliver(event_id: str, config: Config | None = None, now: datetime | None = 
 
 
 def deliver_due(config: Config | None = None) -> int:
-    """Every due attempt, :data:`PARALLEL` at once; how many were made."""
+    """Every due attempt (:func:`drain` of all events, within its time); how many were
+    made."""
+    return drain(None, config)
+
+
+def request_drain(connection: Redis, collection_id: str) -> None:
+    """Ask for a :func:`drain` of the collection's due events, unless one is queued already.
+    Best effort: the cron sweep sends them anyway."""
+    try:
+        if connection.set(_DRAIN_KEY.format(collection_id), 1, nx=True,
+                          ex=int(DRAIN_SECONDS * 4)):
+            queues.queue(queues.MAINTENANCE, connection).enqueue(
+                DRAIN_JOB, collection_id, job_timeout=int(DRAIN_SECONDS * 4 + 60),
+                result_ttl=60, failure_ttl=86400, description=f"webhooks of {collection_id}")
+    except RedisError as exc:
+        logger.warning("Could not enqueue the webhooks of %s (the sweep will send them): %s",
+                       collection_id, exc)
+
+
+def drain(collection_id: str | None, config: Config | None = None,
+          now: datetime | None = None, seconds: float = DRAIN_SECONDS) -> int:
+    """Send the due events (of ``collection_id``; every one's when None) in batches of
+    :data:`DRAIN_BATCH`, :data:`PARALLEL` at once, for at most ``seconds``; a receiver that
+    failed :data:`BREAKER` times in a row gets its other due events counted as failed
+    attempts, unsent. Enqueues itself again while events are due; how many attempts were
+    made."""
     config = config or Config.from_env()
-    due = webhooks.due(shared_for(config.storage))
-    if not due:
-        return 0
+    db = shared_for(config.storage)
+    connection = None
+    if collection_id is not None:
+        connection = _connection(config)
+        with contextlib.suppress(RedisError):  # a store from now on asks for another drain
+            connection.delete(_DRAIN_KEY.format(collection_id))
+    policy = SourcePolicy.from_config(config.policy)
+    timeout = config.collections.webhook_timeout
+    deadline = time.monotonic() + seconds
+    failures: dict[str, int] = {}
+    broken: dict[str, str] = {}
+    made = 0
     with ThreadPoolExecutor(PARALLEL, thread_name_prefix="webhook") as pool:
-        made = [outcome for outcome in pool.map(lambda event: deliver(event, config), due)
-                if outcome is not None]
-    return len(made)
+        while time.monotonic() < deadline:
+            batch = webhook_batches.claim_due(db, collection_id=collection_id,
+                                              limit=DRAIN_BATCH, skip_urls=broken, now=now)
+            if not batch:
+                break
+            outcomes = list(pool.map(lambda event: attempt(event, policy, timeout), batch))
+            made += len(batch)
+            _record(db, batch, outcomes, failures, broken, now)
+    for url, error in broken.items():
+        skipped = webhook_batches.fail_unsent(
+            db, url, f"not sent: the receiver failed {BREAKER} times in a row ({error})",
+            collection_id=collection_id, now=now)
+        logger.warning("Webhooks to %s: %d event(s) put off after %d failures in a row",
+                       escaped(url), skipped, BREAKER)
+    if collection_id is not None and connection is not None and now is None and \
+            webhook_batches.any_due(db, collection_id):
+        request_drain(connection, collection_id)
+    return made
+
+
+def _record(db: Any, batch: list[webhooks.Claimed],
+            outcomes: list[tuple[int | None, str | None]], failures: dict[str, int],
+            broken: dict[str, str], now: datetime | None) -> None:
+    """Record a batch's attempts: the 2xx in one statement, each other on its own; count the
+    failures in a row of each receiver, and mark it broken at :data:`BREAKER`."""
+    delivered: dict[str, int] = {}
+    for event, (status, error) in zip(batch, outcomes, strict=True):
+        if status is not None and 200 <= status < 300:
+            delivered[event.id] = status
+            failures[event.url] = 0
+            continue
+        webhooks.record(db, event, status=status, error=error, now=now)
+        failures[event.url] = failures.get(event.url, 0) + 1
+        if failures[event.url] >= BREAKER:
+            broken.setdefault(event.url, escaped(str(status or error)))
+    if delivered:
+        webhook_batches.record_delivered(
+            db, [event for event in batch if event.id in delivered], status=delivered, now=now)
+
+
+def _connection(config: Config) -> Redis:
+    """The running job's Redis connection, else the configuration's."""
+    from rq import get_current_job
+
+    job = get_current_job()
+    if job is not None:
+        return job.connection
+    return queues.redis_connection(config.storage.redis_url, config.storage.redis_timeout)
 
 
 def attempt(claimed: webhooks.Claimed, policy: SourcePolicy, timeout: float
