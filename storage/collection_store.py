@@ -122,16 +122,19 @@ def _charge(session: Session, account_id: str, wanted: int) -> int:
     """Take up to ``wanted`` credits (as many as the balance has); how many were taken."""
     if not wanted:
         return 0
-    balance = session.scalar(
+    low = (Account.balance, Account.low_balance_threshold, Account.low_balance_notified)
+    debited = session.execute(
         update(Account).where(Account.id == account_id, Account.balance >= wanted)
-        .values(balance=Account.balance - wanted).returning(Account.balance))
-    if balance is not None:
+        .values(balance=Account.balance - wanted).returning(*low)).first()
+    if debited is not None:
+        webhook_events.after_debit(session, account_id, debited[0], wanted, *debited[1:])
         return wanted
     left = session.scalar(select(Account.balance).where(Account.id == account_id)) or 0
     if left <= 0:
         return 0
-    session.execute(update(Account).where(Account.id == account_id)
-                    .values(balance=Account.balance - left))
+    debited = session.execute(update(Account).where(Account.id == account_id)
+                              .values(balance=Account.balance - left).returning(*low)).one()
+    webhook_events.after_debit(session, account_id, debited[0], left, *debited[1:])
     return left
 
 

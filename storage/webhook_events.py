@@ -18,14 +18,14 @@ import secrets
 from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import insert
+from sqlalchemy import Connection, insert, update
 from sqlalchemy.orm import Session
 
 from core import cursors
 from core.contract import BASE_PATH
 from core.formats import format_utc
 from storage import collection_results, webhooks
-from storage.models import Collection, CollectionResult, WebhookEvent, utcnow
+from storage.models import Account, Collection, CollectionResult, WebhookEvent, utcnow
 
 #: A page event carries its result inline up to this many bytes of JSON, else ``null`` and
 #: only its ``result_url``.
@@ -98,3 +98,38 @@ def low_balance_payload(account_id: str, balance: int, threshold: int) -> dict[s
     return {"id": "evt_" + secrets.token_hex(12), "event": webhooks.LOW_BALANCE,
             "created_at": format_utc(utcnow()), "account_id": account_id,
             "balance": balance, "threshold": threshold}
+
+
+_ACCOUNTS = Account.__table__
+
+
+def after_debit(db: Session | Connection, account_id: str, balance: int, amount: int,
+                threshold: int | None, notified: bool) -> bool:
+    """In the transaction that took ``amount`` credits, leaving ``balance`` (the debit
+    returned the account's threshold and mark with it: nothing more is read): when that
+    crossed ``threshold`` downwards and the account was not told yet, mark it told and write
+    its ``account.low_balance`` event (to its ``webhook_url``; none without one). One
+    conditional ``UPDATE``, only on the crossing; whether an event was written."""
+    if threshold is None or notified or not balance < threshold <= balance + amount:
+        return False
+    told = db.execute(
+        update(_ACCOUNTS)
+        .where(_ACCOUNTS.c.id == account_id, _ACCOUNTS.c.low_balance_notified.is_(False),
+               _ACCOUNTS.c.webhook_url.is_not(None))
+        .values(low_balance_notified=True).returning(_ACCOUNTS.c.webhook_url)).first()
+    if told is None:
+        return False
+    payload = low_balance_payload(account_id, balance, threshold)
+    db.execute(insert(WebhookEvent.__table__),
+               [webhooks.outbox_row(payload, told[0], account_id, None)])
+    return True
+
+
+def rearm(session: Session, account_id: str) -> None:
+    """In a grant's transaction: a balance back at its threshold may be told again when it
+    next falls below (a released reservation does not re-arm: a balance flapping around the
+    threshold would send an event at each flap)."""
+    session.execute(update(_ACCOUNTS).where(
+        _ACCOUNTS.c.id == account_id, _ACCOUNTS.c.low_balance_notified.is_(True),
+        _ACCOUNTS.c.balance >= _ACCOUNTS.c.low_balance_threshold)
+        .values(low_balance_notified=False))

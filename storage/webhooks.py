@@ -28,7 +28,7 @@ from core.contract import (
     PAGE_EVENT,
     STARTED_EVENT,
 )
-from core.operations import WEBHOOK_SECRET
+from core.operations import ACCOUNT_UPDATE, WEBHOOK_SECRET
 from storage.db import Database
 from storage.models import (
     Account,
@@ -82,6 +82,23 @@ def rotate_secret(db: Database, account_id: str, request_id: str | None = None
         session.add(Activity(account_id=account_id, operation=SECRET_OPERATION, credits=0,
                              status=Outcome.SUCCEEDED, request_id=request_id))
     return secret, now + ROTATION_OVERLAP
+
+
+def update_settings(db: Database, account_id: str, values: dict[str, Any],
+                    request_id: str | None = None) -> Account:
+    """Change the account's webhook settings (``webhook_url``, ``low_balance_threshold``),
+    with the request's line of history (operation ``account_update``); the account after. A
+    new threshold is armed afresh: its first fall below it is told."""
+    with db.write() as session:
+        if values:
+            if "low_balance_threshold" in values:
+                values = {**values, "low_balance_notified": False}
+            session.execute(update(Account).where(Account.id == account_id).values(**values))
+        session.add(Activity(account_id=account_id, operation=ACCOUNT_UPDATE.name, credits=0,
+                             status=Outcome.SUCCEEDED, request_id=request_id))
+        row = session.scalar(select(Account).where(Account.id == account_id))
+        assert row is not None
+        return row
 
 
 def event_id(collection_id: str) -> str:
