@@ -238,3 +238,15 @@ def test_webhook_events_are_checked(who, body, field):
     answer = who.post("/collections", {"mode": "batch", "urls": ["http://a.test/"], **body})
     assert answer.status_code == 422, answer.get_json()
     assert field in answer.get_json()["errors"]
+
+
+def test_the_purge_deletes_page_events_and_keeps_the_end(who, receiver):
+    from storage import retention
+
+    db = db_of(who)
+    collection_id = running(who, receiver.url, ALL)
+    collection_store.store(db, collection_id, outcomes(1, 30))
+    collections.finish(db, collection_id, CollectionStatus.COMPLETED, retention=RETENTION)
+    retention.purge_expired(db, batch=7, now=utcnow() + RETENTION + timedelta(seconds=1))
+    assert [row.id for row in events_of(who, collection_id)] == [
+        webhooks.event_id(collection_id)]
