@@ -50,7 +50,7 @@ from storage import collection_skips, collection_store, collections, webhooks
 from storage.db import Database, shared_for
 from storage.models import LIVE_STATUSES, CollectionStatus
 from worker import queues
-from worker.webhooks import request_drain
+from worker.webhooks import drainer, request_drain
 
 logger = logging.getLogger(__name__)
 
@@ -358,8 +358,8 @@ class Slice:
             self._stopped = "closed"
         elif stored.out_of_credits:
             self._stopped = OUT_OF_CREDITS
-        if stored.events:  # collection.page events written: sent by a maintenance job
-            request_drain(self.redis, self.collection_id)
+        if stored.events:  # collection.page events written: sent beside the crawl
+            drainer(self.config).kick(self.collection_id)
         self.stats["stored"] += len(outcomes)
         settled = set(stored.settled)
         unsettled = [page.entry for page in done

@@ -112,6 +112,49 @@ def deliver_due(config: Config | None = None) -> int:
     return drain(None, config)
 
 
+class Drainer:
+    """A sender thread of the slice's own process (:func:`drain`s of the collections it was
+    :meth:`kick`ed for, one after the other): page events go out while the slice crawls,
+    without taking a worker from the queue as a :data:`DRAIN_JOB` would (a worker runs one
+    job at a time: a drain job beside a slice halved the crawl's workers)."""
+
+    def __init__(self, config: Config):
+        self.config = config
+        self._wanted: set[str] = set()
+        self._lock = threading.Lock()
+        self._thread: threading.Thread | None = None
+
+    def kick(self, collection_id: str) -> None:
+        """Drain ``collection_id`` soon (once more if a drain of it is under way)."""
+        with self._lock:
+            self._wanted.add(collection_id)
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._run, daemon=True,
+                                                name="webhook-drainer")
+                self._thread.start()
+
+    def _run(self) -> None:
+        while True:
+            with self._lock:
+                if not self._wanted:
+                    self._thread = None
+                    return
+                collection_id = self._wanted.pop()
+            try:
+                drain(collection_id, self.config, requeue=False)
+            except Exception:  # the sweep sends what this did not; never the slice's death
+                logger.exception("Draining the webhooks of %s failed", collection_id)
+
+
+_DRAINERS: dict[int, Drainer] = {}
+
+
+def drainer(config: Config) -> Drainer:
+    """This process's :class:`Drainer` (one per configuration)."""
+    with _LOOKUPS_LOCK:
+        return _DRAINERS.setdefault(id(config), Drainer(config))
+
+
 def request_drain(connection: Redis, collection_id: str) -> None:
     """Ask for a :func:`drain` of the collection's due events, unless one is queued already.
     Best effort: the cron sweep sends them anyway."""
@@ -127,16 +170,17 @@ def request_drain(connection: Redis, collection_id: str) -> None:
 
 
 def drain(collection_id: str | None, config: Config | None = None,
-          now: datetime | None = None, seconds: float = DRAIN_SECONDS) -> int:
+          now: datetime | None = None, seconds: float = DRAIN_SECONDS,
+          requeue: bool = True) -> int:
     """Send the due events (of ``collection_id``; every one's when None) in batches of
     :data:`DRAIN_BATCH`, :data:`PARALLEL` at once, for at most ``seconds``; a receiver that
     failed :data:`BREAKER` times in a row gets its other due events counted as failed
-    attempts, unsent. Enqueues itself again while events are due; how many attempts were
-    made."""
+    attempts, unsent. Enqueues itself again while events are due (with ``requeue``); how many
+    attempts were made."""
     config = config or Config.from_env()
     db = shared_for(config.storage)
     connection = None
-    if collection_id is not None:
+    if collection_id is not None and requeue:
         connection = _connection(config)
         with contextlib.suppress(RedisError):  # a store from now on asks for another drain
             connection.delete(_DRAIN_KEY.format(collection_id))
