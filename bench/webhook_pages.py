@@ -141,7 +141,27 @@ def run(args: argparse.Namespace, tmp: Path, procs: list[subprocess.Popen]) -> d
             "events": received, "duplicates": receiver.duplicates,
             "last_event_after_end_s": max(0.0, receiver.last - ended)})
     return {"pages": args.pages, "workers": args.workers, "server": site.server,
-            "cores": os.cpu_count(), "load_before": os.getloadavg()[0], "pairs": pairs}
+            "cores": os.cpu_count(), "load_before": os.getloadavg()[0], "pairs": pairs,
+            "row_bytes": row_bytes(database_url)}
+
+
+def row_bytes(database_url: str) -> dict[str, float]:
+    """The page events' payloads in the outbox: mean and largest, in bytes (UTF-8)."""
+    from sqlalchemy import func, select
+
+    from storage.db import Database
+    from storage.models import WebhookEvent
+
+    db = Database(database_url)
+    try:
+        with db.session() as session:
+            mean, largest = session.execute(
+                select(func.avg(func.length(WebhookEvent.payload)),
+                       func.max(func.length(WebhookEvent.payload)))
+                .where(WebhookEvent.event == "collection.page")).one()
+    finally:
+        db.dispose()
+    return {"mean": float(mean or 0), "max": float(largest or 0)}
 
 
 def main() -> None:
@@ -165,6 +185,8 @@ def main() -> None:
     print(f"\n{result['pages']} pages, {result['workers']} worker(s), site by "
           f"{result['server']}, {result['cores']} cores, load before "
           f"{result['load_before']:.2f}")
+    print(f"page events' payloads in the outbox: mean {result['row_bytes']['mean']:.0f} "
+          f"characters, largest {result['row_bytes']['max']:.0f}")
     for number, pair in enumerate(result["pairs"], start=1):
         print(f"pair {number}: without {pair['without']['pages_per_s']:.1f} pages/s "
               f"({pair['without']['done']} in {pair['without']['seconds']:.1f} s), with "

@@ -50,7 +50,7 @@ from storage import collection_skips, collection_store, collections, webhooks
 from storage.db import Database, shared_for
 from storage.models import LIVE_STATUSES, CollectionStatus
 from worker import queues
-from worker.webhooks import drainer, request_drain
+from worker.webhooks import drainer
 
 logger = logging.getLogger(__name__)
 
@@ -165,7 +165,7 @@ class Slice:
                                     include_paths=tuple(spec.get("include_paths") or ()),
                                     exclude_paths=tuple(spec.get("exclude_paths") or ()))
         if collections.start(self.db, self.collection_id) and self.webhook:
-            request_drain(self.redis, self.collection_id)  # its collection.started, if asked
+            drainer(self.config).kick(self.collection_id)  # its collection.started, if asked
         self.frontier.beat()
         if not self.frontier.state().seeded:
             refused = seeding.seed(self.frontier, self.redis, self.config,

@@ -1,16 +1,16 @@
 """Sending webhook events (the outbox of :mod:`storage.webhooks`), signed the Standard Webhooks
 way, under the source policy.
 
-Three ways in, all jobs on the ``maintenance`` queue:
+Three ways in:
 
-- :func:`deliver`, enqueued by whoever made a collection final (:func:`announce`): the first
-  attempt, seconds after the event;
-- :func:`drain`, enqueued after a collection stored pages with page events (:func:`request_drain`,
-  at most one waiting per collection): its due events, in batches, :data:`PARALLEL` at once,
-  for at most :data:`DRAIN_SECONDS`, then again while more are due;
-- :func:`deliver_due`, on RQ's cron schedule: every attempt that is due (retries on
-  :data:`storage.webhooks.BACKOFF`, and any first attempt whose job was lost with Redis), as a
-  drain of everything.
+- :func:`deliver`, a ``maintenance`` job enqueued by whoever made a collection final
+  (:func:`announce`): the first attempt, seconds after the event;
+- :func:`drain`, by a :class:`Drainer` thread of the slice's process, kicked after each batch
+  stored with page events: the collection's due events, in batches, :data:`PARALLEL` at
+  once, for at most :data:`DRAIN_SECONDS` a round, again while more are due;
+- :func:`deliver_due`, a ``maintenance`` job on RQ's cron schedule: every attempt that is
+  due (retries on :data:`storage.webhooks.BACKOFF`, and any first attempt whose job was lost
+  with Redis), as a drain of everything.
 
 All only send what they claimed, so an attempt is never made twice. A drain stops sending to a
 receiver after :data:`BREAKER` failures in a row and counts an attempt for its other due
@@ -59,8 +59,6 @@ DELIVER_JOB = "worker.webhooks.deliver"
 #: Attempts :func:`deliver_due` makes at once (each waits at most ``WEBHOOK_TIMEOUT``).
 PARALLEL = 8
 USER_AGENT = "webdata-webhooks/1"
-#: The job that drains a collection's due events (:func:`drain`), by name.
-DRAIN_JOB = "worker.webhooks.drain"
 #: Seconds a drain sends for at most (then it enqueues itself again): one account's events
 #: never hold a maintenance worker for long.
 DRAIN_SECONDS = 15.0
@@ -68,8 +66,7 @@ DRAIN_SECONDS = 15.0
 DRAIN_BATCH = 2 * PARALLEL
 #: Failures in a row after which a drain stops sending to a receiver (see the module).
 BREAKER = 3
-#: The Redis key that says a drain of a collection is queued (deduplication; it expires).
-_DRAIN_KEY = "webhooks:drain:{}"
+
 #: Receivers' names being resolved (:func:`_resolve`), one lookup each, and the most at once.
 _LOOKUPS: dict[tuple[str, int], concurrent.futures.Future[list[Any]]] = {}
 _LOOKUPS_LOCK = threading.Lock()
@@ -141,7 +138,10 @@ class Drainer:
                     return
                 collection_id = self._wanted.pop()
             try:
-                drain(collection_id, self.config, requeue=False)
+                made = drain(collection_id, self.config)
+                if made and webhook_batches.any_due(shared_for(self.config.storage),
+                                                    collection_id):
+                    self.kick(collection_id)  # its time was up: another round
             except Exception:  # the sweep sends what this did not; never the slice's death
                 logger.exception("Draining the webhooks of %s failed", collection_id)
 
@@ -155,35 +155,14 @@ def drainer(config: Config) -> Drainer:
         return _DRAINERS.setdefault(id(config), Drainer(config))
 
 
-def request_drain(connection: Redis, collection_id: str) -> None:
-    """Ask for a :func:`drain` of the collection's due events, unless one is queued already.
-    Best effort: the cron sweep sends them anyway."""
-    try:
-        if connection.set(_DRAIN_KEY.format(collection_id), 1, nx=True,
-                          ex=int(DRAIN_SECONDS * 4)):
-            queues.queue(queues.MAINTENANCE, connection).enqueue(
-                DRAIN_JOB, collection_id, job_timeout=int(DRAIN_SECONDS * 4 + 60),
-                result_ttl=60, failure_ttl=86400, description=f"webhooks of {collection_id}")
-    except RedisError as exc:
-        logger.warning("Could not enqueue the webhooks of %s (the sweep will send them): %s",
-                       collection_id, exc)
-
-
 def drain(collection_id: str | None, config: Config | None = None,
-          now: datetime | None = None, seconds: float = DRAIN_SECONDS,
-          requeue: bool = True) -> int:
+          now: datetime | None = None, seconds: float = DRAIN_SECONDS) -> int:
     """Send the due events (of ``collection_id``; every one's when None) in batches of
     :data:`DRAIN_BATCH`, :data:`PARALLEL` at once, for at most ``seconds``; a receiver that
     failed :data:`BREAKER` times in a row gets its other due events counted as failed
-    attempts, unsent. Enqueues itself again while events are due (with ``requeue``); how many
-    attempts were made."""
+    attempts, unsent. How many attempts were made."""
     config = config or Config.from_env()
     db = shared_for(config.storage)
-    connection = None
-    if collection_id is not None and requeue:
-        connection = _connection(config)
-        with contextlib.suppress(RedisError):  # a store from now on asks for another drain
-            connection.delete(_DRAIN_KEY.format(collection_id))
     policy = SourcePolicy.from_config(config.policy)
     timeout = config.collections.webhook_timeout
     deadline = time.monotonic() + seconds
@@ -205,9 +184,6 @@ def drain(collection_id: str | None, config: Config | None = None,
             collection_id=collection_id, now=now)
         logger.warning("Webhooks to %s: %d event(s) put off after %d failures in a row",
                        escaped(url), skipped, BREAKER)
-    if collection_id is not None and connection is not None and now is None and \
-            webhook_batches.any_due(db, collection_id):
-        request_drain(connection, collection_id)
     return made
 
 
@@ -229,16 +205,6 @@ def _record(db: Any, batch: list[webhooks.Claimed],
     if delivered:
         webhook_batches.record_delivered(
             db, [event for event in batch if event.id in delivered], status=delivered, now=now)
-
-
-def _connection(config: Config) -> Redis:
-    """The running job's Redis connection, else the configuration's."""
-    from rq import get_current_job
-
-    job = get_current_job()
-    if job is not None:
-        return job.connection
-    return queues.redis_connection(config.storage.redis_url, config.storage.redis_timeout)
 
 
 def attempt(claimed: webhooks.Claimed, policy: SourcePolicy, timeout: float
