@@ -24,8 +24,8 @@ from sqlalchemy.orm import Session
 from core import cursors
 from core.contract import BASE_PATH
 from core.formats import format_utc
-from storage import collection_results, webhooks
-from storage.models import Account, Collection, CollectionResult, WebhookEvent, utcnow
+from storage import webhooks
+from storage.models import Account, Collection, WebhookEvent, utcnow
 
 #: A page event carries its result inline up to this many bytes of JSON, else ``null`` and
 #: only its ``result_url``.
@@ -52,39 +52,53 @@ def wants_pages(webhook_url: str | None, webhook_events: str | None) -> bool:
 
 
 def page_events(session: Session, collection_id: str, account_id: str, url: str,
-                results: Sequence[dict[str, Any]]) -> int:
+                results: Sequence[dict[str, Any]], datas: Sequence[Any]) -> int:
     """In the transaction that stored ``results`` (the columns of new
-    :class:`~storage.models.CollectionResult` rows): one ``collection.page`` event each, in
-    one statement; how many."""
+    :class:`~storage.models.CollectionResult` rows; ``datas``: their ``data`` before it was
+    encoded): one ``collection.page`` event each, in one statement; how many."""
     if not results:
         return 0
     now = utcnow()
     created = format_utc(now)
-    rows = [webhooks.outbox_row(page_payload(collection_id, result, created), url,
-                                account_id, collection_id, now) for result in results]
+    rows = []
+    for result, data in zip(results, datas, strict=True):
+        row = webhooks.outbox_row({"id": "", "event": webhooks.PAGE}, url, account_id,
+                                  collection_id, now)
+        row["id"], row["payload"] = page_payload(collection_id, result, data, created)
+        rows.append(row)
     session.execute(insert(WebhookEvent), rows)
     return len(rows)
 
 
-def page_payload(collection_id: str, result: dict[str, Any], created_at: str
-                 ) -> dict[str, Any]:
-    """A stored page's event: the page, and its result as ``/results`` gives it (``null``
-    past :data:`INLINE_RESULT_BYTES`; ``result_url`` fetches it either way)."""
+def page_payload(collection_id: str, result: dict[str, Any], data: Any, created_at: str
+                 ) -> tuple[str, str]:
+    """A stored page's event id and body: the page, and its result as ``/results`` gives it
+    (``null`` past :data:`INLINE_RESULT_BYTES`; ``result_url`` fetches it either way).
+    Encoded once: a page's data is the bulk of it, and a crawl's every page has one."""
     seq = result["seq"]
-    body = collection_results.body(CollectionResult(**result))
-    error = body["error"]
-    inline: dict[str, Any] | None = body
-    if len(json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode()
-           ) > INLINE_RESULT_BYTES:
-        inline = None
-    return {
-        "id": f"{webhooks.event_id(collection_id)}_p{seq}", "event": webhooks.PAGE,
-        "created_at": created_at, "collection_id": collection_id,
+    error = json.loads(result["error"]) if result["error"] else None
+    shown_error = {"error": error["error"], "message": error["message"]} if error else None
+    body = {"url": result["url"], "final_url": result["final_url"], "status": result["status"],
+            "status_code": result["status_code"], "fetched_at": result["fetched_at"],
+            "error": shown_error, "data": data,
+            "change": json.loads(result["change"]) if result["change"] else None}
+    event = f"{webhooks.event_id(collection_id)}_p{seq}"
+    payload: dict[str, Any] = {
+        "id": event, "event": webhooks.PAGE, "created_at": created_at,
+        "collection_id": collection_id,
         "page": {"seq": seq, "url": body["url"], "final_url": body["final_url"],
                  "status": body["status"], "status_code": body["status_code"],
                  "error": error["error"] if error else None,
                  "error_message": error["message"] if error else None},
-        "result": inline, "result_url": result_path(collection_id, seq)}
+        "result": body, "result_url": result_path(collection_id, seq)}
+    rendered = webhooks.render(payload)
+    if len(rendered) > INLINE_RESULT_BYTES:  # characters ≤ bytes: only then measure
+        payload["result"] = None
+        bare = webhooks.render(payload)
+        if len(rendered.encode()) - len(bare.encode()) + 4 <= INLINE_RESULT_BYTES:
+            return event, rendered
+        return event, bare
+    return event, rendered
 
 
 def result_path(collection_id: str, seq: int) -> str:
