@@ -262,7 +262,8 @@ class CollectionSchema(Response):
     progress = fields.Nested(ProgressSchema)
     credits_used = fields.Integer()
     webhook = fields.Nested(WebhookDeliverySchema, allow_none=True, metadata={
-        "description": "The delivery of the collection's webhook; null when none was asked."})
+        "description": "The delivery of the event of the collection's end; null when none "
+                       "was asked (no `webhook_url`, or `webhook_events` without the end's)."})
     monitor_id = fields.String(allow_none=True, metadata={
         "description": "The monitor this collection is a run of; null for others."})
 
