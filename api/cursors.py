@@ -11,6 +11,9 @@ import base64
 import binascii
 
 from api.errors import ApiError
+from core.cursors import encode
+
+__all__ = ["MAX_ROW_ID", "decode", "decode_id", "encode", "invalid"]
 
 #: Row ids and positions are 64-bit signed integers on both databases; a larger number
 #: reaches the driver as an OverflowError (a 500), so it is refused as a cursor this API did
@@ -21,10 +24,6 @@ MAX_ROW_ID = 2**63
 def invalid() -> ApiError:
     return ApiError("validation_error", "Invalid request: check cursor.",
                     errors={"cursor": ["Not a cursor this API returned."]})
-
-
-def encode(kind: str, value: object) -> str:
-    return base64.urlsafe_b64encode(f"{kind}:{value}".encode()).decode()
 
 
 def decode(kind: str, cursor: str) -> str:

@@ -21,12 +21,10 @@ from marshmallow import Schema, fields
 from api.schemas.errors import ErrorSchema
 from api.schemas.fields import AnyOf
 from core.agent_tools import EXTENSION as AGENT_TOOLS
+from core.contract import BASE_PATH  # noqa: F401  (re-exported: its users import it here)
 from core.operations import Operation
 
 logger = logging.getLogger(__name__)
-
-#: Every operation of the contract lives under this path (docs/api.md, Basics).
-BASE_PATH = "/api/service/v1"
 
 _STRING = {"type": "string"}
 _INTEGER = {"type": "integer", "minimum": 0}

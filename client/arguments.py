@@ -253,10 +253,20 @@ def _creating(command: argparse.ArgumentParser) -> None:
                          help="print the collection's id and exit at once")
     command.add_argument("--webhook-url", metavar="URL",
                          help="the service POSTs the finished collection there")
+    command.add_argument("--webhook-event", dest="webhook_events", action="append",
+                         choices=WEBHOOK_EVENTS, metavar="EVENT",
+                         help="an event to POST to --webhook-url (repeatable; default the "
+                              "end's: " + ", ".join(WEBHOOK_EVENTS[2:]) + "); one of "
+                              + ", ".join(WEBHOOK_EVENTS))
     _max_age(command)
     command.add_argument("--track", nargs="?", const="", metavar="TAG",
                          help="say of each page whether it is new, the same or changed since "
                               "the last collection tracked under TAG (default: the site)")
+
+
+#: What ``--webhook-event`` may name (the service's ``webhook_events``).
+WEBHOOK_EVENTS = ("collection.started", "collection.page", "collection.completed",
+                  "collection.cancelled", "collection.failed")
 
 
 def _max_age(command: argparse.ArgumentParser) -> None:

@@ -32,17 +32,26 @@ def tracking_body(track: str | None) -> dict[str, Any]:
 
 
 def batch_body(urls: list[str], *, extract: str, webhook_url: str | None, max_age: int | None,
-               track: str | None, options: dict[str, Any]) -> dict[str, Any]:
+               track: str | None, options: dict[str, Any],
+               webhook_events: list[str] | None = None) -> dict[str, Any]:
     """A batch's body (:meth:`client.http.Client.collect`; a monitor's ``collection``)."""
     return {"mode": "batch", "urls": list(urls), "extract": extract, "webhook_url": webhook_url,
+            **events_body(webhook_events),
             **page_body(options), **({"max_age": max_age} if max_age is not None else {}),
             **tracking_body(track)}
 
 
+def events_body(webhook_events: list[str] | None) -> dict[str, Any]:
+    """``webhook_events`` when some were chosen (else the service's default: the end's)."""
+    return {"webhook_events": list(webhook_events)} if webhook_events else {}
+
+
 def crawl_body(url: str, *, extract: str, webhook_url: str | None, track: str | None,
-               options: dict[str, Any], **rules: Any) -> dict[str, Any]:
+               options: dict[str, Any], webhook_events: list[str] | None = None,
+               **rules: Any) -> dict[str, Any]:
     """A crawl's body (:meth:`client.http.Client.crawl`; a monitor's ``collection``):
     ``rules`` (``max_pages``…, ``max_age``) left ``None`` are the service's defaults."""
     return {"mode": "crawl", "url": url, "extract": extract, "webhook_url": webhook_url,
+            **events_body(webhook_events),
             **{name: value for name, value in rules.items() if value is not None},
             **page_body(options), **tracking_body(track)}

@@ -126,7 +126,8 @@ def run_collect(args: argparse.Namespace, err: Console) -> int:
     urls = read_urls(args.urls_file)
     client = _client(args)
     created = client.collect(urls, extract=args.extract, webhook_url=args.webhook_url,
-                             max_age=args.max_age, track=args.track, **page_options(args))
+                             webhook_events=args.webhook_events, max_age=args.max_age,
+                             track=args.track, **page_options(args))
     return _follow(client, created, args, output, err,
                    f"{len(urls)} URL{'s' if len(urls) > 1 else ''}")
 
@@ -137,8 +138,8 @@ def run_crawl(args: argparse.Namespace, err: Console) -> int:
     created = client.crawl(args.url, extract=args.extract, max_pages=args.max_pages,
                            max_depth=args.max_depth, include_paths=args.include_paths,
                            exclude_paths=args.exclude_paths, use_sitemap=args.use_sitemap,
-                           webhook_url=args.webhook_url, max_age=args.max_age,
-                           track=args.track, **page_options(args))
+                           webhook_url=args.webhook_url, webhook_events=args.webhook_events,
+                           max_age=args.max_age, track=args.track, **page_options(args))
     return _follow(client, created, args, output, err, f"crawl of {args.url}")
 
 

@@ -158,14 +158,16 @@ class Client(MonitorCalls):
     def collect(self, urls: Iterable[str], *, extract: str = "page",
                 webhook_url: str | None = None, max_age: int | None = None,
                 track: str | None = None, idempotency_key: str | None = None,
-                **options: Any) -> dict[str, Any]:
+                webhook_events: list[str] | None = None, **options: Any) -> dict[str, Any]:
         """Start a batch: each URL fetched once (or taken from the page cache when
         ``max_age`` allows; ``track``: say of each page what changed since the last collection
         under that tag, "" the site's). The collection object (status ``queued``).
         ``options``: those of :meth:`scrape` (``formats=["markdown"]``…), for ``extract`` page
-        only, and ``schema`` for ``extract="schema"``; left ``None``, not sent."""
+        only, and ``schema`` for ``extract="schema"``; left ``None``, not sent.
+        ``webhook_events``: those sent to ``webhook_url`` (default: the end's)."""
         return self.create(batch_body(list(urls), extract=extract, webhook_url=webhook_url,
-                                      max_age=max_age, track=track, options=options),
+                                      max_age=max_age, track=track, options=options,
+                                      webhook_events=webhook_events),
                            idempotency_key)
 
     def crawl(self, url: str, *, extract: str = "page", max_pages: int | None = None,
@@ -173,13 +175,14 @@ class Client(MonitorCalls):
               exclude_paths: list[str] | None = None, use_sitemap: bool | None = None,
               webhook_url: str | None = None, max_age: int | None = None,
               track: str | None = None, idempotency_key: str | None = None,
-              **options: Any) -> dict[str, Any]:
+              webhook_events: list[str] | None = None, **options: Any) -> dict[str, Any]:
         """Start a crawl of ``url``'s site; options left ``None`` take the service's defaults
         (``options``: those of :meth:`scrape`, for ``extract`` page, as for :meth:`collect`)."""
         return self.create(crawl_body(
             url, extract=extract, webhook_url=webhook_url, track=track, options=options,
-            max_pages=max_pages, max_depth=max_depth, include_paths=include_paths,
-            exclude_paths=exclude_paths, use_sitemap=use_sitemap, max_age=max_age),
+            webhook_events=webhook_events, max_pages=max_pages, max_depth=max_depth,
+            include_paths=include_paths, exclude_paths=exclude_paths, use_sitemap=use_sitemap,
+            max_age=max_age),
             idempotency_key)
 
     def create(self, body: dict[str, Any], idempotency_key: str | None = None

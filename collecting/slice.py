@@ -51,6 +51,7 @@ from storage import collection_skips, collection_store, collections, webhooks
 from storage.db import Database, shared_for
 from storage.models import LIVE_STATUSES, CollectionStatus
 from worker import metrics, queues
+from worker.webhooks import drainer
 
 logger = logging.getLogger(__name__)
 
@@ -165,7 +166,8 @@ class Slice:
             self.scope = CrawlScope(start_url=spec["url"], max_depth=spec["max_depth"],
                                     include_paths=tuple(spec.get("include_paths") or ()),
                                     exclude_paths=tuple(spec.get("exclude_paths") or ()))
-        collections.start(self.db, self.collection_id)
+        if collections.start(self.db, self.collection_id) and self.webhook:
+            drainer(self.config).kick(self.collection_id)  # its collection.started, if asked
         self.frontier.beat()
         if not self.frontier.state().seeded:
             refused = seeding.seed(self.frontier, self.redis, self.config,
@@ -358,6 +360,8 @@ class Slice:
             self._stopped = "closed"
         elif stored.out_of_credits:
             self._stopped = OUT_OF_CREDITS
+        if stored.events:  # collection.page events written: sent beside the crawl
+            drainer(self.config).kick(self.collection_id)
         self.stats["stored"] += len(outcomes)
         settled = set(stored.settled)
         metrics.stored([o.status for o in outcomes if o.key in settled],

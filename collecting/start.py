@@ -56,7 +56,7 @@ def arguments(body: Mapping[str, Any]) -> dict[str, Any]:
     it (its defaults filled): the API's collections and a monitor's runs start alike."""
     names = ("mode", "extract", "urls", "url", "max_pages", "max_depth", "include_paths",
              "exclude_paths", "use_sitemap", "remove_repeated_blocks", "webhook_url",
-             "max_age", "change_tracking")
+             "webhook_events", "max_age", "change_tracking")
     return {**{name: body[name] for name in names if name in body},
             "options": {name: body[name] for name in COLLECTION_OPTIONS if name in body}}
 
@@ -64,7 +64,7 @@ def arguments(body: Mapping[str, Any]) -> dict[str, Any]:
 def create(db: Database, policy: SourcePolicy, *, account_id: str, mode: str,
            extract: str = "page", url: str | None = None, request_id: str | None = None,
            webhook_url: str | None = None, run: tuple[str, datetime] | None = None,
-           **rules: Any) -> Collection:
+           webhook_events: Sequence[str] | None = None, **rules: Any) -> Collection:
     """A new ``queued`` collection of the account, within its plan, with its line of history.
 
     Checked in this order: the rules (:func:`prepare`); then, in the transaction that writes
@@ -75,7 +75,8 @@ def create(db: Database, policy: SourcePolicy, *, account_id: str, mode: str,
     spec, max_running = prepare(db, policy, account_id=account_id, mode=mode, url=url, **rules)
     return collections.create(db, account_id=account_id, mode=mode, extract=extract, spec=spec,
                               max_running=max_running, request_id=request_id, url=url,
-                              webhook_url=webhook_url, run=run)
+                              webhook_url=webhook_url, run=run,
+                              webhook_events=webhook_events)
 
 
 def prepare(db: Database, policy: SourcePolicy, *, account_id: str, mode: str,

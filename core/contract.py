@@ -11,6 +11,20 @@ from __future__ import annotations
 
 from enum import StrEnum
 
+#: Where the API's operations are served (its OpenAPI ``servers`` path).
+BASE_PATH = "/api/service/v1"
+
+#: A collection's webhook events (docs/api.md, Webhooks): the one of each final status, its
+#: start (queued → running), each page it stored; what ``webhook_events`` may list, and what
+#: a collection asks for without it (its end's).
+END_EVENTS = {"completed": "collection.completed", "cancelled": "collection.cancelled",
+              "failed": "collection.failed"}
+STARTED_EVENT, PAGE_EVENT = "collection.started", "collection.page"
+COLLECTION_EVENTS = (STARTED_EVENT, PAGE_EVENT, *END_EVENTS.values())
+DEFAULT_EVENTS = tuple(END_EVENTS.values())
+#: An account's event: its balance fell below its ``low_balance_threshold``.
+LOW_BALANCE_EVENT = "account.low_balance"
+
 
 class ErrorCode(StrEnum):
     """Every ``error`` value the API answers with (docs/api.md, Errors; ``api.errors.STATUS`` gives

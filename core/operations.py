@@ -275,6 +275,8 @@ COLLECTION = Operation(
 COLLECTION_CANCEL = Operation(name="collection_cancel",
                               path="/collections/<collection_id>/cancel", cost=0)
 WEBHOOK_SECRET = Operation(name="webhook_secret", path="/account/webhook-secret", cost=0)
+#: A change of the account's settings (``PATCH /account``: low balance, webhook URL).
+ACCOUNT_UPDATE = Operation(name="account_update", path="/account", cost=0)
 #: A monitor's creation, change and deletion; its runs are collections, on lines of their own.
 MONITOR = Operation(name="monitor", path="/monitors", cost=0)
 MONITOR_UPDATE = Operation(name="monitor_update", path="/monitors/<monitor_id>", cost=0)
@@ -283,7 +285,8 @@ MONITOR_DELETE = Operation(name="monitor_delete", path="/monitors/<monitor_id>",
 #: Every operation of the history, in the order the API documents them.
 OPERATIONS: tuple[Operation, ...] = (
     SCRAPE, CONTACTS, PRODUCTS, VIDEO_PLATFORM, MAP, SEARCH, SEARCH_NEWS, SEARCH_VIDEOS,
-    COLLECTION, COLLECTION_CANCEL, WEBHOOK_SECRET, MONITOR, MONITOR_UPDATE, MONITOR_DELETE,
+    COLLECTION, COLLECTION_CANCEL, WEBHOOK_SECRET, ACCOUNT_UPDATE, MONITOR, MONITOR_UPDATE,
+    MONITOR_DELETE,
 )
 #: Each operation by its name; the page operations, and each by its extraction's name.
 BY_NAME = {operation.name: operation for operation in OPERATIONS}
@@ -326,7 +329,7 @@ def option_errors(extract: str, given: dict[str, Any]) -> dict[str, str]:
 #: The history's operation of each route a POST creates with, by its path under the API's
 #: base path (what a refused POST is recorded as).
 BY_PATH = {operation.path: operation.name for operation in OPERATIONS
-           if operation not in (MONITOR_UPDATE, MONITOR_DELETE)}
+           if operation not in (ACCOUNT_UPDATE, MONITOR_UPDATE, MONITOR_DELETE)}
 #: The console chart's series of each history operation.
 USAGE = {operation.name: operation.usage for operation in OPERATIONS if operation.usage}
 

@@ -14,7 +14,7 @@ from sqlalchemy import insert, select, update
 from sqlalchemy.orm import Session
 
 from core.operations import COLLECTION
-from storage import collection_skips, page_versions
+from storage import collection_skips, page_versions, webhook_events
 from storage.db import Database
 from storage.models import (
     LIVE_STATUSES,
@@ -62,6 +62,8 @@ class Stored:
     #: The balance could not pay for every successful page: the ones it could not were not
     #: stored, and the collection must stop.
     out_of_credits: bool = False
+    #: ``collection.page`` events written (one per page stored now), for a sender to drain.
+    events: int = 0
 
 
 def store(db: Database, collection_id: str, outcomes: Sequence[PageOutcome],
@@ -78,12 +80,13 @@ def store(db: Database, collection_id: str, outcomes: Sequence[PageOutcome],
             .where(Collection.id == collection_id, Collection.status.in_(LIVE_STATUSES))
             .values(succeeded=Collection.succeeded)
             .returning(Collection.account_id, Collection.succeeded + Collection.failed,
-                       Collection.skipped, Collection.changes)
+                       Collection.skipped, Collection.changes, Collection.webhook_url,
+                       Collection.webhook_events)
         ).first()
         if locked is None:
             report.closed = True
             return report
-        account_id, done, counted, changes = locked
+        account_id, done, counted, changes, webhook_url, events = locked
         collection_skips.write(session, collection_id, counted, skipped)
         keys = [outcome.key for outcome in outcomes]
         known = set(session.scalars(
@@ -102,7 +105,11 @@ def store(db: Database, collection_id: str, outcomes: Sequence[PageOutcome],
         if unpaid:
             report.out_of_credits = True
             fresh = _drop_last_successes(fresh, unpaid)
-        _write(session, collection_id, account_id, fresh, done)
+        written = _write(session, collection_id, account_id, fresh, done)
+        if webhook_events.wants_pages(webhook_url, events):  # in the guard: once per page
+            report.events = webhook_events.page_events(
+                session, collection_id, account_id, webhook_url, written,
+                [outcome.data for outcome in fresh])
         if tag is not None:  # the versions of the pages stored now, not of retries
             stored_now = {outcome.key for outcome in fresh}
             page_versions.write(session, collection_id, account_id, tag, changes,
@@ -116,16 +123,19 @@ def _charge(session: Session, account_id: str, wanted: int) -> int:
     """Take up to ``wanted`` credits (as many as the balance has); how many were taken."""
     if not wanted:
         return 0
-    balance = session.scalar(
+    low = (Account.balance, Account.low_balance_threshold, Account.low_balance_notified)
+    debited = session.execute(
         update(Account).where(Account.id == account_id, Account.balance >= wanted)
-        .values(balance=Account.balance - wanted).returning(Account.balance))
-    if balance is not None:
+        .values(balance=Account.balance - wanted).returning(*low)).first()
+    if debited is not None:
+        webhook_events.after_debit(session, account_id, debited[0], wanted, *debited[1:])
         return wanted
     left = session.scalar(select(Account.balance).where(Account.id == account_id)) or 0
     if left <= 0:
         return 0
-    session.execute(update(Account).where(Account.id == account_id)
-                    .values(balance=Account.balance - left))
+    debited = session.execute(update(Account).where(Account.id == account_id)
+                              .values(balance=Account.balance - left).returning(*low)).one()
+    webhook_events.after_debit(session, account_id, debited[0], left, *debited[1:])
     return left
 
 
@@ -141,19 +151,21 @@ def _drop_last_successes(outcomes: list[PageOutcome], count: int) -> list[PageOu
 
 
 def _write(session: Session, collection_id: str, account_id: str,
-           outcomes: list[PageOutcome], done: int) -> None:
-    """Insert ``outcomes`` numbered after ``done``, their ledger entries and counters."""
+           outcomes: list[PageOutcome], done: int) -> list[dict[str, Any]]:
+    """Insert ``outcomes`` numbered after ``done``, their ledger entries and counters; the
+    results' columns as inserted."""
     if not outcomes:
-        return
+        return []
     now = utcnow()
-    session.execute(insert(CollectionResult), [
+    results = [
         {"collection_id": collection_id, "seq": done + number, "page_key": outcome.key,
          "url": outcome.url, "final_url": outcome.final_url, "status": outcome.status,
          "status_code": outcome.status_code, "fetched_at": outcome.fetched_at,
          "error": json.dumps(outcome.error) if outcome.error is not None else None,
          "data": json.dumps(outcome.data) if outcome.data is not None else None,
          "change": json.dumps(outcome.change) if outcome.change is not None else None}
-        for number, outcome in enumerate(outcomes, start=1)])
+        for number, outcome in enumerate(outcomes, start=1)]
+    session.execute(insert(CollectionResult), results)
     paid = [outcome for outcome in outcomes if outcome.status == Outcome.SUCCEEDED]
     if paid:
         entries = []
@@ -176,3 +188,4 @@ def _write(session: Session, collection_id: str, account_id: str,
         succeeded=Collection.succeeded + len(paid), failed=Collection.failed + failed,
         credits_used=Collection.credits_used + len(paid),
         robots_blocked=Collection.robots_blocked + sum(o.robots_blocked for o in outcomes)))
+    return results

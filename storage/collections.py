@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import secrets
+from collections.abc import Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -27,7 +28,14 @@ from sqlalchemy.orm import Session
 from core.changes import REMOVED
 from core.formats import format_utc
 from core.operations import COLLECTION_CANCEL
-from storage import collection_skips, monitors, page_versions, removed_pages, webhooks
+from storage import (
+    collection_skips,
+    monitors,
+    page_versions,
+    removed_pages,
+    webhook_events,
+    webhooks,
+)
 from storage.collection_store import OPERATION
 from storage.db import Database
 from storage.ledger import InsufficientCredits
@@ -66,11 +74,12 @@ def new_id() -> str:
 
 def create(db: Database, *, account_id: str, mode: str, extract: str, spec: dict[str, Any],
            max_running: int, request_id: str | None = None, url: str | None = None,
-           webhook_url: str | None = None, run: tuple[str, datetime] | None = None
-           ) -> Collection:
+           webhook_url: str | None = None, run: tuple[str, datetime] | None = None,
+           webhook_events: Sequence[str] | None = None) -> Collection:
     """A new ``queued`` collection and its line of history; raises :class:`CollectionLimit`
     or :class:`InsufficientCredits` (a balance below the first page's credit). ``run``: it is
-    the run of monitor ``run[0]`` due at ``run[1]``, whose row is written with it."""
+    the run of monitor ``run[0]`` due at ``run[1]``, whose row is written with it;
+    ``webhook_events``: those it asks for (None: the end's)."""
     with db.write() as session:
         # The account's row locked first: two starts at once count one after the other (on
         # PostgreSQL, READ COMMITTED let each count the others' rows as not there yet and
@@ -86,7 +95,9 @@ def create(db: Database, *, account_id: str, mode: str, extract: str, spec: dict
             raise InsufficientCredits(1, balance)
         row = Collection(id=new_id(), account_id=account_id, mode=mode, extract=extract,
                          status=CollectionStatus.QUEUED, spec=json.dumps(spec),
-                         webhook_url=webhook_url, request_id=request_id, total=0, succeeded=0,
+                         webhook_url=webhook_url,
+                         webhook_events=webhooks.events_column(webhook_events),
+                         request_id=request_id, total=0, succeeded=0,
                          failed=0, robots_blocked=0, credits_used=0, created_at=utcnow(),
                          changes="{}" if "change_tracking" in spec else None,
                          monitor_id=run[0] if run else None)
@@ -173,14 +184,20 @@ def page(db: Database, account_id: str, *, before: tuple[datetime, str] | None =
 
 
 def start(db: Database, collection_id: str) -> bool:
-    """``queued`` → ``running``; whether this call made the change."""
+    """``queued`` → ``running``, with its ``collection.started`` event if it asked for one;
+    whether this call made the change."""
     with db.session() as session:
         done = session.execute(
             update(Collection)
             .where(Collection.id == collection_id,
                    Collection.status == CollectionStatus.QUEUED)
             .values(status=CollectionStatus.RUNNING, started_at=utcnow()))
-        return done.rowcount == 1
+        if done.rowcount != 1:
+            return False
+        row = session.scalar(select(Collection).where(Collection.id == collection_id))
+        if row is not None:
+            webhook_events.started_event(session, row)
+        return True
 
 
 def report_total(db: Database, collection_id: str, total: int) -> None:

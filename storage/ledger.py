@@ -19,6 +19,7 @@ from sqlalchemy import Connection, Select, bindparam, exists, insert, select, up
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, aliased
 
+from storage import webhook_events
 from storage.db import Database
 from storage.models import Account, Activity, EntryKind, LedgerEntry, Outcome, Phase, utcnow
 
@@ -101,7 +102,8 @@ _DEBIT = (
     update(_ACCOUNTS)
     .where(_ACCOUNTS.c.id == bindparam("account"), _ACCOUNTS.c.balance >= bindparam("amount"))
     .values(balance=_ACCOUNTS.c.balance - bindparam("amount"))
-    .returning(_ACCOUNTS.c.balance)
+    .returning(_ACCOUNTS.c.balance, _ACCOUNTS.c.low_balance_threshold,
+               _ACCOUNTS.c.low_balance_notified)
 )
 _BALANCE = select(_ACCOUNTS.c.balance).where(_ACCOUNTS.c.id == bindparam("account"))
 _ADD_ENTRY = insert(_ENTRIES)
@@ -114,11 +116,16 @@ def _balance(db: Session | Connection, account_id: str) -> int:
 
 
 def _debit(connection: Connection, charge: Charge) -> int:
-    """Take ``charge.amount`` from the balance, in ``connection``'s transaction; the balance
-    left. Raises InsufficientCredits (nothing taken)."""
-    balance = connection.scalar(_DEBIT, {"account": charge.account_id, "amount": charge.amount})
-    if balance is None:
+    """Take ``charge.amount`` from the balance, in ``connection``'s transaction (with the
+    account's low-balance event when it crossed its threshold); the balance left. Raises
+    InsufficientCredits (nothing taken)."""
+    debited = connection.execute(
+        _DEBIT, {"account": charge.account_id, "amount": charge.amount}).first()
+    if debited is None:
         raise InsufficientCredits(charge.amount, _balance(connection, charge.account_id))
+    balance, threshold, notified = debited
+    webhook_events.after_debit(connection, charge.account_id, balance, charge.amount,
+                               threshold, notified)
     return balance
 
 
@@ -241,17 +248,24 @@ def grant(db: Database, account_id: str, amount: int, key: str) -> int:
         raise TooManyCredits(amount)
     charge = Charge(account_id, key, -amount, GRANT_OPERATION)
     with db.write() as session:
-        balance = session.scalar(
+        granted = session.execute(
             update(Account)
             .where(Account.id == account_id, Account.balance + amount >= 0,
                    Account.balance + amount <= MAX_BALANCE)
             .values(balance=Account.balance + amount)
-            .returning(Account.balance)
-        )
-        if balance is None and amount > 0:
+            .returning(Account.balance, Account.low_balance_threshold,
+                       Account.low_balance_notified)
+        ).first()
+        if granted is None and amount > 0:
             raise TooManyCredits(amount)
-        if balance is None:
+        if granted is None:
             raise InsufficientCredits(-amount, _balance(session, account_id))
+        balance, threshold, notified = granted
+        if amount < 0:
+            webhook_events.after_debit(session, account_id, balance, -amount, threshold,
+                                       notified)
+        elif notified:
+            webhook_events.rearm(session, account_id)
         session.add(LedgerEntry(account_id=account_id, charge_key=key, phase=Phase.OPEN,
                                 kind=EntryKind.GRANT, amount=amount))
         session.add(_history(charge, -amount, Outcome.SUCCEEDED))

@@ -17,6 +17,7 @@ from sqlalchemy import (
     String,
     Text,
     UniqueConstraint,
+    false,
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 
@@ -121,6 +122,14 @@ class Account(Base):
     #: signatures), so receivers can switch without losing a delivery.
     previous_webhook_secret: Mapped[str | None] = mapped_column(String(80))
     webhook_secret_rotated_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    #: Where the account's own events go (``account.low_balance``); None: nowhere.
+    webhook_url: Mapped[str | None] = mapped_column(Text)
+    #: ``account.low_balance`` is sent when the balance falls below it; None: never.
+    low_balance_threshold: Mapped[int | None] = mapped_column(BigInteger)
+    #: The event was sent for the current fall: set by the spend that crossed the threshold,
+    #: cleared only by a grant that lifts the balance back to it (storage.ledger).
+    low_balance_notified: Mapped[bool] = mapped_column(Boolean, default=False,
+                                                       server_default=false())
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
 
     plan: Mapped[Plan] = relationship(lazy="joined")
@@ -255,6 +264,9 @@ class Collection(Base):
     #: What was asked, as JSON: the batch's URLs or the crawl's rules.
     spec: Mapped[str] = mapped_column(Text)
     webhook_url: Mapped[str | None] = mapped_column(Text)
+    #: The events asked for, comma-separated (storage.webhooks.COLLECTION_EVENTS); None: the
+    #: default ones (the end's). A column rather than in ``spec``: every stored batch reads it.
+    webhook_events: Mapped[str | None] = mapped_column(String(200))
     request_id: Mapped[str | None] = mapped_column(String(64))
     total: Mapped[int] = mapped_column(Integer, default=0)
     succeeded: Mapped[int] = mapped_column(Integer, default=0)
@@ -333,9 +345,10 @@ class DeliveryStatus(StrEnum):
 
 
 class WebhookEvent(Base):
-    """The outbox: one event per finished collection that asked for a webhook, written in the
-    transaction of its terminal transition (so it exists exactly when the transition does), and
-    sent by the workers until a 2xx or the last attempt (``worker.webhooks``).
+    """The outbox: each event written in the transaction of what it tells (a collection's
+    terminal transition, its start, a stored page; a balance falling below its threshold), so
+    it exists exactly when that happened, and sent by the workers until a 2xx or the last
+    attempt (``worker.webhooks``).
 
     ``payload`` is the body as first rendered: every attempt sends the same bytes, so a
     receiver that deduplicates on ``webhook-id`` sees one event.
@@ -345,8 +358,9 @@ class WebhookEvent(Base):
     __table_args__ = (Index("ix_webhook_events_due", "status", "next_attempt_at"),)
 
     id: Mapped[str] = mapped_column(String(40), primary_key=True)
-    collection_id: Mapped[str] = mapped_column(
-        ForeignKey("collections.id", ondelete="CASCADE"), unique=True)
+    #: The collection's event (its end, its start, one of its pages); None: the account's.
+    collection_id: Mapped[str | None] = mapped_column(
+        ForeignKey("collections.id", ondelete="CASCADE"), index=True)
     account_id: Mapped[str] = mapped_column(ForeignKey("accounts.id"))
     event: Mapped[str] = mapped_column(String(40))
     url: Mapped[str] = mapped_column(Text)

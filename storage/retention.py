@@ -1,5 +1,5 @@
-"""Retention: a finished collection's results (and its skipped URLs, and its removed pages
-with change tracking) are kept until its ``expires_at`` (finished_at +
+"""Retention: a finished collection's results (and its skipped URLs, its removed pages with
+change tracking, its webhook events but its end's) are kept until its ``expires_at`` (finished_at +
 ``COLLECTION_RETENTION_SECONDS``), then deleted by :func:`purge_expired`, which the workers run
 on RQ's cron schedule (``worker.maintenance.purge_expired_collections``).
 
@@ -16,8 +16,9 @@ from datetime import datetime, timedelta
 
 from sqlalchemy import delete, select, update
 
+from storage import webhooks
 from storage.db import Database
-from storage.models import Collection, CollectionResult, CollectionSkip, utcnow
+from storage.models import Collection, CollectionResult, CollectionSkip, WebhookEvent, utcnow
 from storage.page_models import PageVersion, RemovedPage
 
 
@@ -37,6 +38,7 @@ def purge_expired(db: Database, *, batch: int = 1000, now: datetime | None = Non
         deleted += _delete(db, CollectionResult, collection_id, batch)
         _delete(db, CollectionSkip, collection_id, batch)
         _delete(db, RemovedPage, collection_id, batch)
+        _delete_events(db, collection_id, batch)
         with db.session() as session:
             session.execute(update(Collection).where(Collection.id == collection_id)
                             .values(purged_at=now))
@@ -52,6 +54,23 @@ def _delete(db: Database, table: type[CollectionResult | CollectionSkip | Remove
             ids = select(table.id).where(table.collection_id == collection_id).limit(batch)
             gone = session.execute(delete(table).where(
                 table.id.in_(ids.scalar_subquery()))).rowcount
+        deleted += gone
+        if gone < batch:
+            return deleted
+
+
+def _delete_events(db: Database, collection_id: str, batch: int) -> int:
+    """Delete the collection's webhook events but its end's (the object still shows that
+    one's delivery): its start's and pages', long final by then (the last retry is 17.5 h
+    after an event), ``batch`` per transaction; how many."""
+    terminal = webhooks.event_id(collection_id)
+    deleted = 0
+    while True:
+        with db.session() as session:
+            ids = (select(WebhookEvent.id).where(WebhookEvent.collection_id == collection_id,
+                                                 WebhookEvent.id != terminal).limit(batch))
+            gone = session.execute(delete(WebhookEvent).where(
+                WebhookEvent.id.in_(ids.scalar_subquery()))).rowcount
         deleted += gone
         if gone < batch:
             return deleted

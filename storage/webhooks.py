@@ -22,7 +22,14 @@ from sqlalchemy import ColumnElement, select, update
 from sqlalchemy.orm import Session
 
 from core.changes import CHANGES
-from core.operations import WEBHOOK_SECRET
+from core.contract import (
+    DEFAULT_EVENTS,
+    END_EVENTS,
+    LOW_BALANCE_EVENT,
+    PAGE_EVENT,
+    STARTED_EVENT,
+)
+from core.operations import ACCOUNT_UPDATE, WEBHOOK_SECRET
 from storage.db import Database
 from storage.models import (
     Account,
@@ -48,9 +55,9 @@ CLAIM = timedelta(seconds=60)
 ROTATION_OVERLAP = timedelta(hours=24)
 #: ``operation`` of the history line of a rotation.
 SECRET_OPERATION = WEBHOOK_SECRET.name
-#: The event of each final status: of a collection, of a monitor's run.
-EVENTS = {"completed": "collection.completed", "cancelled": "collection.cancelled",
-          "failed": "collection.failed"}
+#: The event of each final status: of a collection (core.contract declares a collection's
+#: events), of a monitor's run.
+EVENTS, STARTED, PAGE, LOW_BALANCE = END_EVENTS, STARTED_EVENT, PAGE_EVENT, LOW_BALANCE_EVENT
 MONITOR_EVENTS = {"completed": "monitor.run.completed", "cancelled": "monitor.run.cancelled",
                   "failed": "monitor.run.failed"}
 
@@ -76,11 +83,41 @@ def rotate_secret(db: Database, account_id: str, request_id: str | None = None
     return secret, now + ROTATION_OVERLAP
 
 
+def update_settings(db: Database, account_id: str, values: dict[str, Any],
+                    request_id: str | None = None) -> Account:
+    """Change the account's webhook settings (``webhook_url``, ``low_balance_threshold``),
+    with the request's line of history (operation ``account_update``); the account after. A
+    new threshold is armed afresh: its first fall below it is told."""
+    with db.write() as session:
+        if values:
+            if "low_balance_threshold" in values:
+                values = {**values, "low_balance_notified": False}
+            session.execute(update(Account).where(Account.id == account_id).values(**values))
+        session.add(Activity(account_id=account_id, operation=ACCOUNT_UPDATE.name, credits=0,
+                             status=Outcome.SUCCEEDED, request_id=request_id))
+        row = session.scalar(select(Account).where(Account.id == account_id))
+        assert row is not None
+        return row
+
+
 def event_id(collection_id: str) -> str:
     """The id of a collection's event (there is at most one): ``evt_`` and the collection's
     own random part, so a caller that finished a collection can ask for its delivery
     without reading the row back."""
     return "evt_" + collection_id.removeprefix("col_")
+
+
+def events_of(row: Collection) -> tuple[str, ...]:
+    """The events collection ``row`` asked for (none without a ``webhook_url``)."""
+    if not row.webhook_url:
+        return ()
+    return tuple(row.webhook_events.split(",")) if row.webhook_events else DEFAULT_EVENTS
+
+
+def events_column(events: Iterable[str] | None) -> str | None:
+    """``webhook_events`` as the collection's row keeps it (None: the default ones)."""
+    chosen = tuple(dict.fromkeys(events)) if events is not None else DEFAULT_EVENTS
+    return None if set(chosen) == set(DEFAULT_EVENTS) else ",".join(chosen)
 
 
 def may_call(row: Collection) -> bool:
@@ -97,18 +134,29 @@ def add_event(session: Session, row: Collection, collection: dict[str, Any]) -> 
         if event is None:
             return
         url, payload = event
-    elif row.webhook_url:
+    elif EVENTS[row.status] in events_of(row):
         url, payload = row.webhook_url, {"id": event_id(row.id), "event": EVENTS[row.status],
                                          "created_at": collection["finished_at"],
                                          "collection": collection}
     else:
         return
-    now = utcnow()
-    session.add(WebhookEvent(
-        id=payload["id"], collection_id=row.id, account_id=row.account_id,
-        event=payload["event"], url=url,
-        payload=json.dumps(payload, ensure_ascii=False, separators=(",", ":")),
-        created_at=now, status=DeliveryStatus.PENDING, attempts=0, next_attempt_at=now))
+    session.add(WebhookEvent(**outbox_row(payload, url, row.account_id, row.id)))
+
+
+def outbox_row(payload: dict[str, Any], url: str, account_id: str,
+               collection_id: str | None, now: datetime | None = None) -> dict[str, Any]:
+    """The columns of a new event: its payload rendered once (every attempt sends these
+    bytes), due at once."""
+    now = now or utcnow()
+    return {"id": payload["id"], "collection_id": collection_id, "account_id": account_id,
+            "event": payload["event"], "url": url, "payload": render(payload),
+            "created_at": now, "status": DeliveryStatus.PENDING, "attempts": 0,
+            "next_attempt_at": now}
+
+
+def render(payload: dict[str, Any]) -> str:
+    """An event's body as sent: compact JSON, UTF-8."""
+    return json.dumps(payload, ensure_ascii=False, separators=(",", ":"))
 
 
 def _monitor_event(session: Session, row: Collection, collection: dict[str, Any]
@@ -144,7 +192,7 @@ def refresh_payload(db: Database, collection_id: str) -> bool:
             return False
         payload = json.loads(event.payload)
         payload["collection"] = collection_body(row)
-        event.payload = json.dumps(payload, ensure_ascii=False, separators=(",", ":"))
+        event.payload = render(payload)
     return True
 
 
@@ -165,7 +213,7 @@ def claim(db: Database, event: str, now: datetime | None = None) -> Claimed | No
     with db.session() as session:
         taken = session.execute(
             update(WebhookEvent)
-            .where(WebhookEvent.id == event, *_due_and_free(now))
+            .where(WebhookEvent.id == event, *due_and_free(now))
             .values(claimed_until=now + CLAIM))
         if taken.rowcount != 1:
             return None
@@ -175,7 +223,7 @@ def claim(db: Database, event: str, now: datetime | None = None) -> Claimed | No
         return Claimed(row.id, row.url, row.payload, row.attempts, signing_secrets(account, now))
 
 
-def _due_and_free(now: datetime) -> tuple[ColumnElement[bool], ...]:
+def due_and_free(now: datetime) -> tuple[ColumnElement[bool], ...]:
     """A pending event whose next attempt is due and that no sender holds."""
     return (WebhookEvent.status == DeliveryStatus.PENDING, WebhookEvent.next_attempt_at <= now,
             WebhookEvent.claimed_until.is_(None) | (WebhookEvent.claimed_until < now))
@@ -217,19 +265,20 @@ def due(db: Database, now: datetime | None = None, limit: int = 100) -> list[str
     now = now or utcnow()
     with db.session() as session:
         return list(session.scalars(
-            select(WebhookEvent.id).where(*_due_and_free(now))
+            select(WebhookEvent.id).where(*due_and_free(now))
             .order_by(WebhookEvent.next_attempt_at).limit(limit)))
 
 
 def deliveries(db: Database, collections: Iterable[Collection]) -> dict[str, dict[str, Any]]:
-    """The ``webhook`` field of each collection that asked for one (docs/api.md,
-    Collections): its event's delivery, or pending with no attempt while it runs."""
-    asked = [row.id for row in collections if row.webhook_url]
+    """The ``webhook`` field of each collection that asked for its end's event (docs/api.md,
+    Collections): its terminal event's delivery (not its start's or pages'), or pending with
+    no attempt while it runs."""
+    asked = [row.id for row in collections if set(events_of(row)) & set(DEFAULT_EVENTS)]
     if not asked:
         return {}
     with db.session() as session:
         events = {row.collection_id: row for row in session.scalars(
-            select(WebhookEvent).where(WebhookEvent.collection_id.in_(asked)))}
+            select(WebhookEvent).where(WebhookEvent.id.in_([event_id(c) for c in asked])))}
     shown: dict[str, dict[str, Any]] = {}
     for collection_id in asked:
         event = events.get(collection_id)

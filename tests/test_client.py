@@ -584,3 +584,21 @@ def test_collections_can_track_changes(api, client, cli_env):
     assert main(["crawl", "https://example.com/", "--no-wait", "--track"]) == 0
     assert [post.body["change_tracking"] for post in
             api.requests("POST", "/collections")[2:]] == [{"tag": "news"}, {}]
+
+
+def test_webhook_events_are_sent_only_when_chosen():
+    from client.arguments import parser
+    from client.bodies import batch_body, crawl_body
+
+    plain = batch_body(["https://a.test/"], extract="page", webhook_url="https://h.test/",
+                       max_age=None, track=None, options={})
+    assert "webhook_events" not in plain
+    chosen = crawl_body("https://a.test/", extract="page", webhook_url="https://h.test/",
+                        track=None, options={}, webhook_events=["collection.page"])
+    assert chosen["webhook_events"] == ["collection.page"]
+    args = parser().parse_args(["collect", "urls.txt", "--webhook-url", "https://h.test/",
+                                "--webhook-event", "collection.started",
+                                "--webhook-event", "collection.page"])
+    assert args.webhook_events == ["collection.started", "collection.page"]
+    with pytest.raises(SystemExit):
+        parser().parse_args(["collect", "urls.txt", "--webhook-event", "collection.paged"])

@@ -369,6 +369,32 @@ def test_a_finished_collection_calls_its_webhook_once(stack, site):
         receiver.close()
 
 
+def test_every_page_event_of_a_batch_is_delivered_once(stack, site):
+    """``collection.page`` through the real workers: one event per stored page, each
+    received once (by ``webhook-id``), signed, with the start and the end."""
+    receiver = start_receiver()
+    try:
+        who = customer(stack, credits=400)
+        secret = who.post("/account/webhook-secret", None).get_json()["secret"]
+        urls = [f"{site}/slow/event{n}?ms=0" for n in range(240)]
+        created = start(who, {"mode": "batch", "urls": urls, "webhook_url": receiver.url,
+                              "webhook_events": ["collection.started", "collection.page",
+                                                 "collection.completed"]})
+        final = wait_final(who, created["id"], timeout=120)
+        assert final["progress"]["done"] == 240
+        wait_until(lambda: len({r.headers["webhook-id"] for r in receiver.received}) >= 242,
+                   "every event to arrive", timeout=120, pause=0.2)
+        ids = [r.headers["webhook-id"] for r in receiver.received]
+        assert len(ids) == len(set(ids)) == 242
+        payloads = [Webhook(secret).verify(r.body, r.headers) for r in receiver.received]
+        pages = sorted(p["page"]["seq"] for p in payloads if p["event"] == "collection.page")
+        assert pages == list(range(1, 241))
+        assert {p["page"]["url"] for p in payloads if p["event"] == "collection.page"} == {
+            r["url"] for r in all_results(who, created["id"], limit=100)}
+    finally:
+        receiver.close()
+
+
 def _delivered(who: Customer, collection_id: str) -> dict:
     shown: dict = {}
 

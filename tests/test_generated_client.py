@@ -172,6 +172,12 @@ def account(call: Caller) -> None:
     call("rotateWebhookSecret", m("WebhookSecret"))
     rotated = call("rotateWebhookSecret", m("WebhookSecret"))
     assert rotated.previous_secret_expires_at
+    updated = call("updateAccount", m("Account"), body=m("AccountUpdate")(
+        low_balance_threshold=5))
+    assert updated.low_balance_threshold == 5
+    cleared = call("updateAccount", m("Account"), body=m("AccountUpdate")(
+        low_balance_threshold=None))
+    assert cleared.low_balance_threshold is None
 
 
 def collections(call: Caller, site: str) -> None:

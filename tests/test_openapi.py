@@ -41,6 +41,7 @@ OPERATIONS = {
     ("get", f"{BASE}/monitors"): "listMonitors",
     ("get", f"{BASE}/monitors/{{monitor_id}}"): "getMonitor",
     ("patch", f"{BASE}/monitors/{{monitor_id}}"): "updateMonitor",
+    ("patch", f"{BASE}/account"): "updateAccount",
     ("delete", f"{BASE}/monitors/{{monitor_id}}"): "deleteMonitor",
 }
 #: The error statuses of the collection operations beyond those of every operation.
@@ -57,6 +58,7 @@ COLLECTION_ERRORS = {
     "getMonitor": {"404"},
     "updateMonitor": {"400", "402", "404", "413", "422"},
     "deleteMonitor": {"404"},
+    "updateAccount": {"400", "413", "422"},
 }
 PAGE_OPERATIONS = {"scrape", "findContacts", "extractProducts", "getVideo", "mapSite"}
 SEARCH_OPERATIONS = {"searchWeb", "searchNews", "searchVideos"}
@@ -144,6 +146,7 @@ ADDITIONS = {
     **{name: ["cached", "cached_at"] for name in (
         "ScrapeResponse", "ContactsResponse", "ProductsResponse", "VideoResponse",
         "MapResponse")},
+    "Account": ["low_balance_threshold", "webhook_url"],  # account events (issue 31)
     "Activity": ["cached",
                  "channel"],  # how the request came: api, console, mcp (issue 31)
 }

@@ -74,7 +74,7 @@ def scheduler(config: Config, connection: Redis) -> JsonCronScheduler:
     every = config.api.sweep_interval
     for job, timeout in ((release_abandoned_reservations, 60), (look_after_collections, 60),
                          (run_due_monitors, 120),
-                         # up to 100 attempts, 8 at once, each within WEBHOOK_TIMEOUT
+                         # a drain of 15 s (worker.webhooks.DRAIN_SECONDS), its last attempts
                          (deliver_due, 15 * config.collections.webhook_timeout + 60),
                          (purge_expired_collections, 3600)):
         # Not taken within an interval (no worker running): dropped, the next one follows.

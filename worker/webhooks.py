@@ -1,14 +1,21 @@
 """Sending webhook events (the outbox of :mod:`storage.webhooks`), signed the Standard Webhooks
 way, under the source policy.
 
-Two ways in, both jobs on the ``maintenance`` queue:
+Three ways in:
 
-- :func:`deliver`, enqueued by whoever made a collection final (:func:`announce`): the first
-  attempt, seconds after the event;
-- :func:`deliver_due`, on RQ's cron schedule: every attempt that is due (retries on
-  :data:`storage.webhooks.BACKOFF`, and any first attempt whose job was lost with Redis).
+- :func:`deliver`, a ``maintenance`` job enqueued by whoever made a collection final
+  (:func:`announce`): the first attempt, seconds after the event;
+- :func:`drain`, by a :class:`Drainer` thread of the slice's process, kicked after each batch
+  stored with page events: the collection's due events, in batches, :data:`PARALLEL` at
+  once, for at most :data:`DRAIN_SECONDS` a round, again while more are due;
+- :func:`deliver_due`, a ``maintenance`` job on RQ's cron schedule: every attempt that is
+  due (retries on :data:`storage.webhooks.BACKOFF`, and any first attempt whose job was lost
+  with Redis), as a drain of everything.
 
-Both only send what they :func:`storage.webhooks.claim`, so an attempt is never made twice.
+All only send what they claimed, so an attempt is never made twice. A drain stops sending to a
+receiver after :data:`BREAKER` failures in a row and counts an attempt for its other due
+events without sending them (:func:`storage.webhook_batches.fail_unsent`): they wait for their
+backoff like the failed ones, and a dead receiver holds a worker seconds, not hours.
 
 Why ``http.client`` on a socket we connect ourselves, rather than an HTTP client library: the
 webhook URL is the account's, and must not reach what the crawler may not (a private address,
@@ -41,7 +48,7 @@ from w3lib.url import safe_url_string
 from core.config import Config
 from core.controls import escaped
 from core.policy import PolicyRefusal, SourcePolicy, host_name, literal_address
-from storage import webhooks
+from storage import webhook_batches, webhooks
 from storage.db import shared_for
 from storage.models import DeliveryStatus
 from worker import metrics, queues
@@ -53,6 +60,14 @@ DELIVER_JOB = "worker.webhooks.deliver"
 #: Attempts :func:`deliver_due` makes at once (each waits at most ``WEBHOOK_TIMEOUT``).
 PARALLEL = 8
 USER_AGENT = "webdata-webhooks/1"
+#: Seconds a drain sends for at most (then it enqueues itself again): one account's events
+#: never hold a maintenance worker for long.
+DRAIN_SECONDS = 15.0
+#: Events a drain claims at a time: two rounds of :data:`PARALLEL`.
+DRAIN_BATCH = 2 * PARALLEL
+#: Failures in a row after which a drain stops sending to a receiver (see the module).
+BREAKER = 3
+
 #: Receivers' names being resolved (:func:`_resolve`), one lookup each, and the most at once.
 _LOOKUPS: dict[tuple[str, int], concurrent.futures.Future[list[Any]]] = {}
 _LOOKUPS_LOCK = threading.Lock()
@@ -91,15 +106,110 @@ def deliver(event_id: str, config: Config | None = None, now: datetime | None = 
 
 
 def deliver_due(config: Config | None = None) -> int:
-    """Every due attempt, :data:`PARALLEL` at once; how many were made."""
+    """Every due attempt (:func:`drain` of all events, within its time); how many were
+    made."""
+    return drain(None, config)
+
+
+class Drainer:
+    """A sender thread of the slice's own process (:func:`drain`s of the collections it was
+    :meth:`kick`ed for, one after the other): page events go out while the slice crawls,
+    without taking a worker from the queue as a :data:`DRAIN_JOB` would (a worker runs one
+    job at a time: a drain job beside a slice halved the crawl's workers)."""
+
+    def __init__(self, config: Config):
+        self.config = config
+        self._wanted: set[str] = set()
+        self._lock = threading.Lock()
+        self._thread: threading.Thread | None = None
+
+    def kick(self, collection_id: str) -> None:
+        """Drain ``collection_id`` soon (once more if a drain of it is under way)."""
+        with self._lock:
+            self._wanted.add(collection_id)
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._run, daemon=True,
+                                                name="webhook-drainer")
+                self._thread.start()
+
+    def _run(self) -> None:
+        while True:
+            with self._lock:
+                if not self._wanted:
+                    self._thread = None
+                    return
+                collection_id = self._wanted.pop()
+            try:
+                made = drain(collection_id, self.config)
+                if made and webhook_batches.any_due(shared_for(self.config.storage),
+                                                    collection_id):
+                    self.kick(collection_id)  # its time was up: another round
+            except Exception:  # the sweep sends what this did not; never the slice's death
+                logger.exception("Draining the webhooks of %s failed", collection_id)
+
+
+_DRAINERS: dict[int, Drainer] = {}
+
+
+def drainer(config: Config) -> Drainer:
+    """This process's :class:`Drainer` (one per configuration)."""
+    with _LOOKUPS_LOCK:
+        return _DRAINERS.setdefault(id(config), Drainer(config))
+
+
+def drain(collection_id: str | None, config: Config | None = None,
+          now: datetime | None = None, seconds: float = DRAIN_SECONDS) -> int:
+    """Send the due events (of ``collection_id``; every one's when None) in batches of
+    :data:`DRAIN_BATCH`, :data:`PARALLEL` at once, for at most ``seconds``; a receiver that
+    failed :data:`BREAKER` times in a row gets its other due events counted as failed
+    attempts, unsent. How many attempts were made."""
     config = config or Config.from_env()
-    due = webhooks.due(shared_for(config.storage))
-    if not due:
-        return 0
+    db = shared_for(config.storage)
+    policy = SourcePolicy.from_config(config.policy)
+    timeout = config.collections.webhook_timeout
+    deadline = time.monotonic() + seconds
+    failures: dict[str, int] = {}
+    broken: dict[str, str] = {}
+    made = 0
     with ThreadPoolExecutor(PARALLEL, thread_name_prefix="webhook") as pool:
-        made = [outcome for outcome in pool.map(lambda event: deliver(event, config), due)
-                if outcome is not None]
-    return len(made)
+        while time.monotonic() < deadline:
+            batch = webhook_batches.claim_due(db, collection_id=collection_id,
+                                              limit=DRAIN_BATCH, skip_urls=broken, now=now)
+            if not batch:
+                break
+            outcomes = list(pool.map(lambda event: attempt(event, policy, timeout), batch))
+            made += len(batch)
+            _record(db, batch, outcomes, failures, broken, now)
+    for url, error in broken.items():
+        skipped = webhook_batches.fail_unsent(
+            db, url, f"not sent: the receiver failed {BREAKER} times in a row ({error})",
+            collection_id=collection_id, now=now)
+        logger.warning("Webhooks to %s: %d event(s) put off after %d failures in a row",
+                       escaped(url), skipped, BREAKER)
+    return made
+
+
+def _record(db: Any, batch: list[webhooks.Claimed],
+            outcomes: list[tuple[int | None, str | None]], failures: dict[str, int],
+            broken: dict[str, str], now: datetime | None) -> None:
+    """Record a batch's attempts: the 2xx in one statement, each other on its own; count the
+    failures in a row of each receiver, and mark it broken at :data:`BREAKER`."""
+    delivered: dict[str, int] = {}
+    for event, (status, error) in zip(batch, outcomes, strict=True):
+        if status is not None and 200 <= status < 300:
+            delivered[event.id] = status
+            failures[event.url] = 0
+            continue
+        webhooks.record(db, event, status=status, error=error, now=now)
+        metrics.attempted(False)
+        failures[event.url] = failures.get(event.url, 0) + 1
+        if failures[event.url] >= BREAKER:
+            broken.setdefault(event.url, escaped(str(status or error)))
+    if delivered:
+        webhook_batches.record_delivered(
+            db, [event for event in batch if event.id in delivered], status=delivered, now=now)
+        for _ in delivered:
+            metrics.attempted(True)
 
 
 def attempt(claimed: webhooks.Claimed, policy: SourcePolicy, timeout: float

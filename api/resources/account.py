@@ -1,4 +1,5 @@
-"""``GET /account``, ``GET /account/activity`` and ``POST /account/webhook-secret``."""
+"""``GET /account``, ``PATCH /account``, ``GET /account/activity`` and
+``POST /account/webhook-secret``."""
 
 from __future__ import annotations
 
@@ -7,16 +8,19 @@ from flask_smorest import Blueprint
 
 from api import cursors
 from api.auth import authenticated, bodyless
-from api.extensions import db
+from api.errors import ApiError
+from api.extensions import db, source_policy
 from api.openapi import AUTHENTICATED, BASE_PATH, documented
 from api.operations import history_written
 from api.schemas.account import (
     AccountSchema,
+    AccountUpdateSchema,
     ActivityPageSchema,
     ActivityQuerySchema,
     WebhookSecretSchema,
 )
 from core.formats import format_utc
+from core.policy import PolicyRefusal
 from storage import accounts, activity, webhooks
 
 blp = authenticated(Blueprint("account", __name__, url_prefix=BASE_PATH,
@@ -32,9 +36,39 @@ def account():
     """Your account: plan limits and credit balance."""
     with db().session() as session:
         row = accounts.find_account(session, g.principal.account_id)
-    # The response schema reads the plan row's attributes (loaded with the account, and not
-    # expired when the session closes).
-    return {"id": row.id, "name": row.name, "plan": row.plan, "credits": {"balance": row.balance}}
+    return _body(row)
+
+
+def _body(row) -> dict:
+    """The account as answered. The response schema reads the plan row's attributes (loaded
+    with the account, and not expired when the session closes)."""
+    return {"id": row.id, "name": row.name, "plan": row.plan, "credits": {"balance": row.balance},
+            "low_balance_threshold": row.low_balance_threshold, "webhook_url": row.webhook_url}
+
+
+@blp.route("/account", methods=["PATCH"])
+@documented(blp, "updateAccount", AccountSchema, (*AUTHENTICATED, 400, 413, 422),
+            descriptions={400: "bad_request: the body is not JSON.",
+                          422: "validation_error: a negative threshold, a webhook_url the "
+                               "source policy refuses."})
+@blp.arguments(AccountUpdateSchema)
+def update_account(args: dict):
+    """Set your low-balance threshold and the webhook URL of your account's events.
+
+    `account.low_balance` is sent once when a charge takes the balance below the threshold,
+    and again only after a grant lifted the balance back to at least it.
+    """
+    if args.get("webhook_url"):
+        try:
+            source_policy().check_url(args["webhook_url"])
+        except PolicyRefusal as exc:
+            raise ApiError("validation_error", "Invalid request: check webhook_url.",
+                           errors={"webhook_url": [exc.message]}) from None
+    row = webhooks.update_settings(db(), g.principal.account_id, args,
+                                   request_id=g.request_id)
+    history_written()  # by update_settings
+    with db().session() as session:
+        return _body(accounts.find_account(session, row.id))
 
 
 @blp.route("/account/activity", methods=["GET"])

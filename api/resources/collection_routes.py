@@ -41,6 +41,7 @@ from api.schemas.collections import (
 from collecting import control
 from collecting import start as starting
 from collecting.frontier import Frontier
+from core import cursors as core_cursors
 from core.config import Config
 from core.operations import COLLECTION
 from core.policy import PolicyRefusal
@@ -59,7 +60,7 @@ logger = logging.getLogger(__name__)
 OPERATION = collections.OPERATION
 #: The kinds of the collections' cursors (:mod:`api.cursors`): the list, a results page, a
 #: page of skipped URLs, a page of changes.
-LIST_CURSOR, RESULTS_CURSOR, SKIPPED_CURSOR, CHANGES_CURSOR = "c", "r", "s", "h"
+LIST_CURSOR, RESULTS_CURSOR, SKIPPED_CURSOR, CHANGES_CURSOR = "c", core_cursors.RESULTS, "s", "h"
 #: Bytes of results one results page holds at most (past its first result, always given):
 #: a page is written to its client by one API thread, within the worker's write timeout.
 RESULTS_PAGE_BYTES = 2 * 1024 * 1024

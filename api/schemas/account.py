@@ -4,7 +4,14 @@ from __future__ import annotations
 
 from marshmallow import fields, validate
 
-from api.schemas.fields import RequestSchema, Response
+from api.schemas.fields import RequestSchema, Response, Url, WholeNumber
+from core.contract import LOW_BALANCE_EVENT
+
+_THRESHOLD = (f"`{LOW_BALANCE_EVENT}` is sent to `webhook_url` when a charge takes the balance "
+              "below this many credits, once, and again only after a grant lifted it back to "
+              "at least this; null: never.")
+_WEBHOOK = (f"Where the account's own events go (`{LOW_BALANCE_EVENT}`), signed as "
+            "collections' webhooks are; null: nowhere.")
 
 
 class PlanSchema(Response):
@@ -32,6 +39,17 @@ class AccountSchema(Response):
     name = fields.String()
     plan = fields.Nested(PlanSchema)
     credits = fields.Nested(CreditsSchema)
+    low_balance_threshold = fields.Integer(allow_none=True, metadata={"description": _THRESHOLD})
+    webhook_url = fields.String(allow_none=True, metadata={"description": _WEBHOOK})
+
+
+class AccountUpdateSchema(RequestSchema):
+    """``PATCH /account``: the fields given change, the others stay."""
+
+    low_balance_threshold = WholeNumber(allow_none=True, validate=validate.Range(
+        min=0, max=10**12), metadata={"description": _THRESHOLD})
+    webhook_url = Url(required=False, allow_none=True, metadata={
+        "description": _WEBHOOK + " Must pass the source policy (else 422)."})
 
 
 class WebhookSecretSchema(Response):

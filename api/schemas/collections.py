@@ -17,8 +17,14 @@ from api.schemas.fields import (
     printable,
 )
 from api.schemas.options import option_field
+from core.contract import (
+    COLLECTION_EVENTS,
+    DEFAULT_EVENTS,
+    DEFAULT_MAX_DEPTH,
+    MAX_DEPTH,
+    SKIP_REASONS,
+)
 from core.contract import COLLECTION_MODES as MODES
-from core.contract import DEFAULT_MAX_DEPTH, MAX_DEPTH, SKIP_REASONS
 from core.operations import COLLECTION_EXTRACTS as EXTRACTS
 from core.operations import COLLECTION_OPTIONS, EXTRACTIONS, MAX_AGE_OPTION
 from core.patterns import MAX_PATTERN_LENGTH, MAX_PATTERNS, SYNTAX, pattern_errors
@@ -115,7 +121,16 @@ class _CollectionRequest(RequestSchema):
                        "for word (cookie notices, sidebars); the pages stored before a block "
                        "was recognised are cleaned when the crawl completes."})
     webhook_url = Url(required=False, allow_none=True, load_default=None, metadata={
-        "description": "Called once when the collection ends (see docs/api.md, Webhooks)."})
+        "description": "Called with the events of `webhook_events`; by default once, when "
+                       "the collection ends (see docs/api.md, Webhooks)."})
+    webhook_events = fields.List(
+        fields.String(validate=validate.OneOf(COLLECTION_EVENTS)),
+        validate=validate.Length(min=1, max=len(COLLECTION_EVENTS)), metadata={
+            "description": "The events sent to `webhook_url` (which needs to be given): any of "
+                           + ", ".join(f"`{name}`" for name in COLLECTION_EVENTS)
+                           + "; default " + ", ".join(f"`{name}`" for name in DEFAULT_EVENTS)
+                           + ". `collection.page` is one event per stored or failed page, with "
+                           "its result inline up to 64 KB, else a `result_url` to fetch it."})
     max_age = option_field(MAX_AGE_OPTION, note="Each page:")
     change_tracking = fields.Nested(ChangeTrackingSchema, load_default=None, metadata={
         "description": "Compare each page stored with its version of the latest earlier "
@@ -139,6 +154,12 @@ class _CollectionRequest(RequestSchema):
                        if option.required and data.get(option.name) is None})
         if errors:
             raise ValidationError(errors)
+
+    @validates_schema
+    def _events_need_a_url(self, data: dict[str, Any], **_: Any) -> None:
+        """``webhook_events`` say what is sent to ``webhook_url``: none without it."""
+        if data.get("webhook_events") is not None and not data.get("webhook_url"):
+            raise ValidationError({"webhook_events": ["Needs a webhook_url to send them to."]})
 
     @validates_schema
     def _one_mode(self, data: dict[str, Any], **_: Any) -> None:
@@ -241,7 +262,8 @@ class CollectionSchema(Response):
     progress = fields.Nested(ProgressSchema)
     credits_used = fields.Integer()
     webhook = fields.Nested(WebhookDeliverySchema, allow_none=True, metadata={
-        "description": "The delivery of the collection's webhook; null when none was asked."})
+        "description": "The delivery of the event of the collection's end; null when none "
+                       "was asked (no `webhook_url`, or `webhook_events` without the end's)."})
     monitor_id = fields.String(allow_none=True, metadata={
         "description": "The monitor this collection is a run of; null for others."})
 

@@ -14,6 +14,7 @@ from core.schedules import MAX_CRON_LENGTH, MAX_INTERVAL, MIN_INTERVAL, Schedule
 NOTIFY = ("changes", "always")
 #: Fields of a monitor's collection that the monitor sets itself.
 MONITOR_SET = {"webhook_url": "A monitor's runs call the monitor's own `webhook_url`.",
+               "webhook_events": "A monitor's runs send the monitor's `monitor.run.*` events.",
                "change_tracking": "A monitor's runs are compared under the monitor's id."}
 
 

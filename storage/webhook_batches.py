@@ -1,0 +1,94 @@
+"""The outbox taken in batches (:mod:`storage.webhooks` holds the one-event path): what a
+drain of many events (a collection's pages, the cron sweep) claims, records and, for a
+receiver that keeps failing, counts as failed without sending."""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Iterable
+from datetime import datetime, timedelta
+
+from sqlalchemy import case, select, update
+
+from storage.db import Database
+from storage.models import Account, DeliveryStatus, WebhookEvent, utcnow
+from storage.webhooks import ATTEMPTS, BACKOFF, CLAIM, Claimed, due_and_free, signing_secrets
+
+
+def claim_due(db: Database, *, collection_id: str | None = None, limit: int = 16,
+              skip_urls: Collection[str] = (), now: datetime | None = None) -> list[Claimed]:
+    """Hold up to ``limit`` due and free events (of ``collection_id`` when given, none to
+    ``skip_urls``), oldest first, for one attempt each: one conditional ``UPDATE``, so two
+    drains never hold one event."""
+    now = now or utcnow()
+    until = now + CLAIM
+    query = select(WebhookEvent.id).where(*due_and_free(now))
+    if collection_id is not None:
+        query = query.where(WebhookEvent.collection_id == collection_id)
+    if skip_urls:
+        query = query.where(WebhookEvent.url.not_in(list(skip_urls)))
+    with db.session() as session:
+        ids = list(session.scalars(query.order_by(WebhookEvent.next_attempt_at,
+                                                  WebhookEvent.created_at).limit(limit)))
+        if not ids:
+            return []
+        session.execute(update(WebhookEvent)
+                        .where(WebhookEvent.id.in_(ids), *due_and_free(now))
+                        .values(claimed_until=until))
+        rows = session.execute(
+            select(WebhookEvent, Account).join(Account, Account.id == WebhookEvent.account_id)
+            .where(WebhookEvent.id.in_(ids), WebhookEvent.claimed_until == until)
+            .order_by(WebhookEvent.next_attempt_at, WebhookEvent.created_at)).all()
+        return [Claimed(row.id, row.url, row.payload, row.attempts,
+                        signing_secrets(account, now)) for row, account in rows]
+
+
+def record_delivered(db: Database, claimed: Iterable[Claimed], *, status: dict[str, int],
+                     now: datetime | None = None) -> int:
+    """Events of ``claimed`` answered with a 2xx (``status``: id → HTTP status), recorded
+    in one statement per status; how many."""
+    now = now or utcnow()
+    by_status: dict[int, list[tuple[str, int]]] = {}
+    for event in claimed:
+        by_status.setdefault(status[event.id], []).append((event.id, event.attempts))
+    done = 0
+    with db.session() as session:
+        for code, events in by_status.items():
+            for attempts in {made for _, made in events}:
+                ids = [event for event, made in events if made == attempts]
+                done += session.execute(
+                    update(WebhookEvent)
+                    .where(WebhookEvent.id.in_(ids), WebhookEvent.attempts == attempts)
+                    .values(status=DeliveryStatus.DELIVERED, delivered_at=now,
+                            attempts=attempts + 1, last_status=code, last_error=None,
+                            next_attempt_at=None, claimed_until=None)).rowcount
+    return done
+
+
+def fail_unsent(db: Database, url: str, error: str, *, collection_id: str | None = None,
+                now: datetime | None = None) -> int:
+    """Count an attempt, without sending it, for every due and free event to ``url`` (of
+    ``collection_id`` when given): its receiver failed time after time just now, and trying
+    each of thousands of events would hold a worker for nothing. Each goes on its backoff
+    (or fails after its last attempt) as if it had been tried; how many."""
+    now = now or utcnow()
+    query = update(WebhookEvent).where(WebhookEvent.url == url, *due_and_free(now))
+    if collection_id is not None:
+        query = query.where(WebhookEvent.collection_id == collection_id)
+    after = {made: now + timedelta(seconds=BACKOFF[made]) for made in range(len(BACKOFF))}
+    with db.session() as session:
+        return session.execute(query.values(
+            attempts=WebhookEvent.attempts + 1, last_status=None, last_error=error,
+            claimed_until=None,
+            status=case((WebhookEvent.attempts + 1 >= ATTEMPTS, DeliveryStatus.FAILED),
+                        else_=DeliveryStatus.PENDING),
+            next_attempt_at=case(after, value=WebhookEvent.attempts, else_=None))).rowcount
+
+
+def any_due(db: Database, collection_id: str | None = None, now: datetime | None = None
+              ) -> bool:
+    """Whether an event (of ``collection_id`` when given) is due and free."""
+    query = select(WebhookEvent.id).where(*due_and_free(now or utcnow()))
+    if collection_id is not None:
+        query = query.where(WebhookEvent.collection_id == collection_id)
+    with db.session() as session:
+        return session.scalar(query.limit(1)) is not None
