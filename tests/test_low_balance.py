@@ -6,21 +6,20 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import Iterator
 from datetime import timedelta
 
 import pytest
-from sqlalchemy import select, update
+from sqlalchemy import select
 from standardwebhooks.webhooks import Webhook
 
 from api import create_app
 from storage import collection_store, collections, ledger
 from storage.collection_results import page_key
 from storage.collection_store import PageOutcome
-from storage.models import WebhookEvent, utcnow
+from storage.models import WebhookEvent
 from tests.conftest import Customer, make_config, new_customer
 from tests.support.books import assert_books
-from tests.support.webhook_receiver import start_receiver
+from tests.support.webhook_receiver import nothing_left_due, start_receiver  # noqa: F401 (autouse)
 from worker import webhooks as sender
 
 HOOK = "http://127.0.0.2/hooks"
@@ -34,18 +33,6 @@ def app(database_url, redis_url):
 @pytest.fixture
 def who(app) -> Customer:
     return new_customer(app, credits=20, plan="standard")
-
-
-@pytest.fixture(autouse=True)
-def nothing_left_due(app) -> Iterator[None]:
-    """The events a test leaves pending are ended after it: the session's database is
-    shared, and other modules' tests look at what is due (the oldest 100)."""
-    began = utcnow()
-    yield
-    with app.extensions["webdata.db"].session() as session:
-        session.execute(update(WebhookEvent).where(WebhookEvent.status == "pending",
-                                                   WebhookEvent.created_at >= began)
-                        .values(status="failed", next_attempt_at=None))
 
 
 def low_events(who: Customer) -> list[dict]:

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from datetime import timedelta
 
 import pytest
-from sqlalchemy import func, select, update
+from sqlalchemy import func, select
 from standardwebhooks.webhooks import Webhook
 
 from api import create_app
@@ -23,7 +23,11 @@ from storage.collection_store import PageOutcome
 from storage.models import CollectionStatus, WebhookEvent, utcnow
 from tests.conftest import Customer, make_config, new_customer
 from tests.support.books import assert_books
-from tests.support.webhook_receiver import Receiver, start_receiver
+from tests.support.webhook_receiver import (  # noqa: F401 (nothing_left_due: autouse)
+    Receiver,
+    nothing_left_due,
+    start_receiver,
+)
 from worker import webhooks as sender
 
 RETENTION = timedelta(days=7)
@@ -45,18 +49,6 @@ def app(database_url, redis_url):
 @pytest.fixture
 def who(app) -> Customer:
     return new_customer(app, credits=1000, plan="standard")
-
-
-@pytest.fixture(autouse=True)
-def nothing_left_due(app) -> Iterator[None]:
-    """The events a test leaves pending are ended after it: the session's database is
-    shared, and other modules' tests look at what is due (the oldest 100)."""
-    began = utcnow()
-    yield
-    with app.extensions["webdata.db"].session() as session:
-        session.execute(update(WebhookEvent).where(WebhookEvent.status == "pending",
-                                                   WebhookEvent.created_at >= began)
-                        .values(status="failed", next_attempt_at=None))
 
 
 def db_of(who: Customer):

@@ -6,8 +6,14 @@ from __future__ import annotations
 import contextlib
 import threading
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+from sqlalchemy import update
+
+from storage.models import WebhookEvent, utcnow
 
 
 @dataclass
@@ -74,3 +80,16 @@ def start_receiver(host: str = "127.0.0.2") -> Receiver:
     receiver = Receiver(server)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     return receiver
+
+
+@pytest.fixture(autouse=True)
+def nothing_left_due(app) -> Iterator[None]:
+    """The events a test leaves pending are ended after it: the session's database is
+    shared, and other modules' tests look at what is due (the oldest 100). A module that
+    imports it gets it for each of its tests (its ``app`` fixture's database)."""
+    began = utcnow()
+    yield
+    with app.extensions["webdata.db"].session() as session:
+        session.execute(update(WebhookEvent).where(WebhookEvent.status == "pending",
+                                                   WebhookEvent.created_at >= began)
+                        .values(status="failed", next_attempt_at=None))
