@@ -25,6 +25,7 @@ import json
 import os
 import re
 import sys
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -171,30 +172,28 @@ def run_skipped(args: argparse.Namespace, err: Console) -> int:
     """The URLs a collection skipped, one a line: its reason, the URL (and what a duplicate
     duplicates); or one JSON object a line. The URLs are the service's, as links were found
     (percent-encoded: one a line whatever they hold)."""
-    lines = []
-    for item in _client(args).skipped(args.id, reason=args.reason):
-        if args.json:
-            lines.append(json.dumps(item, ensure_ascii=False))
-        else:
-            also = f" (of {item['duplicate_of']})" if item.get("duplicate_of") else ""
-            lines.append(f"{item['reason']:<13} {item['url']}{also}")
-    if not lines:
-        print("webdata: no URL skipped (so far).", file=sys.stderr)
-        return 0
-    return _print("\n".join(lines))
+    def line(item: dict[str, Any]) -> str:
+        also = f" (of {item['duplicate_of']})" if item.get("duplicate_of") else ""
+        return f"{item['reason']:<13} {item['url']}{also}"
+
+    return _listed(_client(args).skipped(args.id, reason=args.reason), line, args.json,
+                   "no URL skipped")
 
 
 def run_changes(args: argparse.Namespace, err: Console) -> int:
     """What changed in a tracked collection, one page a line: its status, the URL; or one JSON
     object a line (the diffs are there)."""
-    lines = []
-    for item in _client(args).changes(args.id, status=args.status):
-        if args.json:
-            lines.append(json.dumps(item, ensure_ascii=False))
-        else:
-            lines.append(f"{item['status']:<8} {item['url']}")
+    return _listed(_client(args).changes(args.id, status=args.status),
+                   lambda item: f"{item['status']:<8} {item['url']}", args.json, "no change")
+
+
+def _listed(items: Iterable[dict[str, Any]], line: Callable[[dict[str, Any]], str],
+            as_json: bool, none: str) -> int:
+    """``items`` one a line on stdout (``line`` of each, or its JSON); when there is none,
+    ``none`` "(so far)" on stderr."""
+    lines = [json.dumps(item, ensure_ascii=False) if as_json else line(item) for item in items]
     if not lines:
-        print("webdata: no change (so far).", file=sys.stderr)
+        print(f"webdata: {none} (so far).", file=sys.stderr)
         return 0
     return _print("\n".join(lines))
 

@@ -348,3 +348,13 @@ def account_at_old_revision(session, name: str, plan: str) -> str:
         "SELECT :id, :name, id, 0, 'whsec_old', CURRENT_TIMESTAMP FROM plans "
         "WHERE name = :plan"), {"id": account_id, "name": name, "plan": plan})
     return account_id
+
+
+@pytest.fixture
+def receiver() -> Iterator:
+    """A webhook receiver on loopback for one test (tests/support/webhook_receiver.py)."""
+    from tests.support.webhook_receiver import start_receiver
+
+    receiver = start_receiver()
+    yield receiver
+    receiver.close()

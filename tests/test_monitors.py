@@ -11,7 +11,6 @@ import re
 import subprocess
 import sys
 import uuid
-from collections.abc import Iterator
 from datetime import datetime, timedelta
 from html import unescape
 
@@ -29,18 +28,10 @@ from tests.support.books import assert_books
 from tests.support.collection_stack import Stack, wait_final
 from tests.support.site import caching
 from tests.support.waits import wait_until
-from tests.support.webhook_receiver import Receiver, start_receiver
 from tests.test_collections import customer
 from tests.test_console import form_token, signed_in, token
 
 FIVE_MINUTES = timedelta(seconds=300)
-
-
-@pytest.fixture
-def receiver() -> Iterator[Receiver]:
-    receiver = start_receiver()
-    yield receiver
-    receiver.close()
 
 
 def tick(stack: Stack, now: datetime, monitor_id: str) -> str | None:

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Iterator
 from datetime import timedelta
 
 import pytest
@@ -23,7 +22,7 @@ from storage.collection_store import PageOutcome
 from storage.models import CollectionStatus, WebhookEvent, utcnow
 from tests.conftest import Customer, make_config, new_customer
 from tests.support.books import assert_books
-from tests.support.webhook_receiver import (  # noqa: F401 (nothing_left_due: autouse)
+from tests.support.webhook_receiver import (  # noqa: F401 (fixtures: used by name)
     Receiver,
     nothing_left_due,
     start_receiver,
@@ -32,13 +31,6 @@ from worker import webhooks as sender
 
 RETENTION = timedelta(days=7)
 ALL = list(COLLECTION_EVENTS)
-
-
-@pytest.fixture
-def receiver() -> Iterator[Receiver]:
-    receiver = start_receiver()
-    yield receiver
-    receiver.close()
 
 
 @pytest.fixture

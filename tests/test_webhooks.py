@@ -7,7 +7,6 @@ following a redirect."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from datetime import timedelta
 
 import pytest
@@ -18,17 +17,10 @@ from api import create_app
 from storage import collections, webhooks
 from storage.models import CollectionStatus, WebhookEvent, utcnow
 from tests.conftest import Customer, make_config, new_customer
-from tests.support.webhook_receiver import Receiver, start_receiver
+from tests.support.webhook_receiver import start_receiver
 from worker.webhooks import deliver
 
 RETENTION = timedelta(days=7)
-
-
-@pytest.fixture
-def receiver() -> Iterator[Receiver]:
-    receiver = start_receiver()
-    yield receiver
-    receiver.close()
 
 
 @pytest.fixture

@@ -93,3 +93,4 @@ def nothing_left_due(app) -> Iterator[None]:
         session.execute(update(WebhookEvent).where(WebhookEvent.status == "pending",
                                                    WebhookEvent.created_at >= began)
                         .values(status="failed", next_attempt_at=None))
+
