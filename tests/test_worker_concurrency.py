@@ -25,7 +25,7 @@ from tests.support.books import assert_books_balance
 from tests.support.waits import wait_until
 from worker import jobs, queues
 from worker.replies import ReplyingJob
-from worker.timeouts import ThreadDeathPenalty
+from worker.timeouts import JobStopped, ThreadDeathPenalty
 from worker.worker import WarmWorker
 
 pytestmark = pytest.mark.stack  # starts processes (tests/conftest.py)
@@ -138,6 +138,21 @@ def test_a_timeout_strikes_only_inside_its_block():
     for thread in threads:
         thread.join(timeout=10)
     assert struck == ["slow: The job exceeded its timeout and was stopped."]
+
+
+def test_a_stop_that_comes_before_the_job_begins_stops_it_as_it_begins():
+    """RQ shows a job started before its thread enters the job's block: a stop-job command
+    in between is kept for the job (``taken``), not ignored, and a job that is over drops it."""
+    assert not ThreadDeathPenalty.stop("not-here")  # not this worker's: ignored
+    assert ThreadDeathPenalty.stop("early", taken=True)
+    with pytest.raises(JobStopped), ThreadDeathPenalty(60, JobTimeoutException, job_id="early"):
+        pytest.fail("the job began")
+    with ThreadDeathPenalty(60, JobTimeoutException, job_id="early"):
+        pass  # the stop was used up: the same id runs again
+    assert ThreadDeathPenalty.stop("finished", taken=True)
+    ThreadDeathPenalty.forget("finished")  # the worker's end of the job
+    with ThreadDeathPenalty(60, JobTimeoutException, job_id="finished"):
+        pass
 
 
 def test_a_killed_worker_releases_every_request_it_held(own_pool, database_url, site):

@@ -51,6 +51,8 @@ class ThreadDeathPenalty(BaseDeathPenalty):
 
     #: Penalties inside their block, by job id (RQ passes ``job_id``).
     _active: dict[str, ThreadDeathPenalty] = {}
+    #: Jobs asked to stop while taken but not yet inside their block: stopped as they enter.
+    _early: set[str] = set()
     _active_lock = threading.Lock()
 
     def __init__(self, timeout: int, exception: type[BaseException] = JobTimeoutException,
@@ -64,16 +66,35 @@ class ThreadDeathPenalty(BaseDeathPenalty):
         self._armed = False
 
     @classmethod
-    def stop(cls, job_id: str) -> bool:
-        """Stop job ``job_id`` now if it runs in this process; whether it did."""
+    def stop(cls, job_id: str, taken: bool = False) -> bool:
+        """Stop job ``job_id`` now if it runs in this process; whether it will stop.
+
+        ``taken``: the caller's worker holds the job (handed to a thread, not finished), so
+        a job not inside its block yet is stopped as it enters it (:meth:`forget` when the
+        job is over): a stop that comes between "started" and the block is not lost.
+        """
         with cls._active_lock:
             penalty = cls._active.get(job_id)
-        return penalty is not None and penalty._strike(JobStopped)
+            if penalty is None:
+                if taken:
+                    cls._early.add(job_id)
+                return taken
+        return penalty._strike(JobStopped)
+
+    @classmethod
+    def forget(cls, job_id: str) -> None:
+        """Job ``job_id`` is over: an early stop that never met its block is dropped."""
+        with cls._active_lock:
+            cls._early.discard(job_id)
 
     def setup_death_penalty(self) -> None:
         self._armed = True
         if self._job_id is not None:
             with self._active_lock:
+                if self._job_id in self._early:  # stopped before it began: never begins
+                    self._early.discard(self._job_id)
+                    self._armed = False
+                    raise JobStopped
                 self._active[self._job_id] = self
         if self._timeout > 0:
             _watchdog.add(time.monotonic() + self._timeout, self)

@@ -113,7 +113,9 @@ class WarmWorker(SimpleWorker):
         self._work: SimpleQueue[tuple[Job, Queue, Any, bool]] = SimpleQueue()
         self._background_running = 0
         self._cold_shutdown = False
-        #: Jobs asked to stop (RQ's stop-job command), until their failure is recorded.
+        #: Jobs handed to a job thread and not over; those of them asked to stop (RQ's
+        #: stop-job command), until their failure is recorded.
+        self._taken: set[str] = set()
         self._stopping: set[str] = set()
         self._last_beat = 0.0
         self._suspension_seen = -SUSPENSION_EVERY
@@ -312,6 +314,7 @@ class WarmWorker(SimpleWorker):
             execution = self.prepare_execution(job)  # started registry, state busy
             self._busy += 1
             self._background_running += background
+            self._taken.add(job.id)
             if self._job_threads < self._busy:
                 threading.Thread(target=self._serve, name=f"job-{self._job_threads}",
                                  daemon=True).start()
@@ -331,7 +334,9 @@ class WarmWorker(SimpleWorker):
                 with self._slots:  # "idle" is shown by the dequeue loop, not a write per job
                     self._busy -= 1
                     self._background_running -= background
+                    self._taken.discard(job.id)
                     self._stopping.discard(job.id)  # a stop that came as the job returned
+                    ThreadDeathPenalty.forget(job.id)  # one that came after its block
                     self._slots.notify_all()
             del job, queue, execution  # its result (a map's links) not held while waiting
 
@@ -346,12 +351,14 @@ class WarmWorker(SimpleWorker):
             super().handle_payload(message)
             return
         job_id = payload.get("job_id") or ""
-        with self._slots:  # recorded first: the job's failure handling looks for it
-            self._stopping.add(job_id)
-        if ThreadDeathPenalty.stop(job_id):
-            logger.info("Worker %s: stopping job %s on request", self.name, job_id)
-            return
-        with self._slots:
+        with self._slots:  # the job cannot end meanwhile (its thread's end takes the lock)
+            taken = job_id in self._taken
+            if taken:  # recorded first: the job's failure handling looks for it
+                self._stopping.add(job_id)
+            # A job taken but not begun yet (RQ shows it started) stops as it begins.
+            if ThreadDeathPenalty.stop(job_id, taken=taken):
+                logger.info("Worker %s: stopping job %s on request", self.name, job_id)
+                return
             self._stopping.discard(job_id)
         logger.info("Worker %s: not running job %s, stop ignored", self.name, job_id)
 
