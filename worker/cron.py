@@ -2,8 +2,9 @@
 
 ``make run`` supervises it as ``worker-cron`` (restarted if it dies, stopped with the workers).
 It only enqueues; the warm workers run the jobs (they listen on ``maintenance`` too), so it is
-a small process with no Scrapy in it. One per Redis is enough; two only sweep twice, which
-changes nothing (every job here is idempotent).
+a small process: no Scrapy, and not even the jobs' own modules (the database's), as it names
+the jobs rather than importing them (:data:`SCHEDULE`). One per Redis is enough; two only
+sweep twice, which changes nothing (every job here is idempotent).
 
 Why RQ's ``CronScheduler`` and not ``enqueue_in`` with scheduler-enabled workers: a job that
 re-schedules itself stops for good the first time it is lost (a killed worker, a Redis
@@ -26,13 +27,17 @@ from rq.job import Job
 
 from core.config import Config, load_or_exit
 from worker import logs, queues
-from worker.maintenance import (
-    look_after_collections,
-    purge_expired_collections,
-    release_abandoned_reservations,
-    run_due_monitors,
+
+#: The housekeeping jobs, each named (the workers import it, not this process) with the
+#: timeout of one run in seconds, or a function of the configuration for it.
+SCHEDULE: tuple[tuple[str, Any], ...] = (
+    ("worker.maintenance.release_abandoned_reservations", 60),
+    ("worker.maintenance.look_after_collections", 60),
+    ("worker.maintenance.run_due_monitors", 120),
+    # a drain of 15 s (worker.webhooks.DRAIN_SECONDS), its last attempts
+    ("worker.webhooks.deliver_due", lambda config: 15 * config.collections.webhook_timeout + 60),
+    ("worker.maintenance.purge_expired_collections", 3600),
 )
-from worker.webhooks import deliver_due
 
 logger = logging.getLogger(__name__)
 
@@ -43,7 +48,7 @@ class JsonCronJob(CronJob):
     def enqueue(self, connection: Redis) -> Job:
         queue = queues.queue(self.queue_name, connection)
         with connection.pipeline() as pipeline:
-            job = queue.enqueue(self.func, args=self.args, kwargs=self.kwargs,
+            job = queue.enqueue(self.func or self.func_name, args=self.args, kwargs=self.kwargs,
                                 **self.job_options, pipeline=pipeline)
             pipeline.zadd(self.job_history_key, {job.id: job.enqueued_at.timestamp()})
             pipeline.zremrangebyrank(self.job_history_key, 0, -(DEFAULT_CRON_JOB_HISTORY_LIMIT + 1))
@@ -59,7 +64,8 @@ class JsonCronScheduler(CronScheduler):
     """RQ's cron scheduler whose jobs are :class:`JsonCronJob`."""
 
     def register(self, func: Any, queue_name: str, **options: Any) -> CronJob:
-        job = JsonCronJob(queue_name=queue_name, func=func, **options)
+        named = {"func_name": func} if isinstance(func, str) else {"func": func}
+        job = JsonCronJob(queue_name=queue_name, **named, **options)
         self._cron_jobs.append(job)
         logger.info("Every %s s: %s on %s", options.get("interval"), job.func_name, queue_name)
         return job
@@ -72,11 +78,9 @@ def scheduler(config: Config, connection: Redis) -> JsonCronScheduler:
     collections' results."""
     cron = JsonCronScheduler(connection=connection, logging_level=config.log.log_level)
     every = config.api.sweep_interval
-    for job, timeout in ((release_abandoned_reservations, 60), (look_after_collections, 60),
-                         (run_due_monitors, 120),
-                         # a drain of 15 s (worker.webhooks.DRAIN_SECONDS), its last attempts
-                         (deliver_due, 15 * config.collections.webhook_timeout + 60),
-                         (purge_expired_collections, 3600)):
+    for job, timeout in SCHEDULE:
+        if callable(timeout):
+            timeout = timeout(config)
         # Not taken within an interval (no worker running): dropped, the next one follows.
         cron.register(job, queues.MAINTENANCE, interval=every,
                       job_timeout=int(max(timeout, every)), ttl=every, result_ttl=every,
