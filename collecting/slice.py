@@ -40,6 +40,7 @@ from collecting.landing import Landed, failure, land
 from collecting.page_cache import CollectionCache
 from collecting.repeats import RepeatedBlocks, clean_outcomes
 from collecting.skips import record_left
+from core import stops
 from core.config import Config
 from core.contract import ErrorCode, SkipReason
 from core.controls import escaped
@@ -192,6 +193,7 @@ class Slice:
         slice_end = time.monotonic() + self.limits.collection_slice_seconds
         looked = 0.0
         while True:
+            stops.checkpoint()  # a job timeout or a stop: raised here, between two turns
             now = time.monotonic()
             if now - looked >= POLL:  # a cancel is seen within POLL (not one Redis call a page)
                 looked = now

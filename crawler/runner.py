@@ -26,6 +26,7 @@ from scrapy.crawler import Crawler, CrawlerRunner
 from scrapy.settings import Settings
 from scrapy.utils.reactor import install_reactor
 
+from core import stops
 from crawler import feed
 from crawler.exceptions import CrawlTimeout
 from crawler.resolver import FilteringResolver, policy_from_settings
@@ -209,14 +210,13 @@ def _wait(done: concurrent.futures.Future[list[Any]], timeout: float,
     """The crawl's items, waited for; :class:`CrawlTimeout` after ``timeout`` seconds. On the
     timeout, or any interruption of the caller (an RQ job timeout), ``give_up()`` first.
 
-    A worker running many jobs stops one that overruns its RQ timeout by raising an exception
-    in that job's thread (:mod:`worker.timeouts`); Python delivers it only between bytecodes,
-    never inside one long blocking wait, so the wait returns to Python every
-    :data:`WAIT_SLICE` seconds.
+    A worker running many jobs stops one alone (its RQ timeout, RQ's stop-job command) by
+    asking its thread (:mod:`core.stops`): the wait looks every :data:`WAIT_SLICE` seconds.
     """
     deadline = time.monotonic() + timeout
     try:
         while (remaining := deadline - time.monotonic()) > 0:
+            stops.checkpoint()
             try:
                 return done.result(timeout=min(WAIT_SLICE, remaining))
             except concurrent.futures.TimeoutError:

@@ -20,10 +20,11 @@ from rq.registry import StartedJobRegistry
 from rq.timeouts import JobTimeoutException
 
 from api import create_app
+from core import stops
 from tests.conftest import WORKER_ENV, _redis_db, _start_workers, _stop, make_config, new_customer
 from tests.support.books import assert_books_balance
 from tests.support.waits import wait_until
-from worker import jobs, queues
+from worker import jobs, queues, timeouts
 from worker.replies import ReplyingJob
 from worker.timeouts import JobStopped, ThreadDeathPenalty
 from worker.worker import WarmWorker
@@ -116,8 +117,9 @@ def test_a_job_over_its_timeout_is_stopped_alone(own_pool, site):
     assert proc.poll() is None
 
 
-def test_a_timeout_strikes_only_inside_its_block():
-    """The timer cannot land in the job thread once the job has left its block."""
+def _timed_jobs(checkpoints: bool) -> list[str]:
+    """A 3-second job and a quick one, each under a 1-second timeout, the slow one reaching a
+    checkpoint every 10 ms or none; what each raised."""
     struck: list[str] = []
 
     def job(seconds: float, name: str) -> None:
@@ -126,8 +128,11 @@ def test_a_timeout_strikes_only_inside_its_block():
                 end = time.monotonic() + seconds
                 while time.monotonic() < end:
                     time.sleep(0.01)
+                    if checkpoints:
+                        stops.checkpoint()
             for _ in range(150):  # well past the timer's second, outside the block
                 time.sleep(0.01)
+                stops.checkpoint()
         except JobTimeoutException as exc:
             struck.append(f"{name}: {exc}")
 
@@ -137,7 +142,17 @@ def test_a_timeout_strikes_only_inside_its_block():
         thread.start()
     for thread in threads:
         thread.join(timeout=10)
-    assert struck == ["slow: The job exceeded its timeout and was stopped."]
+    return struck
+
+
+def test_a_timeout_strikes_only_inside_its_block():
+    """The timer cannot reach the job thread once the job has left its block."""
+    assert _timed_jobs(checkpoints=True) == ["slow: The job exceeded its timeout and was stopped."]
+
+
+def test_a_job_that_reaches_no_checkpoint_is_stopped_by_force(monkeypatch):
+    monkeypatch.setattr(timeouts, "FORCE_AFTER", 0.5)
+    assert _timed_jobs(checkpoints=False) == ["slow: The job exceeded its timeout and was stopped."]
 
 
 def test_a_stop_that_comes_before_the_job_begins_stops_it_as_it_begins():

@@ -9,9 +9,13 @@ the instant the job returns and land the exception in RQ's own bookkeeping of th
 same idea with that window closed: the exception is raised only while the job thread is still
 inside the ``with`` block, decided under a lock both sides take.
 
-An asynchronous exception is seen when the thread next runs Python code: a job blocked in one
-long C call (``time.sleep(600)``) is interrupted only when that call returns. Our own jobs
-wait on the crawl in short slices (:meth:`crawler.runner.WarmCrawler.crawl`) for this reason.
+A stop is first *requested* (:mod:`core.stops`): our jobs raise it themselves at their next
+checkpoint (each slice of a crawl's wait, each turn of a collection's loop), where unwinding is
+safe; an asynchronous exception can land inside an import's module lock and leave it held for
+every other job. Only a job that reaches no checkpoint within :data:`FORCE_AFTER` seconds (a
+batch script's own function, say) gets the asynchronous exception. That one is seen when the
+thread next runs Python code: a job blocked in one long C call (``time.sleep(600)``) is
+interrupted only when that call returns.
 """
 
 from __future__ import annotations
@@ -27,7 +31,12 @@ from typing import Any
 from rq.timeouts import BaseDeathPenalty, BaseTimeoutException
 from rq.timeouts import JobTimeoutException as RQJobTimeoutException
 
+from core import stops
+
 logger = logging.getLogger(__name__)
+
+#: Seconds a job asked to stop has to reach a checkpoint before it is stopped by force.
+FORCE_AFTER = 5.0
 
 
 class JobTimeoutException(RQJobTimeoutException):
@@ -64,6 +73,8 @@ class ThreadDeathPenalty(BaseDeathPenalty):
         self._thread_id = threading.get_ident()
         self._lock = threading.Lock()
         self._armed = False
+        #: The stop requested of the job (its exception), once asked.
+        self._asked: type[BaseException] | None = None
 
     @classmethod
     def stop(cls, job_id: str, taken: bool = False) -> bool:
@@ -79,7 +90,7 @@ class ThreadDeathPenalty(BaseDeathPenalty):
                 if taken:
                     cls._early.add(job_id)
                 return taken
-        return penalty._strike(JobStopped)
+        return penalty._ask(JobStopped)
 
     @classmethod
     def forget(cls, job_id: str) -> None:
@@ -99,19 +110,36 @@ class ThreadDeathPenalty(BaseDeathPenalty):
         if self._timeout > 0:
             _watchdog.add(time.monotonic() + self._timeout, self)
 
-    def _strike(self, exception: type[BaseException]) -> bool:
+    def _ask(self, exception: type[BaseException]) -> bool:
+        """Request the stop at the job's next checkpoint; force it after :data:`FORCE_AFTER`.
+        Whether the job is still inside its block (asked now or before)."""
         with self._lock:
             if not self._armed:
                 return False  # the job left its block already
+            if self._asked is not None:
+                return True
+            self._asked = exception
+            stops.request(self._thread_id, exception)
+        _watchdog.force_at(time.monotonic() + FORCE_AFTER, self)
+        return True
+
+    def _force(self) -> None:
+        """The asynchronous exception, for a job asked to stop that reached no checkpoint."""
+        with self._lock:
+            if not self._armed or stops.take(self._thread_id) is None:
+                return  # it left its block, or raised the stop at a checkpoint meanwhile
             self._armed = False
             self._forget()  # here too: the exception may land before cancel's own removal
+            logger.warning("Job %s reached no checkpoint within %g s: stopped by force",
+                           self._job_id, FORCE_AFTER)
             ctypes.pythonapi.PyThreadState_SetAsyncExc(
-                ctypes.c_ulong(self._thread_id), ctypes.py_object(exception))
-            return True
+                ctypes.c_ulong(self._thread_id), ctypes.py_object(self._asked))
 
     def cancel_death_penalty(self) -> None:
         with self._lock:
             self._armed = False
+            if self._asked is not None:
+                stops.take(self._thread_id)  # left before its checkpoint: not for the next job
         self._forget()
         if self._timeout > 0:
             _watchdog.done()
@@ -133,7 +161,9 @@ class _Watchdog:
 
     def __init__(self) -> None:
         self._due = threading.Condition()
-        self._heap: list[tuple[float, int, ThreadDeathPenalty]] = []
+        #: (when, order, penalty, force): at ``when`` the penalty's timeout asks its job to
+        #: stop, or (``force``) a job asked before is stopped by force.
+        self._heap: list[tuple[float, int, ThreadDeathPenalty, bool]] = []
         self._order = itertools.count()
         self._thread: threading.Thread | None = None
         #: Entries of penalties still inside their block; the heap also holds finished ones,
@@ -141,15 +171,24 @@ class _Watchdog:
         self._armed = 0
 
     def add(self, when: float, penalty: ThreadDeathPenalty) -> None:
+        """``penalty``'s timeout, at ``when``."""
         with self._due:
             self._armed += 1
-            heapq.heappush(self._heap, (when, next(self._order), penalty))
-            if self._thread is None:
-                self._thread = threading.Thread(target=self._run, name="job-timeouts",
-                                                daemon=True)
-                self._thread.start()
-            elif self._heap[0][2] is penalty:
-                self._due.notify()  # due before whatever the thread waits for
+            self._push(when, penalty, False)
+
+    def force_at(self, when: float, penalty: ThreadDeathPenalty) -> None:
+        """Stop ``penalty``'s job by force at ``when`` unless it has stopped by then."""
+        with self._due:
+            self._push(when, penalty, True)
+
+    def _push(self, when: float, penalty: ThreadDeathPenalty, force: bool) -> None:
+        heapq.heappush(self._heap, (when, next(self._order), penalty, force))
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._run, name="job-timeouts",
+                                            daemon=True)
+            self._thread.start()
+        elif self._heap[0][2] is penalty:
+            self._due.notify()  # due before whatever the thread waits for
 
     def _run(self) -> None:
         with self._due:
@@ -162,9 +201,12 @@ class _Watchdog:
                 if wait > 0:
                     self._due.wait(min(wait, LONGEST_WAIT))  # a year-long timeout: no overflow
                     continue
-                _, _, penalty = heapq.heappop(self._heap)
-                try:
-                    penalty._strike(penalty._exception)  # nothing if it left its block
+                _, _, penalty, force = heapq.heappop(self._heap)
+                try:  # nothing if the job left its block
+                    if force:
+                        penalty._force()
+                    else:
+                        penalty._ask(penalty._exception)
                 except Exception:  # this thread times every job: it must not die of one
                     logger.exception("Could not stop job %s at its timeout", penalty._job_id)
 
