@@ -31,7 +31,7 @@ _libc = ctypes.CDLL(ctypes.util.find_library("c"), use_errno=True) if sys.platfo
     else None
 
 
-def _die_with(parent: int) -> Callable[[], None]:
+def die_with(parent: int) -> Callable[[], None]:
     """A ``preexec_fn``: SIGTERM this child when ``parent`` dies (loaded before the fork, so
     the child only makes one system call between fork and exec)."""
 
@@ -47,7 +47,7 @@ def _die_with(parent: int) -> Callable[[], None]:
 def spawn(command: Sequence[str], **kwargs) -> subprocess.Popen:
     """A child in a session of its own that dies with this process."""
     return subprocess.Popen(list(command), start_new_session=True,
-                            preexec_fn=_die_with(os.getpid()), **kwargs)
+                            preexec_fn=die_with(os.getpid()), **kwargs)
 
 
 def redis_binary() -> str:

@@ -12,8 +12,8 @@ import urllib.error
 import urllib.request
 
 from core.config import LaunchConfig
+from core.queues import INTERACTIVE
 from launcher.supervisor import Supervisor
-from worker.queues import INTERACTIVE
 
 #: Seconds ``make run`` waits for its first worker before it gives up; between two lines saying
 #: it still waits; and for the rest of its workers once one is ready.
@@ -69,7 +69,7 @@ def wait_until_ready(launch: LaunchConfig, supervisor: Supervisor) -> bool | Non
     limit = READY_LIMIT if launch.workers else math.inf
     first_ready = None
     next_line = started + STILL_WAITING_EVERY
-    own = [f"worker-{number}" for number in range(launch.workers)]
+    own = ["worker"] if launch.workers else []  # the pool of them (worker.pool)
     while not supervisor.stop_requested:
         if not supervisor.check():
             return False
@@ -82,7 +82,7 @@ def wait_until_ready(launch: LaunchConfig, supervisor: Supervisor) -> bool | Non
                 print(f"{workers_phrase(listening)} ready.", flush=True)
                 return True
         elif own and all(supervisor.early_deaths.get(name, 0) >= CRASH_LOOP for name in own):
-            print(f"The crawler workers keep exiting as they start ({CRASH_LOOP} times each): "
+            print(f"The crawler workers keep exiting as they start ({CRASH_LOOP} times): "
                   "see their output above. Stopping.", file=sys.stderr, flush=True)
             return False
         elif now - started >= limit:

@@ -16,23 +16,18 @@ import contextlib
 import logging
 import os
 import shutil
+import subprocess
 import sys
 from pathlib import Path
 
-from api.openapi import BASE_PATH
 from core.config import ROOT, ApiConfig, Config, LaunchConfig, load_or_exit
+from core.contract import BASE_PATH
 from launcher.embedded import start_redis
 from launcher.ready import wait_until_ready, workers_phrase
+from launcher.setup import write_private
 from launcher.supervisor import Supervisor
 
 logger = logging.getLogger(__name__)
-
-DEMO_ACCOUNT = "demo"
-DEMO_CREDITS = 1000
-#: The operator's own try-out account: the top plan (6,000 requests a minute, 48 in flight:
-#: three quarters of a default ``make run``'s 2 x 32 worker slots), so the demo key can run
-#: ../shared/tools/quality.py or bench-like loads without answering 429.
-DEMO_PLAN = "enterprise"
 
 API_APP = "api:create_app()"
 
@@ -57,6 +52,11 @@ def gunicorn_command(launch: LaunchConfig, api: ApiConfig, app: str = API_APP) -
         "--worker-class", worker, "--workers", str(launch.api_processes),
         "--threads", str(launch.api_threads), "--timeout", "120",
         "--graceful-timeout", str(request_grace(api)),
+        # The app is built once, before the fork: its processes share its code and data
+        # (copy-on-write, api.gunicorn_conf) instead of each importing it. Inherited database
+        # connections are let go in each child (storage.db); Redis clients reconnect in a
+        # new process by themselves.
+        "--preload", "--config", "python:api.gunicorn_conf",
         "--access-logfile", "-", "--logger-class", "api.gunicorn_logger.ApiLogger",
     ]
     # gunicorn ≥ 25 opens a control socket at one path per user, shared by every instance.
@@ -87,38 +87,13 @@ def private_dir(path: Path) -> None:
         path.chmod(0o700)
 
 
-def write_private(path: Path, line: str) -> None:
-    """``line`` in ``path``, readable by this user only from its creation on: the embedded
-    Redis's URL (it reaches an unauthenticated Redis), the demo key."""
-    with contextlib.suppress(FileNotFoundError):
-        path.unlink()
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    with os.fdopen(fd, "w") as file:
-        file.write(line + "\n")
-
-
-def demo_key(app, var_dir: Path) -> str:
-    """The demo account's key, kept in var/demo-key (created with the account)."""
-    from storage import accounts, ledger
-
-    key_file = var_dir / "demo-key"
-    db = app.extensions["webdata.db"]
-    saved = key_file.read_text().strip() if key_file.exists() else ""
-    with db.write() as session:
-        if saved and accounts.authenticate(session, saved):
-            return saved
-        try:
-            account = accounts.get_account(session, DEMO_ACCOUNT)
-            fresh = False
-        except accounts.AccountError:
-            account = accounts.create_account(session, DEMO_ACCOUNT, DEMO_PLAN)
-            fresh = True
-        key = accounts.create_key(session, account)
-        account_id = account.id
-    if fresh:
-        ledger.grant(db, account_id, DEMO_CREDITS, "grant:demo")
-    write_private(key_file, key)
-    return key
+def prepare(supervisor: Supervisor) -> str | None:
+    """The database migrated and the demo key, by ``python -m launcher.setup`` (a process of
+    its own, see there); None when it failed (it said why on stderr)."""
+    done = subprocess.run([sys.executable, "-m", "launcher.setup"], env=supervisor.env,
+                          cwd=supervisor.cwd, stdout=subprocess.PIPE, text=True)
+    lines = done.stdout.split()
+    return lines[-1] if done.returncode == 0 and lines else None
 
 
 def serve(config: Config, supervisor: Supervisor) -> bool:
@@ -135,24 +110,20 @@ def serve(config: Config, supervisor: Supervisor) -> bool:
               f"  export REDIS_URL={url}")
     supervisor.env.update(REDIS_URL=storage.redis_url, DATABASE_URL=storage.database_url)
 
-    from storage.db import migrate
-
-    migrate(storage.database_url)
-    from api import create_app
-
-    key = demo_key(create_app(config), storage.var_dir)
-    if supervisor.stop_requested:
-        return True
+    key = prepare(supervisor)
+    if key is None or supervisor.stop_requested:
+        return supervisor.stop_requested
     supervisor.spawn("api", gunicorn_command(launch, config.api),
                      {"PROMETHEUS_MULTIPROC_DIR": str(metrics_dir(storage.var_dir))})
     port = config.worker.worker_metrics_port  # each worker its own: port, port + 1…
-    for number in range(launch.workers):
-        supervisor.spawn(f"worker-{number}", [
-            sys.executable, "-m", "worker", *(["--metrics-port", str(port + number)]
-                                              if port else [])])
-    # RQ's cron scheduler: enqueues the sweep of abandoned reservations for the workers; named
-    # worker-… so that it is restarted if it dies and stopped with the workers.
-    supervisor.spawn("worker-cron", [sys.executable, "-m", "worker.cron"])
+    # The workers, forked from one process (they share their code's memory: worker.pool),
+    # which also runs RQ's cron scheduler (the housekeeping jobs); restarted if it dies.
+    if launch.workers:
+        supervisor.spawn("worker", [sys.executable, "-m", "worker", "--processes",
+                                    str(launch.workers), "--cron",
+                                    *(["--metrics-port", str(port)] if port else [])])
+    else:
+        supervisor.spawn("worker-cron", [sys.executable, "-m", "worker.cron"])
     print(f"Starting the API and {workers_phrase(launch.workers)}"
           + ("" if launch.workers else " (WORKERS=0: waiting for one started elsewhere on "
                                        "this REDIS_URL)") + "…", flush=True)

@@ -14,6 +14,7 @@ import functools
 import math
 import os
 import sqlite3
+import weakref
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -143,12 +144,28 @@ def make_engine(url: str, timeout: float = DEFAULT_TIMEOUT) -> Engine:
                          connect_args={"connect_timeout": max(1, math.ceil(timeout))})
 
 
+#: Every database of the process, so that a forked child can let go of the parent's pools.
+_opened: weakref.WeakSet[Database] = weakref.WeakSet()
+
+
+def _forget_inherited_connections() -> None:
+    """In a forked child (gunicorn's preloaded workers, :mod:`worker.pool`): new pools, the
+    parent's connections left open for the parent (SQLAlchemy's ``dispose(close=False)``):
+    two processes on one connection would mix their conversations."""
+    for database in list(_opened):
+        database.engine.dispose(close=False)
+
+
+os.register_at_fork(after_in_child=_forget_inherited_connections)
+
+
 class Database:
     """One engine and its session factories; pass it to the storage services."""
 
     def __init__(self, url: str, timeout: float = DEFAULT_TIMEOUT):
         self.url = database_url(url)
         self.engine = make_engine(url, timeout)
+        _opened.add(self)
         self._busy_timeout_ms = int(timeout * 1000)
         self._sessions = sessionmaker(self.engine, expire_on_commit=False)
         self._write_engine = self.engine.execution_options(immediate=True)

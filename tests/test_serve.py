@@ -184,8 +184,9 @@ def test_ctrl_c_stops_make_run_in_order_and_frees_the_port(var_dir, tmp_path, si
         children = serve.started(6)
         names = sorted(" ".join(p.cmdline()[1:3]) if p.name().startswith("python") else p.name()
                        for p in children)
-        assert names == ["-m gunicorn", "-m gunicorn", "-m worker", "-m worker",
-                         "-m worker.cron", "redis-server"], names
+        # gunicorn and its worker; the worker pool (running the cron) and its 2 workers
+        assert names == ["-m gunicorn", "-m gunicorn", "-m worker", "-m worker", "-m worker",
+                         "redis-server"], names
         # Batch code finds the embedded Redis: in the file, and in the line for other shells.
         url = (var_dir / "redis-url").read_text().strip()
         assert (var_dir / "redis-url").stat().st_mode & 0o777 == 0o600
@@ -345,7 +346,7 @@ def _stop_the_workers(serve: Run) -> None:
 #: Stand-ins for crawler workers that never listen: one dies as it starts, one hangs.
 NEVER_LISTENING = {
     "crash": ([sys.executable, "-c", "raise SystemExit(3)"],
-              "The crawler workers keep exiting as they start (3 times each): see their "
+              "The crawler workers keep exiting as they start (3 times): see their "
               "output above. Stopping."),
     "hang": ([sys.executable, "-c", "import time; time.sleep(600)"],
              "Not ready after 3 s: 0 of 2 workers listen on the interactive queue; see the "
@@ -374,8 +375,7 @@ def test_make_run_stops_with_one_line_when_its_workers_never_listen(tmp_path, sq
     try:
         supervisor.spawn("api", gunicorn_command(launch, ApiConfig()))
         wait_until(lambda: launcher.ready.health(launch) is not None, "the API", PATIENCE)
-        for number in range(launch.workers):
-            supervisor.spawn(f"worker-{number}", command)
+        supervisor.spawn("worker", command)  # as make run starts the pool of them
         assert launcher.ready.wait_until_ready(launch, supervisor) is False
     finally:
         supervisor.stop()

@@ -1,13 +1,17 @@
 """``python -m worker [QUEUE…]``: one warm worker on the given queues (default: maintenance,
-interactive, collections — in that order of priority)."""
+interactive, collections — in that order of priority); with ``--processes N``, N of them
+forked from one process that imported their code first (:mod:`worker.pool`)."""
 
 from __future__ import annotations
 
 import argparse
 import logging
+import sys
 
-from core.config import load_or_exit
+from core.config import Config, load_or_exit
 from worker import logs, metrics
+from worker.cron import PoolCron
+from worker.pool import Pool
 from worker.queues import QUEUES, queue, redis_connection
 from worker.worker import WarmWorker
 
@@ -22,24 +26,41 @@ def main() -> None:
     parser.add_argument("--burst", action="store_true", help="stop when the queues are empty")
     parser.add_argument("--name", help="worker name (unique per Redis)")
     parser.add_argument("--metrics-port", type=int, help="serve Prometheus metrics on this "
-                        "port (default: WORKER_METRICS_PORT; 0: none)")
+                        "port (default: WORKER_METRICS_PORT; 0: none); with --processes, "
+                        "each on its own from there: port, port + 1…")
+    parser.add_argument("--processes", type=int, default=1, help="this many workers, "
+                        "forked from one process that imports their code once (shared memory)")
+    parser.add_argument("--cron", action="store_true", help="that process also runs the "
+                        "housekeeping schedule (as python -m worker.cron would; one per Redis)")
     args = parser.parse_args()
     config = load_or_exit()
-    level = config.log.log_level
-    logs.configure(level, config.log.log_format)
+    logs.configure(config.log.log_level, config.log.log_format)
     # trafilatura reports every odd page it meets; that is crawl noise, not worker news.
     for name in ("scrapy", "trafilatura", "htmldate", "courlan"):
         logging.getLogger(name).setLevel(config.log.crawler_log_level)
+    port = config.worker.worker_metrics_port if args.metrics_port is None else args.metrics_port
+    if args.processes < 1:
+        parser.error("--processes must be at least 1")
+    if args.processes == 1 and not args.cron:
+        work(config, args, port)
+        return
+    names = [f"{args.name}-{number}" if args.name else None for number in range(args.processes)]
+    sys.exit(Pool(args.processes, lambda number: work(
+        config, args, port + number if port else 0, names[number]),
+        PoolCron(config) if args.cron else None).run())
+
+
+def work(config: Config, args: argparse.Namespace, port: int, name: str | None = None) -> None:
+    """One warm worker, in this process, until it stops."""
     connection = redis_connection(config.storage.redis_url, config.storage.redis_timeout)
-    queues = [queue(name, connection) for name in args.queues]
-    worker = WarmWorker(queues, connection=connection, name=args.name,
+    queues = [queue(queue_name, connection) for queue_name in args.queues]
+    worker = WarmWorker(queues, connection=connection, name=name or args.name,
                         concurrency=config.worker.worker_concurrency,
                         interactive_reserve=config.worker.worker_interactive_reserve)
-    port = config.worker.worker_metrics_port if args.metrics_port is None else args.metrics_port
     if port:
         metrics.serve(port, config.worker.worker_metrics_host, worker.concurrency,
                       lambda: worker.running)
-    worker.work(burst=args.burst, logging_level=level, with_scheduler=False)
+    worker.work(burst=args.burst, logging_level=config.log.log_level, with_scheduler=False)
 
 
 if __name__ == "__main__":

@@ -1,6 +1,8 @@
 """``python -m worker.cron``: RQ's cron scheduler, enqueuing the housekeeping jobs on time.
 
-``make run`` supervises it as ``worker-cron`` (restarted if it dies, stopped with the workers).
+``make run`` runs the same schedule in its worker pool's parent (:class:`PoolCron`); with
+``WORKERS=0`` it supervises this process as ``worker-cron``.
+
 It only enqueues; the warm workers run the jobs (they listen on ``maintenance`` too), so it is
 a small process: no Scrapy, and not even the jobs' own modules (the database's), as it names
 the jobs rather than importing them (:data:`SCHEDULE`). One per Redis is enough; two only
@@ -16,10 +18,12 @@ serializer, which our JSON workers cannot read: :class:`JsonCronJob` enqueues th
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from typing import Any
 
 from redis import Redis
+from redis.exceptions import RedisError
 from rq import cron_job_registry
 from rq.cron import CronJob, CronScheduler
 from rq.defaults import DEFAULT_CRON_JOB_HISTORY_LIMIT, DEFAULT_CRON_JOB_HISTORY_TTL
@@ -86,6 +90,40 @@ def scheduler(config: Config, connection: Redis) -> JsonCronScheduler:
                       job_timeout=int(max(timeout, every)), ttl=every, result_ttl=every,
                       failure_ttl=86400)
     return cron
+
+
+class PoolCron:
+    """The schedule run by the worker pool's parent between its looks at the workers
+    (``python -m worker --processes N --cron``, as ``make run`` starts it): one process less
+    than a ``python -m worker.cron`` beside the pool (:class:`worker.pool.SideJob`)."""
+
+    def __init__(self, config: Config):
+        self.config = config
+        self.cron: JsonCronScheduler | None = None
+        self.born = False
+
+    def start(self) -> None:
+        storage = self.config.storage
+        self.cron = scheduler(self.config, queues.redis_connection(storage.redis_url,
+                                                                   storage.redis_timeout))
+
+    def turn(self) -> float:
+        """RQ's loop (``CronScheduler.start``), one turn: registered the first time (Redis
+        may be away at the start: the pool tries again), the jobs due enqueued, the
+        heartbeat; seconds until the next job is due."""
+        assert self.cron is not None
+        if not self.born:
+            self.cron.register_birth()
+            self.born = True
+        if self.cron.enqueue_jobs():
+            self.cron.save()
+        self.cron.heartbeat()
+        return self.cron.calculate_sleep_interval()
+
+    def stop(self) -> None:
+        if self.cron is not None and self.born:
+            with contextlib.suppress(RedisError):
+                self.cron.register_death()
 
 
 def main() -> None:

@@ -18,19 +18,17 @@ from rq import Queue
 from rq.serializers import JSONSerializer
 
 from core.config import StorageConfig
+from core.queues import COLLECTIONS as COLLECTIONS
+from core.queues import INTERACTIVE as INTERACTIVE
+from core.queues import MAINTENANCE as MAINTENANCE
+from core.queues import QUEUES as QUEUES
 
-#: Single-page operations; an API request is waiting on each of these.
-INTERACTIVE = "interactive"
-#: Background collections (crawls and batches).
-COLLECTIONS = "collections"
-#: Housekeeping the cron scheduler enqueues (``worker.cron``): short jobs, no crawling.
-MAINTENANCE = "maintenance"
-#: Every queue, in the order a worker takes them by default (maintenance first: see
-#: ``worker.__main__``).
-QUEUES = (MAINTENANCE, INTERACTIVE, COLLECTIONS)
-
-#: Seconds a finished single-page job's result stays in Redis (the API reads it at once).
-INTERACTIVE_RESULT_TTL = 300
+#: Seconds a finished single-page job (its hash and result) stays in Redis: its request reads
+#: it at once, and a request following the same work (``api.dispatch.follow_interactive``)
+#: while the job runs, within a moment of its end; as long as the early reply
+#: (``worker.replies.TTL``). It was 300 s: under load, Redis held five minutes of results
+#: nobody would read again (issue 32: 23 to 117 MiB in 20 minutes).
+INTERACTIVE_RESULT_TTL = 30
 #: Seconds a job may sit in the queue before a worker must have taken it.
 INTERACTIVE_QUEUE_TTL = 120
 

@@ -104,8 +104,10 @@ class LaunchConfig(Section):
                        2)
     """Warm crawler worker processes ``make run`` starts (and restarts if one dies)."""
     api_processes: int = var("API_PROCESSES", integer(
-        "a whole number of processes, at least 1", 1), 2)
-    """Gunicorn worker processes of the API under ``make run``."""
+        "a whole number of processes, at least 1", 1), 1)
+    """Gunicorn worker processes of the API under ``make run``: one serves the default
+    workers' throughput (the API's part of a request is small; docs/benchmarks.md, Memory of
+    the default stack); add some for more workers or cores."""
     api_threads: int = var("API_THREADS", integer("a whole number of threads, at least 1", 1),
                            64)
     """Threads per gunicorn process; each request waits on its job in one. gunicorn hands a
@@ -145,7 +147,7 @@ class ApiConfig(Section):
     it still holds: its process was killed, or every settling write failed."""
     sweep_interval: int = var("SWEEP_INTERVAL", integer(
         "a whole number of seconds, at least 1", 1), 60)
-    """Seconds between two sweeps of abandoned reservations (``make run``'s ``worker-cron``)."""
+    """Seconds between two sweeps of abandoned reservations (the cron scheduler's)."""
     max_body_bytes: int = var("MAX_BODY_BYTES", integer(
         "a whole number of bytes, at least 1024", 1024), 1024 * 1024)
     """Largest request body the API accepts, in bytes; a larger one is answered 413

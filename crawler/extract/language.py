@@ -14,6 +14,7 @@ text has no say.
 
 from __future__ import annotations
 
+from array import array
 from functools import lru_cache
 from typing import Any
 
@@ -43,7 +44,14 @@ def _identifier() -> Any:
     language afterwards, :data:`_MACRO`)."""
     from py3langid.langid import MODEL_FILE, LanguageIdentifier
 
-    return LanguageIdentifier.from_model_file(MODEL_FILE, norm_probs=True)
+    identifier = LanguageIdentifier.from_model_file(MODEL_FILE, norm_probs=True)
+    # Its two per-state tables as flat arrays rather than lists of 100,000 ints each: the
+    # same lookups, and nothing a lookup writes to, so workers forked after the model is
+    # loaded keep sharing them (worker.pool) where a list's ints, counted at each use, were
+    # copied into every worker.
+    identifier._rowbase = array("q", identifier._rowbase)
+    identifier.tk_output = array("q", identifier.tk_output)
+    return identifier
 
 
 def load_language_model() -> None:

@@ -1,0 +1,107 @@
+"""``python -m worker --processes N --cron``, as ``make run`` starts its workers: N warm workers
+forked from one process that imported their code (issue 32, a lighter default stack), each an
+ordinary worker taking jobs, a dead one replaced by the pool, the cron schedule run by the
+pool's parent, and a SIGTERM that stops them all warmly."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import uuid
+
+import psutil
+import pytest
+from redis import Redis
+from rq import Worker
+from rq.cron_scheduler_registry import get_keys as cron_schedulers
+
+from tests.conftest import ROOT, WORKER_ENV, _redis_db
+from tests.support.waits import wait_until
+from worker import jobs, queues
+
+pytestmark = pytest.mark.stack  # starts processes (tests/conftest.py)
+
+PATIENCE = 60
+
+
+@pytest.fixture
+def pool(redis_url, sqlite_url, tmp_path):
+    """A pool of two workers with the cron on a flushed Redis database; (process, connection)."""
+    url = _redis_db(redis_url, 12)
+    connection = Redis.from_url(url)
+    connection.flushdb()
+    env = {**os.environ, **WORKER_ENV, "REDIS_URL": url, "DATABASE_URL": sqlite_url,
+           "SWEEP_INTERVAL": "1",
+           "WORKER_METRICS_PORT": "0"}
+    with (tmp_path / "pool.log").open("wb") as log:
+        proc = subprocess.Popen([sys.executable, "-m", "worker", "--processes", "2", "--cron",
+                                 "maintenance", "interactive"], cwd=ROOT, env=env,
+                                stdout=log, stderr=subprocess.STDOUT)
+    try:
+        wait_until(lambda: len(Worker.all(connection=connection)) == 2, "two workers",
+                   PATIENCE, proc=proc)
+        yield proc, connection
+    finally:
+        if proc.poll() is None:
+            proc.terminate()
+            proc.wait(timeout=PATIENCE)
+        connection.flushdb()
+
+
+def _forks(proc: subprocess.Popen) -> list[psutil.Process]:
+    return psutil.Process(proc.pid).children()
+
+
+def test_the_pools_workers_are_forks_that_each_take_jobs(pool, site):
+    proc, connection = pool
+    assert len(_forks(proc)) == 2
+    queue = queues.queue(queues.INTERACTIVE, connection)
+    tag = uuid.uuid4().hex
+    enqueued = [queue.enqueue(jobs.scrape, f"{site}/slow/{tag}?ms=1500&n={n}") for n in range(8)]
+    for job in enqueued:
+        wait_until(lambda job=job: job.latest_result() is not None, f"a result of {job.id}",
+                   PATIENCE, proc=proc, pause=0.1)
+    assert [job.latest_result().return_value["status"] for job in enqueued] == \
+        ["succeeded"] * 8
+    for job in enqueued:
+        job.refresh()
+    assert len({job.worker_name for job in enqueued}) == 2  # both took some
+
+
+def test_the_pools_parent_runs_the_cron_schedule(pool):
+    proc, connection = pool
+    wait_until(lambda: cron_schedulers(connection), "the cron scheduler's registration",
+               PATIENCE, proc=proc)
+    maintenance = queues.queue(queues.MAINTENANCE, connection)
+    done = maintenance.finished_job_registry
+    # SWEEP_INTERVAL=1: the housekeeping jobs come, and the pool's workers run them.
+    wait_until(lambda: done.count >= 2, "housekeeping jobs run", PATIENCE, proc=proc)
+
+
+def test_a_dead_worker_is_replaced_and_a_sigterm_stops_them_all(pool):
+    proc, connection = pool
+    killed = _forks(proc)[0]
+    killed.send_signal(signal.SIGKILL)
+    wait_until(lambda: killed.pid not in {fork.pid for fork in _forks(proc)}
+               and len(_forks(proc)) == 2, "a new fork", PATIENCE, proc=proc)
+    forks = _forks(proc)
+    # the dead one's registration is left to RQ's cleanup; the new one registers itself
+    wait_until(lambda: {fork.pid for fork in forks} <= {
+        worker.pid for worker in Worker.all(connection=connection)}, "the new worker",
+        PATIENCE, proc=proc)
+    proc.terminate()
+    assert proc.wait(timeout=PATIENCE) == 0
+    assert not any(fork.is_running() and fork.status() != psutil.STATUS_ZOMBIE for fork in forks)
+
+
+def test_a_pool_whose_workers_cannot_start_exits(tmp_path):
+    """A worker that dies as the pool starts (here: no Redis) stops the pool, exit 1, so that
+    ``make run`` sees it and says so."""
+    env = {**os.environ, **WORKER_ENV, "REDIS_URL": "redis://127.0.0.1:9/0",
+           "REDIS_TIMEOUT": "0.2"}
+    done = subprocess.run([sys.executable, "-m", "worker", "--processes", "2", "--cron"],
+                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=PATIENCE)
+    assert done.returncode == 1, done.stderr
+    assert "as it started: stopping the pool" in done.stderr
