@@ -65,3 +65,11 @@ def test_the_collections_api_side_loads_no_crawler():
     assert sorted(modules) == sorted(COLLECTING_CRAWLER_FREE + COLLECTING_ON_THE_CRAWLER)
     assert not loaded & {"crawler", "scrapy", "twisted", "api", "flask"}, sorted(
         loaded & {"crawler", "scrapy", "twisted", "api", "flask"})
+
+
+def test_make_runs_supervisor_holds_no_framework():
+    """``make run``'s supervisor lives as long as the stack: the API, the storage and the
+    crawler are its children's (``launcher.setup`` migrates and makes the demo key)."""
+    _, loaded = imported("launcher", ("launcher.serve",))
+    assert not loaded & set(FRAMEWORKS), sorted(loaded & set(FRAMEWORKS))
+    assert not loaded & {"api", "storage", "worker", "crawler", "collecting"}
