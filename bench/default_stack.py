@@ -1,0 +1,204 @@
+"""``make run``'s stack as it comes: its memory per process and its throughput, before and after.
+
+    .venv/bin/python bench/default_stack.py [--base REV] [--rounds 1] [--json]
+
+Why: issue 32 asks that the default stack (``make run`` with nothing set: embedded Redis,
+SQLite, the API, the workers, cron, the supervisor) hold at most 400 MiB proportional memory
+(PSS, ``/proc/<pid>/smaps_rollup``: a page shared by N processes counts 1/N in each, so the
+sum is what the stack really takes), with the same throughput as before on
+``bench/latency.py``'s two load figures: the fast page at 8 clients, and 500 ms pages at 32
+clients. Both are measured here on the stack ``make run`` starts, so what is compared is the
+defaults themselves.
+
+What runs, per side (``--base REV`` adds the base revision, from a temporary ``git worktree``
+run with this checkout's ``.venv``; ``--rounds`` alternates the sides that many times):
+``python -m launcher`` exactly as ``make run`` starts it, in a temporary ``VAR_DIR`` on a free
+port, loopback targets allowed. Once it prints its key: 40 warm-up requests, then
+``POST /scrape`` of tests/support/site/pages/article.html, 300 at 8 clients (the fast page),
+and 16 per client at 32 clients from a static server that answers after 500 ms (the two
+servers are ``bench/latency.py``'s, in processes of their own). Then every process of the
+launcher's tree is read: RSS, PSS, and of the PSS what is private (Private_Clean +
+Private_Dirty).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from latency import SCRAPE, article_site, client, measure  # noqa: E402
+from latency_ab import worktree  # noqa: E402
+from stack import stop  # noqa: E402
+
+from launcher.embedded import free_port  # noqa: E402
+
+FAST_REQUESTS, FAST_CLIENTS = 300, 8
+SLOW_MS, SLOW_CLIENTS, SLOW_PER_CLIENT = 500, 32, 16
+WARMUP = 40
+
+
+def start_stack(tree: Path, var_dir: Path, port: int) -> tuple[subprocess.Popen, str]:
+    """``python -m launcher`` of the checkout at ``tree``, as ``make run`` runs it; the
+    process and its demo key."""
+    env = {key: value for key, value in os.environ.items()
+           if key not in ("REDIS_URL", "DATABASE_URL")}
+    env.update(VAR_DIR=str(var_dir), PORT=str(port), CRAWLER_ALLOWED_NETWORKS="127.0.0.0/8",
+               PYTHONUNBUFFERED="1")
+    proc = subprocess.Popen([sys.executable, "-m", "launcher"], cwd=tree, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    assert proc.stdout is not None
+    for line in proc.stdout:
+        if line.startswith("API key:"):
+            threading.Thread(target=proc.stdout.read, daemon=True).start()  # drain the rest
+            return proc, line.split(":", 1)[1].strip()
+    raise RuntimeError(f"{tree}'s launcher exited ({proc.wait()}) before printing its key")
+
+
+def descendants(pid: int) -> dict[int, int]:
+    """Every descendant of ``pid`` with its parent, parents first (Linux ``/proc``)."""
+    parents: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text()
+            except OSError:
+                continue
+            parent = int(stat.rsplit(")", 1)[1].split()[1])
+            parents.setdefault(parent, []).append(int(entry.name))
+    found: dict[int, int] = {}
+    todo = [pid]
+    while todo:
+        parent = todo.pop(0)
+        for child in parents.get(parent, []):
+            found[child] = parent
+            todo.append(child)
+    return found
+
+
+def name_of(pid: int, parent: str) -> str:
+    """What process ``pid`` is: its ``-m`` module (a fork names itself after its parent's:
+    gunicorn's workers, the worker pool's), or its program."""
+    argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+    words = [word.decode() for word in argv if word]
+    if "-m" in words:
+        module = words[words.index("-m") + 1]
+        if parent.split(" ")[0] == module:
+            return f"{module} (fork)"
+        return module
+    return Path(words[0]).name if words else "?"
+
+
+def memory(pid: int) -> dict[str, float]:
+    """RSS, PSS and private memory of ``pid`` in MiB (``smaps_rollup``)."""
+    fields: dict[str, float] = {}
+    for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines()[1:]:
+        key, value = line.split(":", 1)
+        fields[key] = int(value.split()[0]) / 1024
+    return {"rss": fields["Rss"], "pss": fields["Pss"],
+            "private": fields["Private_Clean"] + fields["Private_Dirty"]}
+
+
+def processes(root: int) -> list[dict]:
+    """The memory of ``root`` (the supervisor) and of every process under it."""
+    table, names = [], {root: "supervisor"}
+    for pid, parent in [(root, 0), *descendants(root).items()]:
+        with contextlib.suppress(OSError):  # gone meanwhile
+            names[pid] = names.get(pid) or name_of(pid, names.get(parent, ""))
+            table.append({"pid": pid, "name": names[pid], **memory(pid)})
+    return table
+
+
+def side(tree: Path, tmp: Path, fast_url: str, slow_url: str) -> dict:
+    """One stack of ``tree``: started, loaded, its memory read, stopped."""
+    port = free_port()
+    began = time.monotonic()
+    proc, key = start_stack(tree, tmp / f"var-{time.monotonic_ns()}", port)
+    try:
+        ready = time.monotonic() - began
+        headers = {"Authorization": f"Bearer {key}", "Content-Type": "application/json"}
+
+        def scrape(url: str):
+            return client(port, "POST", SCRAPE, json.dumps({"url": url}), headers)
+
+        measure(scrape(fast_url), WARMUP, FAST_CLIENTS)
+        fast = measure(scrape(fast_url), FAST_REQUESTS, FAST_CLIENTS)
+        slow = measure(scrape(slow_url), SLOW_CLIENTS * SLOW_PER_CLIENT, SLOW_CLIENTS)
+        time.sleep(2)  # the last jobs' bookkeeping settles
+        table = processes(proc.pid)
+    finally:
+        proc.send_signal(signal.SIGINT)
+        try:
+            proc.wait(timeout=90)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+    return {"ready_seconds": round(ready, 1), "fast_rps": round(fast["throughput_rps"], 1),
+            "slow_rps": round(slow["throughput_rps"], 1), "slow_p50_ms": round(slow["p50_ms"]),
+            "processes": table, "total": {field: round(sum(row[field] for row in table), 1)
+                                          for field in ("rss", "pss", "private")}}
+
+
+def run(args: argparse.Namespace, tmp: Path, procs: list[subprocess.Popen]) -> dict:
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    (tmp / "fast").mkdir()
+    (tmp / "slow").mkdir()
+    fast = article_site(tmp / "fast", env, procs)
+    slow = article_site(tmp / "slow", env, procs, SLOW_MS)
+    urls = (f"http://127.0.0.1:{fast}/article.html", f"http://127.0.0.1:{slow}/article.html")
+    results: dict[str, list[dict]] = {"this": []}
+    with contextlib.ExitStack() as stack:
+        trees = {"this": ROOT}
+        if args.base:
+            trees = {"base": stack.enter_context(worktree(args.base, tmp / "base")), **trees}
+            results = {"base": [], **results}
+        for _ in range(args.rounds):
+            for name, tree in trees.items():
+                results[name].append(side(tree, tmp, *urls))
+    return {"base": args.base, "sides": results}
+
+
+def print_side(name: str, result: dict) -> None:
+    print(f"\n{name}: ready in {result['ready_seconds']} s; fast page at {FAST_CLIENTS} clients "
+          f"{result['fast_rps']} req/s; {SLOW_MS} ms pages at {SLOW_CLIENTS} clients "
+          f"{result['slow_rps']} req/s, p50 {result['slow_p50_ms']} ms")
+    print(f"  {'process':<24}{'RSS MiB':>10}{'PSS MiB':>10}{'private':>10}")
+    for row in sorted(result["processes"], key=lambda row: -row["pss"]):
+        print(f"  {row['name']:<24}{row['rss']:>10.1f}{row['pss']:>10.1f}{row['private']:>10.1f}")
+    total = result["total"]
+    print(f"  {'total':<24}{total['rss']:>10.1f}{total['pss']:>10.1f}{total['private']:>10.1f}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--base", help="also run this revision's stack, alternately")
+    parser.add_argument("--rounds", type=int, default=1)
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+    procs: list[subprocess.Popen] = []
+    with tempfile.TemporaryDirectory(prefix="default-stack-") as tmp:
+        try:
+            result = run(args, Path(tmp), procs)
+        finally:
+            stop(procs)
+    if args.json:
+        print(json.dumps(result, indent=2))
+        return
+    for name, rounds in result["sides"].items():
+        for number, one in enumerate(rounds, 1):
+            print_side(f"{name} ({args.base or 'this checkout'}), round {number}"
+                       if name == "base" else f"this checkout, round {number}", one)
+
+
+if __name__ == "__main__":
+    main()
