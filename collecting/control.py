@@ -118,8 +118,10 @@ def finish(db: Database, redis: Redis, collection_id: str, status: CollectionSta
 
 
 def look_after(db: Database, redis: Redis, config: Config) -> dict[str, int]:
-    """Keep every live collection going: one whose slice jobs all vanished (their workers
-    were killed, or Redis lost them) gets a new slice, so the next worker resumes it; one that
+    """Keep every live collection going: one whose slice jobs vanished (their workers were
+    killed or cut off, or Redis lost them) gets new ones, up to the slices it runs at once
+    (its width: else a collection that lost a slice would crawl slower to its end, and one
+    resumed after losing them all would run on one worker); one that
     made no progress for ``COLLECTION_STALL_SECONDS`` while no worker listens to the
     ``collections`` queue is failed with ``stop_reason: "stalled"``. Idempotent."""
     report = {"resumed": 0, "stalled": 0}
@@ -133,9 +135,13 @@ def look_after(db: Database, redis: Redis, config: Config) -> dict[str, int]:
         alive = [job_id for job_id in slices if _slice_alive(redis, job_id)]
         for job_id in slices - set(alive):
             frontier.drop_slice(job_id)
-        if not alive:
-            logger.warning("Collection %s has no live slice: resuming it", collection_id)
-            enqueue_slice(redis, collection_id, config)
+        missing = frontier.width() - len(alive)
+        if missing > 0:
+            logger.warning("Collection %s has %d live slice(s) of %d: %s", collection_id,
+                           len(alive), frontier.width(),
+                           "resuming it" if not alive else "starting the missing ones")
+            for _ in range(missing):
+                enqueue_slice(redis, collection_id, config)
             report["resumed"] += 1
         elif frontier.idle_for() > limits.collection_stall_seconds and not workers:
             retention = timedelta(seconds=limits.collection_retention_seconds)

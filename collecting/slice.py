@@ -208,6 +208,7 @@ class Slice:
                 self.frontier.give_back(self._waiting)
                 self._waiting = []
             if not self._flying and not self._done and not self._waiting:
+                self._last_renew = now  # no lease held: none can be stale (see _flush)
                 if not leasing:
                     return
                 state = self.frontier.state()
@@ -345,6 +346,14 @@ class Slice:
         """Admit the links found, store and charge the results, acknowledge the pages."""
         done, self._done = self._done, []
         self._last_flush = time.monotonic()
+        if self._last_flush - self._last_renew > self.limits.collection_lease_seconds:
+            # Held up past its leases (its host cut off, a store that hung): other slices
+            # may fetch these pages now, and a timeout seen from a cut-off host is no answer
+            # of the site's. Not stored nor acknowledged: their leases bring them back.
+            logger.warning("Slice of %s held up %.0f s past its leases: %d page(s) left to "
+                           "be fetched again", self.collection_id,
+                           self._last_flush - self._last_renew, len(done))
+            done = []
         skipped: list[Skip] = []
         if self.scope is not None:
             _, skipped = self.frontier.decide([link for page in done for link in page.found],

@@ -19,6 +19,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 from core.config import ROOT, ApiConfig, Config, LaunchConfig, load_or_exit
 from core.contract import BASE_PATH
@@ -38,29 +39,49 @@ def request_grace(api: ApiConfig) -> int:
     return api.job_wait_seconds + 5
 
 
-def gunicorn_command(launch: LaunchConfig, api: ApiConfig, app: str = API_APP) -> list[str]:
-    """gunicorn serving ``app``; its requests get ``JOB_WAIT_SECONDS`` to finish when it is
-    stopped. The API's gunicorn reads requests without holding a thread and answers its own
-    errors in the API's JSON error shape (``api.gunicorn_worker``); another app gets plain
-    ``gthread``. Every app's log lines are escaped and indented so that no client forges one
-    (``api.gunicorn_logger``)."""
+def gunicorn_settings(launch: LaunchConfig, api: ApiConfig, app: str = API_APP
+                      ) -> dict[str, Any]:
+    """gunicorn's settings for ``app``, by gunicorn's names: what ``make run`` passes on its
+    command line and what ``gunicorn -c python:launcher.gunicorn_config`` (a deployment's API
+    host: deploy/systemd/webdata-api.service) reads, so both run the API alike. Its requests
+    get ``JOB_WAIT_SECONDS`` to finish when it is stopped. The API's gunicorn reads requests
+    without holding a thread and answers its own errors in the API's JSON error shape
+    (``api.gunicorn_worker``); another app gets plain ``gthread``. Every app's log lines are
+    escaped and indented so that no client forges one (``api.gunicorn_logger``)."""
     from gunicorn.config import KNOWN_SETTINGS
 
-    worker = "api.gunicorn_worker.ApiWorker" if app == API_APP else "gthread"
-    command = [
-        sys.executable, "-m", "gunicorn", "--bind", f"{launch.host}:{launch.port}",
-        "--worker-class", worker, "--workers", str(launch.api_processes),
-        "--threads", str(launch.api_threads), "--timeout", "120",
-        "--graceful-timeout", str(request_grace(api)),
+    settings: dict[str, Any] = {
+        "bind": f"{launch.host}:{launch.port}",
+        "worker_class": "api.gunicorn_worker.ApiWorker" if app == API_APP else "gthread",
+        "workers": launch.api_processes, "threads": launch.api_threads, "timeout": 120,
+        "graceful_timeout": request_grace(api), "accesslog": "-",
+        "logger_class": "api.gunicorn_logger.ApiLogger",
         # The app is built once, before the fork: its processes share its code and data
-        # (copy-on-write, api.gunicorn_conf) instead of each importing it. Inherited database
-        # connections are let go in each child (storage.db); Redis clients reconnect in a
-        # new process by themselves.
-        "--preload", "--config", "python:api.gunicorn_conf",
-        "--access-logfile", "-", "--logger-class", "api.gunicorn_logger.ApiLogger",
-    ]
+        # (copy-on-write; launcher.gunicorn_config freezes it before each fork) instead of
+        # each importing it. Inherited database connections are let go in each child
+        # (storage.db); Redis clients reconnect in a new process by themselves.
+        "preload_app": True,
+    }
     # gunicorn ≥ 25 opens a control socket at one path per user, shared by every instance.
     if any(setting.name == "control_socket_disable" for setting in KNOWN_SETTINGS):
+        settings["control_socket_disable"] = True
+    return settings
+
+
+def gunicorn_command(launch: LaunchConfig, api: ApiConfig, app: str = API_APP) -> list[str]:
+    """gunicorn serving ``app`` with :func:`gunicorn_settings`, as a command line."""
+    flags = {"bind": "--bind", "worker_class": "--worker-class", "workers": "--workers",
+             "threads": "--threads", "timeout": "--timeout",
+             "graceful_timeout": "--graceful-timeout", "accesslog": "--access-logfile",
+             "logger_class": "--logger-class"}
+    settings = gunicorn_settings(launch, api, app)
+    # the configuration module for its hook (gc.freeze before each fork); the flags win
+    command = [sys.executable, "-m", "gunicorn", "--config", "python:launcher.gunicorn_config"]
+    for name, flag in flags.items():
+        command += [flag, str(settings[name])]
+    if settings.get("preload_app"):
+        command.append("--preload")
+    if settings.get("control_socket_disable"):
         command.append("--no-control-socket")
     return [*command, app]
 

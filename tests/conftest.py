@@ -54,11 +54,17 @@ STACK_FIXTURES = frozenset({"redis_url", "site_server", "sqlite_url", "postgres_
                             "own_redis", "stack"})
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
         stack = item.get_closest_marker("stack") or STACK_FIXTURES & set(
             getattr(item, "fixturenames", ()))
         item.add_marker(pytest.mark.stack if stack else pytest.mark.unit)
+    # The multi-host test runs alone (make test-multihost: -m multihost), never in make test.
+    if "multihost" not in (config.option.markexpr or ""):
+        left = [item for item in items if item.get_closest_marker("multihost")]
+        if left:
+            config.hook.pytest_deselected(items=left)
+            items[:] = [item for item in items if not item.get_closest_marker("multihost")]
 
 
 @pytest.fixture(scope="session")

@@ -20,13 +20,15 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import time
 from typing import Any
 
 from redis import Redis
-from redis.exceptions import RedisError
+from redis.exceptions import ConnectionError, RedisError, TimeoutError
 from rq import cron_job_registry
 from rq.cron import CronJob, CronScheduler
 from rq.defaults import DEFAULT_CRON_JOB_HISTORY_LIMIT, DEFAULT_CRON_JOB_HISTORY_TTL
+from rq.exceptions import StopRequested
 from rq.job import Job
 
 from core.config import Config, load_or_exit
@@ -66,6 +68,13 @@ class JsonCronJob(CronJob):
 
 class JsonCronScheduler(CronScheduler):
     """RQ's cron scheduler whose jobs are :class:`JsonCronJob`."""
+
+    stop_requested = False
+
+    def _request_stop(self, signum: int, frame: Any) -> None:
+        """RQ's, remembered: its end (a Redis write) may fail after it."""
+        self.stop_requested = True
+        super()._request_stop(signum, frame)
 
     def register(self, func: Any, queue_name: str, **options: Any) -> CronJob:
         named = {"func_name": func} if isinstance(func, str) else {"func": func}
@@ -126,11 +135,38 @@ class PoolCron:
                 self.cron.register_death()
 
 
+#: Longest wait between two attempts to start the schedule again while Redis is away (s).
+MAX_BACKOFF = 30.0
+
+
 def main() -> None:
+    """Run the schedule until SIGTERM or Ctrl-C. Redis going away (a restart, a network cut)
+    does not end it: RQ's scheduler stops at the first Redis error, so it is started again
+    once Redis answers, after 1 s, then twice as long each time, at most
+    :data:`MAX_BACKOFF` (a process that exited would leave the sweeps and the collections'
+    watchdog to whatever restarts it, and ``make run`` or systemd may not be there)."""
     config = load_or_exit()
     logs.configure(config.log.log_level, config.log.log_format)
     storage = config.storage
-    scheduler(config, queues.redis_connection(storage.redis_url, storage.redis_timeout)).start()
+    connection = queues.redis_connection(storage.redis_url, storage.redis_timeout)
+    backoff = 1.0
+    try:
+        while True:
+            started, cron = time.monotonic(), scheduler(config, connection)
+            try:
+                cron.start()
+                return  # stopped by a signal
+            except (ConnectionError, TimeoutError) as exc:
+                if cron.stop_requested:
+                    return
+                if time.monotonic() - started > 2 * MAX_BACKOFF:
+                    backoff = 1.0  # it ran for a while: a new outage
+                logger.error("Redis unreachable (%s); the schedule starts again in %g s",
+                             exc, backoff)
+                time.sleep(backoff)
+                backoff = min(2 * backoff, MAX_BACKOFF)
+    except (StopRequested, KeyboardInterrupt):  # a signal while waiting for Redis
+        logger.info("Stopped while Redis was unreachable")
 
 
 if __name__ == "__main__":

@@ -111,6 +111,8 @@ class WarmWorker(SimpleWorker):
         self._busy = 0
         self._job_threads = 0
         self._work: SimpleQueue[tuple[Job, Queue, Any, bool]] = SimpleQueue()
+        #: Jobs whose end could not be written (Redis away): recorded by the dequeue loop.
+        self._unrecorded: SimpleQueue[tuple[Job, Queue, Any]] = SimpleQueue()
         self._background_running = 0
         self._cold_shutdown = False
         #: Jobs handed to a job thread and not over; those of them asked to stop (RQ's
@@ -223,6 +225,7 @@ class WarmWorker(SimpleWorker):
                     self.set_state(WorkerStatus.IDLE)  # within a slice of the last job's end
                 if self.should_run_maintenance_tasks:
                     self.run_maintenance_tasks()
+                self._record_unrecorded()
                 if not self._wait_for_slot(DEQUEUE_SLICE):
                     continue
                 queues = self._open_queues()
@@ -261,6 +264,23 @@ class WarmWorker(SimpleWorker):
                 continue
             return None
         return None
+
+    def _record_unrecorded(self) -> None:
+        """Record as failed the jobs whose end could not be written while Redis was away
+        (:meth:`_serve`), now that it answers (a heartbeat just went through): out of the
+        started registry, FAILED, so that the API and the collections' watchdog
+        (:func:`collecting.control.look_after`) see them ended. A Redis error here leaves
+        the rest for the next turn."""
+        while not self._unrecorded.empty():
+            job, queue, execution = self._unrecorded.get()
+            try:
+                self.connection.ping()
+            except redis.exceptions.RedisError:
+                self._unrecorded.put((job, queue, execution))
+                raise
+            self.handle_job_failure(job, queue, execution=execution, exc_string=(
+                "The worker lost Redis while ending this job; recorded once it was back."))
+            logger.info("Worker %s: job %s recorded as failed", self.name, job.id)
 
     def _give_back(self, job: Job, queue: Queue) -> None:
         """Put a job taken after a stop request back at the front of its queue, untouched."""
@@ -328,6 +348,13 @@ class WarmWorker(SimpleWorker):
             try:
                 with bound(job_id=job.id):
                     self.perform_job(job, queue, execution)
+            except (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError) as exc:
+                # Redis went away while RQ recorded the job's end: left as it is, the job
+                # would show "started" on this live worker for ever, and the collections'
+                # watchdog would never replace a slice that died this way.
+                logger.error("Worker %s: could not record the end of job %s (%s); recorded "
+                             "as failed once Redis answers", self.name, job.id, exc)
+                self._unrecorded.put((job, queue, execution))
             except BaseException:  # RQ handles the job's own failures; this is RQ failing
                 logger.exception("Worker %s: could not finish job %s", self.name, job.id)
             finally:
