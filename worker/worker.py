@@ -49,7 +49,6 @@ from typing import Any
 
 import redis.exceptions
 from rq import SimpleWorker
-from rq.command import parse_payload
 from rq.exceptions import DequeueTimeout, StopRequested
 from rq.executions import Execution
 from rq.job import Job
@@ -65,6 +64,7 @@ from worker import logs, rq_state
 from worker.allocator import give_back_large_blocks
 from worker.queues import COLLECTIONS, SERIALIZER
 from worker.replies import ReplyingJob
+from worker.stopping import StopsOneJob
 from worker.timeouts import ThreadDeathPenalty
 
 logger = logging.getLogger(__name__)
@@ -78,7 +78,7 @@ HEARTBEAT_EVERY = 10.0
 SUSPENSION_EVERY = 1.0
 
 
-class WarmWorker(SimpleWorker):
+class WarmWorker(StopsOneJob, SimpleWorker):
     """A non-forking RQ worker whose jobs run side by side on one running Twisted reactor."""
 
     death_penalty_class = ThreadDeathPenalty
@@ -366,46 +366,6 @@ class WarmWorker(SimpleWorker):
                     ThreadDeathPenalty.forget(job.id)  # one that came after its block
                     self._slots.notify_all()
             del job, queue, execution  # its result (a map's links) not held while waiting
-
-    # -- stopping one job (``rq`` stop-job command) ----------------------------------------
-
-    def handle_payload(self, message: Any) -> None:
-        """RQ's command channel; ``stop-job`` and ``stop-execution`` stop that job among the
-        many in flight (RQ's own handlers compare the job with one "current" job, or kill a
-        work horse, which this worker has not)."""
-        payload = parse_payload(message)
-        if payload.get("command") not in ("stop-job", "stop-execution"):
-            super().handle_payload(message)
-            return
-        job_id = payload.get("job_id") or ""
-        with self._slots:  # the job cannot end meanwhile (its thread's end takes the lock)
-            taken = job_id in self._taken
-            if taken:  # recorded first: the job's failure handling looks for it
-                self._stopping.add(job_id)
-            # A job taken but not begun yet (RQ shows it started) stops as it begins.
-            if ThreadDeathPenalty.stop(job_id, taken=taken):
-                logger.info("Worker %s: stopping job %s on request", self.name, job_id)
-                return
-            self._stopping.discard(job_id)
-        logger.info("Worker %s: not running job %s, stop ignored", self.name, job_id)
-
-    #: RQ's "this failure is a stop" mark, one per thread: RQ keeps one for the whole worker.
-    _stopped_job_id = property(
-        lambda self: getattr(self._thread_state(), "stopped_job_id", None),
-        lambda self, value: setattr(self._thread_state(), "stopped_job_id", value))
-
-    def _thread_state(self) -> threading.local:
-        return self.__dict__.setdefault("_per_thread", threading.local())
-
-    def handle_job_failure(self, job: Job, queue: Queue, *args: Any, **kwargs: Any) -> None:
-        """RQ's, with "stopped on request" decided per job: the job ends STOPPED (its result
-        says ``JobStopped``; RQ runs its failure callback, as for any job that raised)."""
-        with self._slots:
-            stopped = job.id in self._stopping
-            self._stopping.discard(job.id)
-        if stopped:
-            self._stopped_job_id = job.id  # this thread's mark, read and cleared by RQ
-        super().handle_job_failure(job, queue, *args, **kwargs)
 
     # -- shutdown ----------------------------------------------------------------------
 
