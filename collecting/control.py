@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 import time
 from datetime import timedelta
+from typing import TYPE_CHECKING
 
 from redis import Redis
 from redis.exceptions import RedisError
@@ -26,6 +27,9 @@ from storage.models import Collection, CollectionStatus
 from worker import queues, rq_state
 from worker.webhooks import announce
 
+if TYPE_CHECKING:
+    from collecting.repeats import RepeatedBlocks
+
 logger = logging.getLogger(__name__)
 
 #: A collection's slice job, enqueued by name (the API never imports the crawler it runs).
@@ -39,6 +43,9 @@ CANCEL_BATCHES = 5
 RECORD_REST_JOB = "collecting.skips.record_rest"
 #: ``stop_reason`` of a collection failed for making no progress (see :func:`look_after`).
 STALLED = "stalled"
+
+#: The reason of a collection stopped because the balance ran out.
+OUT_OF_CREDITS = "insufficient_credits"
 
 
 def enqueue_slice(connection: Redis, collection_id: str, config: Config) -> Job:
@@ -115,6 +122,34 @@ def finish(db: Database, redis: Redis, collection_id: str, status: CollectionSta
         announce(redis, collection_id)
     frontier.linger()
     return ended
+
+
+def end_slice(db: Database, redis: Redis, frontier: Frontier, collection_id: str,
+               config: Config, *, stopped: str | None, repeats: RepeatedBlocks | None,
+               webhook: bool) -> None:
+    """A slice's end: the collection finished (once: see :func:`finish`) when the slice was
+    stopped for want of credits, or found the frontier seeded and idle (a crawl's repeated
+    blocks cleaned first, over as many slices as it takes); what a stopped or cancelled slice
+    gave back recorded as skipped; else a successor slice enqueued."""
+    retention = timedelta(seconds=config.collections.collection_retention_seconds)
+
+    def complete(status: CollectionStatus, stop_reason: str | None = None) -> None:
+        if finish(db, redis, collection_id, status, retention=retention,
+                  stop_reason=stop_reason, announce_webhook=webhook):
+            logger.info("Collection %s %s", collection_id, status)
+
+    state = frontier.state()
+    if stopped == OUT_OF_CREDITS:
+        complete(CollectionStatus.FAILED, OUT_OF_CREDITS)
+    elif stopped or state.cancelled:  # what this slice gave back is a skip
+        record_left(db, frontier, collection_id)
+    elif state.seeded and state.idle:
+        if repeats is not None and not repeats.clean_some(db, collection_id):
+            enqueue_slice(redis, collection_id, config)
+            return  # the next slice goes on cleaning, then completes the crawl
+        complete(CollectionStatus.COMPLETED)
+    else:
+        enqueue_slice(redis, collection_id, config)
 
 
 def look_after(db: Database, redis: Redis, config: Config) -> dict[str, int]:

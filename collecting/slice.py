@@ -26,7 +26,6 @@ import uuid
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from datetime import timedelta
 from typing import Any
 
 from redis import Redis
@@ -39,7 +38,6 @@ from collecting.host_gate import HostGate, host_of
 from collecting.landing import Landed, failure, land
 from collecting.page_cache import CollectionCache
 from collecting.repeats import RepeatedBlocks, clean_outcomes
-from collecting.skips import record_left
 from core import stops
 from core.config import Config
 from core.contract import ErrorCode, SkipReason
@@ -50,7 +48,7 @@ from crawler.runner import shared_crawler
 from crawler.spiders.collected import collection_spider
 from storage import collection_skips, collection_store, collections, webhooks
 from storage.db import Database, shared_for
-from storage.models import LIVE_STATUSES, CollectionStatus
+from storage.models import LIVE_STATUSES
 from worker import metrics, queues
 from worker.webhooks import drainer
 
@@ -66,8 +64,6 @@ GATHER = 0.025
 #: Results stored in one transaction at most, and the longest a result waits for one (s).
 FLUSH_SIZE = 50
 FLUSH_EVERY = 0.5
-#: The reason of a collection stopped because the balance ran out.
-OUT_OF_CREDITS = "insufficient_credits"
 
 
 def run_slice(collection_id: str) -> dict[str, Any]:
@@ -144,10 +140,6 @@ class Slice:
         self._stopped: str | None = None  # why no more page of this collection may be fetched
         self._budget = 0
         self._reported = 0  # the total this slice last wrote
-
-    @property
-    def retention(self) -> timedelta:
-        return timedelta(seconds=self.limits.collection_retention_seconds)
 
     def run(self) -> dict[str, Any]:
         row = collections.get(self.db, self.collection_id)
@@ -370,7 +362,7 @@ class Slice:
             collection_skips.record_left(self.db, self.collection_id, skipped)
             self._stopped = "closed"
         elif stored.out_of_credits:
-            self._stopped = OUT_OF_CREDITS
+            self._stopped = control.OUT_OF_CREDITS
         if stored.events:  # collection.page events written: sent beside the crawl
             drainer(self.config).kick(self.collection_id)
         self.stats["stored"] += len(outcomes)
@@ -419,23 +411,5 @@ class Slice:
 
     def _end(self) -> None:
         """Finish the collection (once), or hand over to a successor slice."""
-        state = self.frontier.state()
-        if self._stopped == OUT_OF_CREDITS:
-            self._finish(CollectionStatus.FAILED, OUT_OF_CREDITS)
-        elif self._stopped or state.cancelled:  # what this slice gave back is a skip
-            record_left(self.db, self.frontier, self.collection_id)
-        elif state.seeded and state.idle:
-            if self.repeats is not None and not self.repeats.clean_some(self.db,
-                                                                        self.collection_id):
-                control.enqueue_slice(self.redis, self.collection_id, self.config)
-                return  # the next slice goes on cleaning, then completes the crawl
-            self._finish(CollectionStatus.COMPLETED)
-        else:
-            control.enqueue_slice(self.redis, self.collection_id, self.config)
-
-    def _finish(self, status: CollectionStatus, stop_reason: str | None = None) -> None:
-        if control.finish(self.db, self.redis, self.collection_id, status,
-                          retention=self.retention, stop_reason=stop_reason,
-                          announce_webhook=self.webhook):
-            logger.info("Collection %s %s", self.collection_id, status)
-
+        control.end_slice(self.db, self.redis, self.frontier, self.collection_id, self.config,
+                          stopped=self._stopped, repeats=self.repeats, webhook=self.webhook)
