@@ -58,9 +58,7 @@ def own_pool(redis_url, tmp_path):
 
 
 def _results(jobs_: list, timeout: float = 60) -> list:
-    """Each job's result once it has one. Polled: RQ's ``latest_result(timeout=…)`` reads the
-    result stream from "now" after looking once, so a result written in between is missed and
-    it waits the whole timeout for nothing (None)."""
+    """Each job's result once it has one, each waited for at most ``timeout`` seconds."""
     for job in jobs_:
         wait_until(lambda job=job: job.latest_result() is not None, f"a result of {job.id}",
                    timeout=timeout, pause=0.1)
