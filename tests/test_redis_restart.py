@@ -23,7 +23,7 @@ from core.config import Config
 from core.processes import redis_binary
 from launcher.embedded import free_port
 from storage import collections
-from storage.db import Database
+from storage.db import Database, migrate
 from tests.conftest import ROOT
 from tests.support.waits import wait_until
 from worker import queues, rq_state
@@ -124,8 +124,10 @@ def test_a_worker_records_the_end_of_a_job_redis_missed(redis_server, tmp_path):
         worker.wait(timeout=30)
 
 
-def test_the_watchdog_gives_a_collection_back_the_slices_it_lost(sqlite_url, redis_server):
+def test_the_watchdog_gives_a_collection_back_the_slices_it_lost(tmp_path, redis_server):
     """A collection running 3 slices at once of which 1 is left gets 2 new ones."""
+    sqlite_url = f"sqlite:///{tmp_path / 'watchdog.db'}"  # its own: the watchdog looks at all
+    migrate(sqlite_url)
     config = Config.of(database_url=sqlite_url, redis_url=redis_server.url)
     db = Database(sqlite_url)
     from tests.test_collections_faults import account_with_credits
