@@ -126,11 +126,13 @@ def finish(db: Database, redis: Redis, collection_id: str, status: CollectionSta
 
 def end_slice(db: Database, redis: Redis, frontier: Frontier, collection_id: str,
                config: Config, *, stopped: str | None, repeats: RepeatedBlocks | None,
-               webhook: bool) -> None:
+               webhook: bool, job_id: str | None = None) -> None:
     """A slice's end: the collection finished (once: see :func:`finish`) when the slice was
     stopped for want of credits, or found the frontier seeded and idle (a crawl's repeated
     blocks cleaned first, over as many slices as it takes); what a stopped or cancelled slice
-    gave back recorded as skipped; else a successor slice enqueued."""
+    gave back recorded as skipped; else a successor slice enqueued, unless the watchdog
+    replaced this slice (job ``job_id``) meanwhile: held up so long it looked dead, its
+    place is taken."""
     retention = timedelta(seconds=config.collections.collection_retention_seconds)
 
     def complete(status: CollectionStatus, stop_reason: str | None = None) -> None:
@@ -148,8 +150,11 @@ def end_slice(db: Database, redis: Redis, frontier: Frontier, collection_id: str
             enqueue_slice(redis, collection_id, config)
             return  # the next slice goes on cleaning, then completes the crawl
         complete(CollectionStatus.COMPLETED)
-    else:
+    elif job_id is None or job_id in frontier.slices():
         enqueue_slice(redis, collection_id, config)
+    else:
+        logger.info("Slice %s of %s was replaced meanwhile: no successor", job_id,
+                    collection_id)
 
 
 def look_after(db: Database, redis: Redis, config: Config) -> dict[str, int]:
@@ -170,6 +175,9 @@ def look_after(db: Database, redis: Redis, config: Config) -> dict[str, int]:
         alive = [job_id for job_id in slices if _slice_alive(redis, job_id)]
         for job_id in slices - set(alive):
             frontier.drop_slice(job_id)
+        # Handed over meanwhile: a slice that ended between the two looks enqueued its
+        # successor first, which the first look missed.
+        alive += [job_id for job_id in frontier.slices() if job_id not in slices]
         missing = frontier.width() - len(alive)
         if missing > 0:
             logger.warning("Collection %s has %d live slice(s) of %d: %s", collection_id,

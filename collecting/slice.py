@@ -74,7 +74,8 @@ def run_slice(collection_id: str) -> dict[str, Any]:
     db = shared_for(config.storage)
     try:
         with bound(collection_id=collection_id):
-            return Slice(collection_id, config, db, redis).run()
+            return Slice(collection_id, config, db, redis,
+                         job_id=job.id if job is not None else None).run()
     finally:
         if job is not None:
             Frontier(redis, collection_id).drop_slice(job.id)
@@ -111,6 +112,7 @@ class Slice:
     #: Change tracking, for a collection that asked for it.
     changes: ChangeTracker | None = None
     stats: dict[str, int] = field(default_factory=lambda: {"stored": 0, "duplicates": 0})
+    job_id: str | None = None  #: its RQ job's (None: run outside RQ)
 
     def __post_init__(self) -> None:
         self.frontier = Frontier(self.redis, self.collection_id)
@@ -341,11 +343,13 @@ class Slice:
         if self._last_flush - self._last_renew > self.limits.collection_lease_seconds:
             # Held up past its leases (its host cut off, a store that hung): other slices
             # may fetch these pages now, and a timeout seen from a cut-off host is no answer
-            # of the site's. Not stored nor acknowledged: their leases bring them back.
+            # of the site's. Their results are not stored nor acknowledged: their leases
+            # bring them back. Skips stay (landing them gave their budget slots back already).
+            fetched = [page for page in done if page.outcome is not None]
             logger.warning("Slice of %s held up %.0f s past its leases: %d page(s) left to "
                            "be fetched again", self.collection_id,
-                           self._last_flush - self._last_renew, len(done))
-            done = []
+                           self._last_flush - self._last_renew, len(fetched))
+            done = [page for page in done if page.outcome is None]
         skipped: list[Skip] = []
         if self.scope is not None:
             _, skipped = self.frontier.decide([link for page in done for link in page.found],
@@ -412,4 +416,5 @@ class Slice:
     def _end(self) -> None:
         """Finish the collection (once), or hand over to a successor slice."""
         control.end_slice(self.db, self.redis, self.frontier, self.collection_id, self.config,
-                          stopped=self._stopped, repeats=self.repeats, webhook=self.webhook)
+                          stopped=self._stopped, repeats=self.repeats, webhook=self.webhook,
+                          job_id=self.job_id)

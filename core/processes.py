@@ -31,13 +31,13 @@ _libc = ctypes.CDLL(ctypes.util.find_library("c"), use_errno=True) if sys.platfo
     else None
 
 
-def die_with(parent: int) -> Callable[[], None]:
-    """A ``preexec_fn``: SIGTERM this child when ``parent`` dies (loaded before the fork, so
-    the child only makes one system call between fork and exec)."""
+def die_with(parent: int, signum: int = signal.SIGTERM) -> Callable[[], None]:
+    """A ``preexec_fn``: ``signum`` to this child when ``parent`` dies (loaded before the
+    fork, so the child only makes one system call between fork and exec)."""
 
     def preexec() -> None:
         if _libc is not None:
-            _libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
+            _libc.prctl(PR_SET_PDEATHSIG, signum, 0, 0, 0)
         if os.getppid() != parent:  # the parent died before prctl: nobody would tell us
             os._exit(1)
 

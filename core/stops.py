@@ -15,24 +15,41 @@ from __future__ import annotations
 import threading
 
 _pending: dict[int, type[BaseException]] = {}
+#: Threads that raised their stop at a checkpoint at least once (it stays requested: a caller
+#: that swallowed it, ``except Exception``, meets it again at the next checkpoint).
+_raised: set[int] = set()
 _lock = threading.Lock()
 
 
 def request(thread_id: int, exception: type[BaseException]) -> None:
-    """Ask thread ``thread_id`` to raise ``exception`` at its next checkpoint."""
+    """Ask thread ``thread_id`` to raise ``exception`` at its checkpoints, until withdrawn."""
     with _lock:
         _pending[thread_id] = exception
 
 
-def take(thread_id: int) -> type[BaseException] | None:
-    """The stop requested for ``thread_id``, now withdrawn; None if there was none."""
+def withdraw(thread_id: int) -> None:
+    """The stop of ``thread_id`` is over (its job left the block that could be stopped)."""
     with _lock:
-        return _pending.pop(thread_id, None)
+        _pending.pop(thread_id, None)
+        _raised.discard(thread_id)
+
+
+def to_force(thread_id: int) -> type[BaseException] | None:
+    """The stop of ``thread_id``, withdrawn, if the thread never raised it at a checkpoint
+    (the caller then stops it by force); None otherwise, or if there is none."""
+    with _lock:
+        if thread_id in _raised or thread_id not in _pending:
+            return None
+        return _pending.pop(thread_id)
 
 
 def checkpoint() -> None:
     """Raise the stop requested for this thread, if any."""
     if _pending:  # a dict's truth needs no lock: the common case costs nothing
-        exception = take(threading.get_ident())
+        thread_id = threading.get_ident()
+        with _lock:
+            exception = _pending.get(thread_id)
+            if exception is not None:
+                _raised.add(thread_id)
         if exception is not None:
             raise exception()

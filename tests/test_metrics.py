@@ -159,3 +159,20 @@ def test_a_workers_metrics_count_its_pages(lone_worker, site):
     assert value(found, "webdata_collection_pages_total", status="failed") == 1
     assert value(found, "webdata_collection_credits_total") == 4
     assert value(found, "webdata_worker_slots") >= 1
+
+
+def test_a_worker_whose_metrics_port_is_taken_takes_the_next():
+    """Two workers started alike on one host (one environment file, two units): the second
+    serves its metrics on the next free port instead of failing to start."""
+    import socket
+
+    from worker import metrics
+
+    port = free_port()
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", port))
+        taken.listen()
+        served = metrics.serve(port, "127.0.0.1", 4, lambda: 1)
+    assert served > port
+    with urllib.request.urlopen(f"http://127.0.0.1:{served}/metrics", timeout=10) as answer:
+        assert value(samples(answer.read().decode()), "webdata_worker_slots") == 4

@@ -124,23 +124,60 @@ def test_a_worker_records_the_end_of_a_job_redis_missed(redis_server, tmp_path):
         worker.wait(timeout=30)
 
 
-def test_the_watchdog_gives_a_collection_back_the_slices_it_lost(tmp_path, redis_server):
-    """A collection running 3 slices at once of which 1 is left gets 2 new ones."""
-    sqlite_url = f"sqlite:///{tmp_path / 'watchdog.db'}"  # its own: the watchdog looks at all
+@pytest.fixture
+def running(tmp_path, redis_server):
+    """A running batch of its own, on a database of its own (the watchdog looks at every
+    collection): (database, redis, configuration, the collection's frontier)."""
+    from tests.test_collections_faults import account_with_credits
+
+    sqlite_url = f"sqlite:///{tmp_path / 'watchdog.db'}"
     migrate(sqlite_url)
     config = Config.of(database_url=sqlite_url, redis_url=redis_server.url)
     db = Database(sqlite_url)
-    from tests.test_collections_faults import account_with_credits
-
     row = collections.create(db, account_id=account_with_credits(db), mode="batch",
                              extract="page", spec={"urls": ["http://a.test/"]}, max_running=5)
     redis = Redis.from_url(redis_server.url)
-    frontier = Frontier(redis, row.id)
+    return db, redis, config, Frontier(redis, row.id), row.id
+
+
+def test_the_watchdog_gives_a_collection_back_the_slices_it_lost(running):
+    """A collection running 3 slices at once of which 1 is left gets 2 new ones."""
+    db, redis, config, frontier, row_id = running
     frontier.set_width(3)
     frontier.add_slice("a-slice-whose-job-is-gone")
-    kept = control.enqueue_slice(redis, row.id, config)
+    kept = control.enqueue_slice(redis, row_id, config)
     assert control.look_after(db, redis, config)["resumed"] == 1
     slices = frontier.slices()
     assert len(slices) == 3 and kept.id in slices and "a-slice-whose-job-is-gone" not in slices
     assert control.look_after(db, redis, config)["resumed"] == 0  # queued ones are alive
     assert frontier.slices() == slices
+
+
+def test_a_slice_handed_over_while_the_watchdog_looks_is_not_doubled(running, monkeypatch):
+    """The slice ends between the watchdog's two looks: its successor, enqueued before its
+    end, counts as alive, and no extra slice is started."""
+    db, redis, config, frontier, row_id = running
+    frontier.add_slice("ending")
+    handed: list[str] = []
+
+    def ended_meanwhile(_redis: Redis, job_id: str) -> bool:
+        handed.append(control.enqueue_slice(redis, row_id, config).id)  # its successor
+        frontier.drop_slice(job_id)
+        return False  # finished by the time its status is read
+
+    monkeypatch.setattr(control, "_slice_alive", ended_meanwhile)
+    assert control.look_after(db, redis, config)["resumed"] == 0
+    assert frontier.slices() == set(handed)
+
+
+def test_a_slice_the_watchdog_replaced_starts_no_successor(running):
+    """Held up so long it looked dead, the slice was replaced: at its end it hands over to
+    nobody (else each such slice would add a chain of slices for the collection's life)."""
+    db, redis, config, frontier, row_id = running
+    replacement = control.enqueue_slice(redis, row_id, config)
+    control.end_slice(db, redis, frontier, row_id, config, stopped=None, repeats=None,
+                      webhook=False, job_id="the-replaced-one")
+    assert frontier.slices() == {replacement.id}
+    control.end_slice(db, redis, frontier, row_id, config, stopped=None, repeats=None,
+                      webhook=False, job_id=replacement.id)
+    assert len(frontier.slices()) == 2  # a live slice's successor (it drops itself after)

@@ -153,6 +153,32 @@ def test_a_job_that_reaches_no_checkpoint_is_stopped_by_force(monkeypatch):
     assert _timed_jobs(checkpoints=False) == ["slow: The job exceeded its timeout and was stopped."]
 
 
+def test_a_stop_swallowed_at_a_checkpoint_comes_again_at_the_next():
+    """A caller's broad ``except Exception`` (collecting.seeding's around a sitemap fetch)
+    does not end the stop: it stays requested until the job leaves its block."""
+    struck: list[str] = []
+
+    def job() -> None:
+        try:
+            with ThreadDeathPenalty(1, JobTimeoutException):
+                try:
+                    while True:
+                        time.sleep(0.01)
+                        stops.checkpoint()
+                except Exception:
+                    struck.append("swallowed")
+                while True:
+                    time.sleep(0.01)
+                    stops.checkpoint()
+        except JobTimeoutException:
+            struck.append("stopped")
+
+    thread = threading.Thread(target=job)
+    thread.start()
+    thread.join(timeout=10)
+    assert struck == ["swallowed", "stopped"]
+
+
 def test_a_stop_that_comes_before_the_job_begins_stops_it_as_it_begins():
     """RQ shows a job started before its thread enters the job's block: a stop-job command
     in between is kept for the job (``taken``), not ignored, and a job that is over drops it."""
@@ -166,6 +192,11 @@ def test_a_stop_that_comes_before_the_job_begins_stops_it_as_it_begins():
     ThreadDeathPenalty.forget("finished")  # the worker's end of the job
     with ThreadDeathPenalty(60, JobTimeoutException, job_id="finished"):
         pass
+    # Past its block, still taken (RQ's bookkeeping, its callbacks): too late, not early.
+    assert not ThreadDeathPenalty.stop("finished", taken=True)
+    with ThreadDeathPenalty(60, JobTimeoutException, job_id="finished"):
+        pass  # a callback's block of the same job: not stopped
+    ThreadDeathPenalty.forget("finished")
 
 
 def test_a_killed_worker_releases_every_request_it_held(own_pool, database_url, site):

@@ -28,17 +28,18 @@ PATIENCE = 60
 
 @pytest.fixture
 def pool(redis_url, sqlite_url, tmp_path):
-    """A pool of two workers with the cron on a flushed Redis database; (process, connection)."""
+    """A pool of two workers named ``pool-N`` with the cron, leading a process group of its
+    own, on a flushed Redis database; (process, connection)."""
     url = _redis_db(redis_url, 12)
     connection = Redis.from_url(url)
     connection.flushdb()
     env = {**os.environ, **WORKER_ENV, "REDIS_URL": url, "DATABASE_URL": sqlite_url,
-           "SWEEP_INTERVAL": "1",
-           "WORKER_METRICS_PORT": "0"}
+           "SWEEP_INTERVAL": "1", "WORKER_METRICS_PORT": "0"}
     with (tmp_path / "pool.log").open("wb") as log:
         proc = subprocess.Popen([sys.executable, "-m", "worker", "--processes", "2", "--cron",
-                                 "maintenance", "interactive"], cwd=ROOT, env=env,
-                                stdout=log, stderr=subprocess.STDOUT)
+                                 "--name", "pool", "maintenance", "interactive"], cwd=ROOT,
+                                env=env, stdout=log, stderr=subprocess.STDOUT,
+                                start_new_session=True)
     try:
         wait_until(lambda: len(Worker.all(connection=connection)) == 2, "two workers",
                    PATIENCE, proc=proc)
@@ -80,19 +81,36 @@ def test_the_pools_parent_runs_the_cron_schedule(pool):
     wait_until(lambda: done.count >= 2, "housekeeping jobs run", PATIENCE, proc=proc)
 
 
-def test_a_dead_worker_is_replaced_and_a_sigterm_stops_them_all(pool):
+def test_a_killed_worker_is_replaced_under_a_name_of_its_own(pool):
+    """The dead worker's registration lingers in Redis after a SIGKILL: its replacement,
+    ``pool-N.1``, does not collide with it."""
     proc, connection = pool
     killed = _forks(proc)[0]
     killed.send_signal(signal.SIGKILL)
     wait_until(lambda: killed.pid not in {fork.pid for fork in _forks(proc)}
                and len(_forks(proc)) == 2, "a new fork", PATIENCE, proc=proc)
     forks = _forks(proc)
-    # the dead one's registration is left to RQ's cleanup; the new one registers itself
     wait_until(lambda: {fork.pid for fork in forks} <= {
         worker.pid for worker in Worker.all(connection=connection)}, "the new worker",
         PATIENCE, proc=proc)
-    proc.terminate()
+    names = {worker.name for worker in Worker.all(connection=connection)}
+    assert {"pool-0", "pool-1"} < names and names & {"pool-0.1", "pool-1.1"}
+    assert proc.poll() is None
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP])
+def test_a_stop_sent_to_the_pools_group_stops_the_workers_warmly(pool, site, signum):
+    """A terminal's Ctrl-C or a service manager signals the whole group: each worker still
+    gets one stop (warm: its job in flight ends), not the group's and the parent's (cold)."""
+    proc, connection = pool
+    queue = queues.queue(queues.INTERACTIVE, connection)
+    job = queue.enqueue(jobs.scrape, f"{site}/slow/{uuid.uuid4().hex}?ms=2000")
+    wait_until(lambda: job.get_status(refresh=True) == "started", "the job to start",
+               PATIENCE, proc=proc)
+    forks = _forks(proc)
+    os.killpg(proc.pid, signum)
     assert proc.wait(timeout=PATIENCE) == 0
+    assert job.latest_result().return_value["status"] == "succeeded"
     assert not any(fork.is_running() and fork.status() != psutil.STATUS_ZOMBIE for fork in forks)
 
 

@@ -44,10 +44,15 @@ def main() -> None:
     if args.processes == 1 and not args.cron:
         work(config, args, port)
         return
-    names = [f"{args.name}-{number}" if args.name else None for number in range(args.processes)]
-    sys.exit(Pool(args.processes, lambda number: work(
-        config, args, port + number if port else 0, names[number]),
-        PoolCron(config) if args.cron else None).run())
+
+    def forked(number: int, generation: int) -> None:
+        """Worker ``number`` of the pool; a replacement's name (``NAME-n.g``) is not its
+        predecessor's, which Redis may still hold after a kill."""
+        name = (f"{args.name}-{number}" + (f".{generation}" if generation else "")
+                if args.name else None)
+        work(config, args, port + number if port else 0, name)
+
+    sys.exit(Pool(args.processes, forked, PoolCron(config) if args.cron else None).run())
 
 
 def work(config: Config, args: argparse.Namespace, port: int, name: str | None = None) -> None:

@@ -4,12 +4,16 @@ they booked, webhook attempts by outcome, and the job slots busy."""
 
 from __future__ import annotations
 
+import errno
 import logging
 from collections.abc import Callable, Iterable
 
 from prometheus_client import Counter, Gauge, start_http_server
 
 logger = logging.getLogger(__name__)
+
+#: Ports a worker tries for its metrics, from ``WORKER_METRICS_PORT`` up.
+PORTS_TRIED = 64
 
 PAGES = Counter("webdata_collection_pages_total", "Pages collections stored, by status.",
                 ["status"])
@@ -33,9 +37,20 @@ def attempted(delivered: bool) -> None:
     DELIVERIES.labels("delivered" if delivered else "failed").inc()
 
 
-def serve(port: int, host: str, slots: int, busy: Callable[[], int]) -> None:
-    """Serve this process's metrics on ``host:port`` (a thread of prometheus_client's)."""
+def serve(port: int, host: str, slots: int, busy: Callable[[], int]) -> int:
+    """Serve this process's metrics on ``host:port``, or the next free port of the
+    :data:`PORTS_TRIED` from there: two workers started alike on one host (two
+    ``webdata-worker@`` units, one environment file) must not stop each other. The port
+    taken, logged (a thread of prometheus_client's serves it)."""
     SLOTS_TOTAL.set(slots)
     SLOTS.set_function(busy)
-    start_http_server(port, addr=host)
-    logger.info("Metrics on http://%s:%d/metrics", host, port)
+    for candidate in range(port, port + PORTS_TRIED):
+        try:
+            start_http_server(candidate, addr=host)
+        except OSError as exc:
+            if exc.errno != errno.EADDRINUSE:
+                raise
+            continue
+        logger.info("Metrics on http://%s:%d/metrics", host, candidate)
+        return candidate
+    raise OSError(errno.EADDRINUSE, f"ports {port} to {port + PORTS_TRIED - 1} are all taken")

@@ -50,8 +50,12 @@ COMPONENT_SETTINGS = ("SCHEDULER", "DUPEFILTER_CLASS", "SCHEDULER_PRIORITY_QUEUE
 STABLE_AFTER = 30.0
 #: Deaths as it starts, in a row, after which a worker is not replaced and the pool stops.
 CRASH_LOOP = 3
-#: First delay before a dead worker is replaced, doubled at each early death in a row.
+#: First delay before a dead worker is replaced, doubled at each early death in a row, and
+#: the longest.
 RESTART_DELAY = 1.0
+RESTART_DELAY_MAX = 30.0
+#: The signals that stop the pool (forwarded to the workers).
+STOP_SIGNALS = {signal.SIGTERM, signal.SIGINT, signal.SIGHUP}
 #: Seconds between two looks at the workers; before a failed side job's next turn.
 POLL = 0.5
 SIDE_RETRY = 5.0
@@ -109,15 +113,22 @@ class Pool:
     runs ``side_job`` meanwhile, if any (started once the workers are forked: none of its
     connections is inherited by them)."""
 
-    def __init__(self, count: int, work: Callable[[int], None],
+    def __init__(self, count: int, work: Callable[[int, int], None],
                  side_job: SideJob | None = None):
         self.count = count
+        #: ``work(number, generation)``: worker ``number``'s life, the ``generation``-th fork
+        #: of it (0 the first; a replacement's RQ name must differ from a dead one's, whose
+        #: registration may linger in Redis for minutes after a SIGKILL).
         self.work = work
         self.side_job = side_job
         self.children: dict[int, int] = {}  # pid: number
         self.started: dict[int, float] = {}  # number: when
+        self.generation: dict[int, int] = {}  # number: forks of it so far
         self.due: dict[int, float] = {}  # number: when it is forked again
-        self.early_deaths: dict[int, int] = {}
+        #: Per worker: early deaths in a row of any cause (the back-off), and early failures
+        #: in a row (exits with an error: the crash loop).
+        self.streak: dict[int, int] = {}
+        self.failures: dict[int, int] = {}
         self.stopping = False
         self.code = 0
 
@@ -126,7 +137,7 @@ class Pool:
         preload()
         for number in range(self.count):
             self._fork(number)
-        for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+        for signum in STOP_SIGNALS:
             signal.signal(signum, self._forward)
         next_turn = time.monotonic()
         if self.side_job is not None:
@@ -169,47 +180,66 @@ class Pool:
                 self._died(number, os.waitstatus_to_exitcode(status))
 
     def _forward(self, signum: int, _frame: object) -> None:
-        """A stop for the pool: the same signal to every worker (again on a second one)."""
+        """A stop for the pool: SIGTERM (SIGINT) to every worker, again on a second one (a
+        worker's cold shutdown); a SIGHUP is forwarded as SIGTERM (to a worker it would be
+        death on the spot). The workers lead process groups of their own (:meth:`_fork`), so
+        a terminal's Ctrl-C reaches them from here alone, once."""
         self.stopping = True
+        forwarded = signal.SIGTERM if signum == signal.SIGHUP else signum
         for pid in list(self.children):
             with contextlib.suppress(ProcessLookupError):
-                os.kill(pid, signum)
+                os.kill(pid, forwarded)
 
     def _died(self, number: int, code: int) -> None:
         """Worker ``number`` exited: forked again after a delay that doubles with each early
-        failure in a row. One that fails (exits with an error) as the pool starts, or
-        :data:`CRASH_LOOP` times in a row as it starts again, stops the pool (exit code 1)."""
-        lived = time.monotonic() - self.started.get(number, 0.0)
-        first = number not in self.early_deaths
-        failed = code > 0  # killed by a signal (the OOM killer, an operator) is no failure
-        deaths = self.early_deaths.get(number, 0) + 1 if failed and lived < STABLE_AFTER else 0
-        self.early_deaths[number] = deaths
-        if deaths and (first or deaths >= CRASH_LOOP):
+        death in a row (at most :data:`RESTART_DELAY_MAX`). One that fails (exits with an
+        error) in its first life, or :data:`CRASH_LOOP` times in a row as it starts again,
+        stops the pool (exit code 1); one killed by a signal (the OOM killer, an operator)
+        is replaced, with the same back-off."""
+        quick = time.monotonic() - self.started.get(number, 0.0) < STABLE_AFTER
+        self.streak[number] = streak = self.streak.get(number, 0) + 1 if quick else 0
+        failed = code > 0 and quick
+        self.failures[number] = failures = self.failures.get(number, 0) + 1 if failed else 0
+        if failures and (self.generation[number] == 1 or failures >= CRASH_LOOP):
             logger.error("Worker %d exited (%d) as it started: stopping the pool", number, code)
             self.code = 1
             self._forward(signal.SIGTERM, None)
             return
-        delay = RESTART_DELAY * 2 ** max(0, deaths - 1)
+        delay = min(RESTART_DELAY_MAX, RESTART_DELAY * 2 ** max(0, streak - 1))
         logger.warning("Worker %d exited (%d); replacing it in %g s", number, code, delay)
         self.due[number] = time.monotonic() + delay
 
     def _fork(self, number: int) -> None:
+        """Fork worker ``number``. Stop signals are held back across the fork: one handled
+        in between would miss the new worker (the parent's list) or be forwarded by it to its
+        siblings (the child's copy of the handler)."""
         parent = os.getpid()
+        generation = self.generation.get(number, 0)
+        self.generation[number] = generation + 1
+        signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
         pid = os.fork()
         if pid:
             self.children[pid] = number
             self.started[number] = time.monotonic()
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)
+            if self.stopping:  # asked before the fork, handled just now
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGTERM)
             return
         code = 1
         try:
-            for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+            for signum in STOP_SIGNALS:
                 signal.signal(signum, signal.SIG_DFL)
-            die_with(parent)()
+            os.setpgid(0, 0)  # a group-wide signal reaches the parent alone (see _forward)
+            # The parent gone (killed: it would have stopped its workers first), as a kill of
+            # its whole group would have ended the worker before it led a group of its own.
+            die_with(parent, signal.SIGKILL)()
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)
             random.seed()  # not the parent's sequence in every worker
-            self.work(number)
+            self.work(number, generation)
             code = 0
         except SystemExit as exit_:
-            code = exit_.code if isinstance(exit_.code, int) else 1
+            code = exit_.code if isinstance(exit_.code, int) else int(exit_.code is not None)
         except BaseException:
             traceback.print_exc()
         finally:

@@ -62,6 +62,9 @@ class ThreadDeathPenalty(BaseDeathPenalty):
     _active: dict[str, ThreadDeathPenalty] = {}
     #: Jobs asked to stop while taken but not yet inside their block: stopped as they enter.
     _early: set[str] = set()
+    #: Jobs that entered their block once (until :meth:`forget`): a stop that comes after
+    #: it is too late, not early (RQ's callbacks of the job enter a block of their own).
+    _begun: set[str] = set()
     _active_lock = threading.Lock()
 
     def __init__(self, timeout: int, exception: type[BaseException] = JobTimeoutException,
@@ -87,16 +90,19 @@ class ThreadDeathPenalty(BaseDeathPenalty):
         with cls._active_lock:
             penalty = cls._active.get(job_id)
             if penalty is None:
-                if taken:
+                early = taken and job_id not in cls._begun
+                if early:
                     cls._early.add(job_id)
-                return taken
+                return early
         return penalty._ask(JobStopped)
 
     @classmethod
     def forget(cls, job_id: str) -> None:
-        """Job ``job_id`` is over: an early stop that never met its block is dropped."""
+        """Job ``job_id`` is over: an early stop that never met its block is dropped, and
+        the job is forgotten."""
         with cls._active_lock:
             cls._early.discard(job_id)
+            cls._begun.discard(job_id)
 
     def setup_death_penalty(self) -> None:
         self._armed = True
@@ -107,6 +113,7 @@ class ThreadDeathPenalty(BaseDeathPenalty):
                     self._armed = False
                     raise JobStopped
                 self._active[self._job_id] = self
+                self._begun.add(self._job_id)
         if self._timeout > 0:
             _watchdog.add(time.monotonic() + self._timeout, self)
 
@@ -126,20 +133,23 @@ class ThreadDeathPenalty(BaseDeathPenalty):
     def _force(self) -> None:
         """The asynchronous exception, for a job asked to stop that reached no checkpoint."""
         with self._lock:
-            if not self._armed or stops.take(self._thread_id) is None:
-                return  # it left its block, or raised the stop at a checkpoint meanwhile
+            if not self._armed:
+                return  # it left its block
+            exception = stops.to_force(self._thread_id)
+            if exception is None:
+                return  # it raised the stop at a checkpoint: it is on its way out
             self._armed = False
             self._forget()  # here too: the exception may land before cancel's own removal
-            logger.warning("Job %s reached no checkpoint within %g s: stopped by force",
-                           self._job_id, FORCE_AFTER)
             ctypes.pythonapi.PyThreadState_SetAsyncExc(
-                ctypes.c_ulong(self._thread_id), ctypes.py_object(self._asked))
+                ctypes.c_ulong(self._thread_id), ctypes.py_object(exception))
+        logger.warning("Job %s reached no checkpoint within %g s: stopped by force",
+                       self._job_id, FORCE_AFTER)
 
     def cancel_death_penalty(self) -> None:
         with self._lock:
             self._armed = False
             if self._asked is not None:
-                stops.take(self._thread_id)  # left before its checkpoint: not for the next job
+                stops.withdraw(self._thread_id)  # not for the thread's next job
         self._forget()
         if self._timeout > 0:
             _watchdog.done()

@@ -51,7 +51,7 @@ import redis.exceptions
 from rq import SimpleWorker
 from rq.exceptions import DequeueTimeout, StopRequested
 from rq.executions import Execution
-from rq.job import Job
+from rq.job import Job, JobStatus
 from rq.queue import Queue
 from rq.suspension import is_suspended
 from rq.worker import WorkerStatus
@@ -74,6 +74,8 @@ logger = logging.getLogger(__name__)
 DEQUEUE_SLICE = 1
 #: Seconds between the main thread's heartbeats while it waits.
 HEARTBEAT_EVERY = 10.0
+#: A job's statuses once its end is written.
+ENDED = {JobStatus.FINISHED, JobStatus.FAILED, JobStatus.STOPPED, JobStatus.CANCELED}
 #: Seconds between two looks at ``rq suspend`` (RQ looks before every job it takes).
 SUSPENSION_EVERY = 1.0
 
@@ -269,8 +271,9 @@ class WarmWorker(StopsOneJob, SimpleWorker):
         """Record as failed the jobs whose end could not be written while Redis was away
         (:meth:`_serve`), now that it answers (a heartbeat just went through): out of the
         started registry, FAILED, so that the API and the collections' watchdog
-        (:func:`collecting.control.look_after`) see them ended. A Redis error here leaves
-        the rest for the next turn."""
+        (:func:`collecting.control.look_after`) see them ended; one whose end was written
+        before Redis went (its result stands) only leaves the started registry. A Redis error
+        here leaves the rest for the next turn."""
         while not self._unrecorded.empty():
             job, queue, execution = self._unrecorded.get()
             try:
@@ -278,6 +281,11 @@ class WarmWorker(StopsOneJob, SimpleWorker):
             except redis.exceptions.RedisError:
                 self._unrecorded.put((job, queue, execution))
                 raise
+            if job.get_status(refresh=True) in ENDED:  # its end was written before the loss
+                with self.connection.pipeline() as pipeline:
+                    execution.delete(job, pipeline)  # out of the started registry
+                    pipeline.execute()
+                continue
             self.handle_job_failure(job, queue, execution=execution, exc_string=(
                 "The worker lost Redis while ending this job; recorded once it was back."))
             logger.info("Worker %s: job %s recorded as failed", self.name, job.id)
