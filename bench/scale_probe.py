@@ -54,15 +54,19 @@ def frontier_sizes(redis: Any, collection_id: str) -> dict[str, int]:
             "admitted": int(admitted or 0)}
 
 
-def redis_keys(redis: Any) -> dict[str, int]:
-    """Every key's memory in bytes (``MEMORY USAGE … SAMPLES 0``: exact), grouped by its
-    name with the ids taken out."""
+def redis_keys(redis: Any) -> dict[str, tuple[int, int]]:
+    """The largest groups of keys: their memory in bytes (``MEMORY USAGE … SAMPLES 0``:
+    exact) and the longest time to live among them (s; -1: none), by key name with the ids
+    taken out."""
     groups: Counter[str] = Counter()
+    ttls: dict[str, int] = {}
     for key in redis.scan_iter(count=1000):
         name = key.decode()
         group = re.sub(r"[0-9a-f]{8}-[0-9a-f-]{27}|[0-9a-f]{32}|col_[A-Za-z0-9]+", "<id>", name)
         groups[group] += redis.memory_usage(key, samples=0) or 0
-    return dict(groups.most_common(12))
+        ttl = redis.ttl(key)
+        ttls[group] = -1 if -1 in (ttl, ttls.get(group)) else max(ttl, ttls.get(group, ttl))
+    return {group: (size, ttls[group]) for group, size in groups.most_common(8)}
 
 
 def used_memory(redis: Any) -> int:
@@ -133,8 +137,9 @@ def database_bytes(database_url: str) -> int:
         db.dispose()
 
 
-def fetches(log: Path, port: int) -> dict[str, int]:
-    """nginx's requests on ``port``: in all, distinct paths, paths asked more than once."""
+def fetches(log: Path, port: int) -> dict[str, Any]:
+    """nginx's requests on ``port``: in all, distinct paths, the paths asked more than once
+    (at most 5, with their counts)."""
     counts: Counter[str] = Counter()
     wanted = f" {port} ".encode()
     with log.open("rb") as lines:
@@ -142,4 +147,4 @@ def fetches(log: Path, port: int) -> dict[str, int]:
             if wanted in line:
                 counts[line.rsplit(b" ", 1)[-1].strip().decode()] += 1
     return {"requests": sum(counts.values()), "distinct": len(counts),
-            "asked_twice_or_more": sum(1 for n in counts.values() if n > 1)}
+            "asked_twice_or_more": {path: n for path, n in counts.most_common(5) if n > 1}}
