@@ -111,7 +111,8 @@ def run(args: argparse.Namespace, tmp: Path, procs: list[subprocess.Popen]) -> d
     env = stack_env(redis_url, database_url)
     api = Api(start_api(env, procs), key)
     wait_for(lambda: api.expect(200, "GET", "/account"), "the API")
-    start_workers(args.workers, env, procs, name="hooks")
+    workers = start_workers(args.workers, env, procs, name="hooks")
+    pids = {f"worker-{i}": proc.pid for i, proc in enumerate(workers)}
     wait_workers(redis_url, args.workers, "hooks")
     receiver = Receiver()
 
@@ -123,20 +124,23 @@ def run(args: argparse.Namespace, tmp: Path, procs: list[subprocess.Popen]) -> d
     pairs = []
     for pair in range(args.pairs):
         note(f"pair {pair + 1}: without page events")
-        plain = collection(api, {"mode": "batch", "urls": urls(f"a{pair}"), "extract": "page"})
+        plain = collection(api, {"mode": "batch", "urls": urls(f"a{pair}"), "extract": "page"},
+                           pids=pids)
         note(f"pair {pair + 1}: with page events")
         before = receiver.count()
         hooked = collection(api, {"mode": "batch", "urls": urls(f"b{pair}"), "extract": "page",
                                   "webhook_url": receiver.url,
-                                  "webhook_events": ["collection.page"]})
+                                  "webhook_events": ["collection.page"]}, pids=pids)
         ended = time.perf_counter()
         deadline = ended + args.wait
         while receiver.count() - before < hooked["done"] and time.perf_counter() < deadline:
             time.sleep(0.1)
         received = receiver.count() - before
         pairs.append({
-            "without": {k: plain[k] for k in ("done", "seconds", "pages_per_s")},
-            "with": {k: hooked[k] for k in ("done", "seconds", "pages_per_s")},
+            "without": {**{k: plain[k] for k in ("done", "seconds", "pages_per_s")},
+                        "worker_cpu_s": sum(plain["cpu_s"].values())},
+            "with": {**{k: hooked[k] for k in ("done", "seconds", "pages_per_s")},
+                     "worker_cpu_s": sum(hooked["cpu_s"].values())},
             "slowdown_pct": 100 * (1 - hooked["pages_per_s"] / plain["pages_per_s"]),
             "events": received, "duplicates": receiver.duplicates,
             "last_event_after_end_s": max(0.0, receiver.last - ended)})
@@ -193,7 +197,8 @@ def main() -> None:
               f"{pair['with']['pages_per_s']:.1f} pages/s ({pair['with']['done']} in "
               f"{pair['with']['seconds']:.1f} s): slowdown {pair['slowdown_pct']:.1f} %; "
               f"events {pair['events']}, duplicates {pair['duplicates']}, last event "
-              f"{pair['last_event_after_end_s']:.1f} s after the end")
+              f"{pair['last_event_after_end_s']:.1f} s after the end; workers' CPU "
+              f"{pair['without']['worker_cpu_s']:.1f} s → {pair['with']['worker_cpu_s']:.1f} s")
 
 
 if __name__ == "__main__":
