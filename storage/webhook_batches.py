@@ -39,7 +39,23 @@ def claim_due(db: Database, *, collection_id: str | None = None, limit: int = 16
             .where(WebhookEvent.id.in_(ids), WebhookEvent.claimed_until == until)
             .order_by(WebhookEvent.next_attempt_at, WebhookEvent.created_at)).all()
         return [Claimed(row.id, row.url, row.payload, row.attempts,
-                        signing_secrets(account, now)) for row, account in rows]
+                        signing_secrets(account, now), until) for row, account in rows]
+
+
+def release(db: Database, claimed: Iterable[Claimed]) -> int:
+    """Give back claims not used (nothing was sent): each event is free at once, unless
+    its claim is no longer this one. How many were given back."""
+    by_until: dict[datetime, list[str]] = {}
+    for event in claimed:
+        if event.until is not None:
+            by_until.setdefault(event.until, []).append(event.id)
+    if not by_until:
+        return 0
+    with db.session() as session:
+        return sum(session.execute(
+            update(WebhookEvent).where(WebhookEvent.id.in_(ids),
+                                       WebhookEvent.claimed_until == until)
+            .values(claimed_until=None)).rowcount for until, ids in by_until.items())
 
 
 def record_delivered(db: Database, claimed: Iterable[Claimed], *, status: dict[str, int],

@@ -205,6 +205,8 @@ class Claimed:
     payload: str
     attempts: int  #: made before this one
     secrets: tuple[str, ...]
+    #: The claim's end, as written (None: not told), so the claim can be given back.
+    until: datetime | None = None
 
 
 def claim(db: Database, event: str, now: datetime | None = None) -> Claimed | None:

@@ -220,7 +220,7 @@ def test_a_name_that_resolves_slowly_costs_one_timeout(database_url, redis_url, 
     import socket
     import threading
 
-    import worker.webhooks
+    import worker.webhook_http
 
     app = create_app(make_config(database_url, redis_url, webhook_timeout=0.5))
     who = new_customer(app, credits=5, plan="standard")
@@ -235,12 +235,12 @@ def test_a_name_that_resolves_slowly_costs_one_timeout(database_url, redis_url, 
             release.wait(10)
         return real(host, at, *args, **kwargs)
 
-    monkeypatch.setattr(worker.webhooks.socket, "getaddrinfo", stuck)
+    monkeypatch.setattr(worker.webhook_http.socket, "getaddrinfo", stuck)
     other = start_receiver()
     try:
         for _ in range(3):  # its events keep timing out, on one lookup between them
             assert send(who, finished(who, receiver.url)) == "pending"
-        assert len(worker.webhooks._LOOKUPS) == 1
+        assert len(worker.webhook_http._LOOKUPS) == 1
         assert send(who, collection_id) == "pending"
         # another receiver's events do not wait behind that name
         assert send(who, finished(who, other.url)) == "delivered"

@@ -17,41 +17,33 @@ receiver after :data:`BREAKER` failures in a row and counts an attempt for its o
 events without sending them (:func:`storage.webhook_batches.fail_unsent`): they wait for their
 backoff like the failed ones, and a dead receiver holds a worker seconds, not hours.
 
-Why ``http.client`` on a socket we connect ourselves, rather than an HTTP client library: the
-webhook URL is the account's, and must not reach what the crawler may not (a private address,
-directly or through DNS that changes between a check and the connect). Here the name is
-resolved once, every address is judged by the same :class:`~core.policy.SourcePolicy` as
-any fetch, and the connection is made to the address that was judged; ``http.client`` never
-follows redirects, and the response body is not read.
+The HTTP of an attempt (policy-judged addresses, one deadline, kept-alive connections) is
+:mod:`worker.webhook_http`'s.
 """
 
 from __future__ import annotations
 
-import concurrent.futures
-import contextlib
 import http.client
 import logging
-import socket
-import ssl
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
+from functools import partial
 from typing import Any
-from urllib.parse import urlsplit
 
 from redis import Redis
 from redis.exceptions import RedisError
 from standardwebhooks.webhooks import Webhook
-from w3lib.url import safe_url_string
 
 from core.config import Config
 from core.controls import escaped
-from core.policy import PolicyRefusal, SourcePolicy, host_name, literal_address
+from core.policy import PolicyRefusal, SourcePolicy
 from storage import webhook_batches, webhooks
 from storage.db import shared_for
 from storage.models import DeliveryStatus
 from worker import metrics, queues
+from worker.webhook_http import Connections, post
 
 logger = logging.getLogger(__name__)
 
@@ -63,15 +55,18 @@ USER_AGENT = "webdata-webhooks/1"
 #: Seconds a drain sends for at most (then it enqueues itself again): one account's events
 #: never hold a maintenance worker for long.
 DRAIN_SECONDS = 15.0
-#: Events a drain claims at a time: two rounds of :data:`PARALLEL`.
+#: Events a drain claims at a time at first, and after a failure: two rounds of
+#: :data:`PARALLEL`.
 DRAIN_BATCH = 2 * PARALLEL
+#: Events a drain claims at a time at most: after batches sent in full within
+#: :data:`FAST_BATCH` seconds, the claim doubles up to this.
+MAX_BATCH = 16 * PARALLEL
+FAST_BATCH = 2.0
 #: Failures in a row after which a drain stops sending to a receiver (see the module).
 BREAKER = 3
-
-#: Receivers' names being resolved (:func:`_resolve`), one lookup each, and the most at once.
-_LOOKUPS: dict[tuple[str, int], concurrent.futures.Future[list[Any]]] = {}
-_LOOKUPS_LOCK = threading.Lock()
-MAX_LOOKUPS = 64
+#: Seconds a :class:`Drainer` waits for its next kick before its thread ends (and closes its
+#: connections): a crawl kicks it after each stored batch, seconds apart at most.
+LINGER = 5.0
 
 
 def announce(connection: Redis, collection_id: str) -> None:
@@ -114,13 +109,15 @@ def deliver_due(config: Config | None = None) -> int:
 class Drainer:
     """A sender thread of the slice's own process (:func:`drain`s of the collections it was
     :meth:`kick`ed for, one after the other): page events go out while the slice crawls,
-    without taking a worker from the queue as a :data:`DRAIN_JOB` would (a worker runs one
-    job at a time: a drain job beside a slice halved the crawl's workers)."""
+    without taking a worker from the queue as a drain job would (a worker runs one job at a
+    time: a drain job beside a slice halved the crawl's workers). Between kicks its thread
+    waits up to :data:`LINGER` s, keeping its sending threads and its receivers'
+    connections (:class:`~worker.webhook_http.Connections`) for the next batch's events."""
 
     def __init__(self, config: Config):
         self.config = config
         self._wanted: set[str] = set()
-        self._lock = threading.Lock()
+        self._lock = threading.Condition()
         self._thread: threading.Thread | None = None
 
     def kick(self, collection_id: str) -> None:
@@ -131,56 +128,99 @@ class Drainer:
                 self._thread = threading.Thread(target=self._run, daemon=True,
                                                 name="webhook-drainer")
                 self._thread.start()
+            else:
+                self._lock.notify()
+
+    def _next(self) -> str | None:
+        """The next collection to drain, waiting up to :data:`LINGER` s; None: the thread
+        ends."""
+        with self._lock:
+            if not self._wanted:
+                self._lock.wait(LINGER)
+            if not self._wanted:
+                self._thread = None
+                return None
+            return self._wanted.pop()
 
     def _run(self) -> None:
-        while True:
-            with self._lock:
-                if not self._wanted:
-                    self._thread = None
-                    return
-                collection_id = self._wanted.pop()
-            try:
-                made = drain(collection_id, self.config)
-                if made and webhook_batches.any_due(shared_for(self.config.storage),
-                                                    collection_id):
-                    self.kick(collection_id)  # its time was up: another round
-            except Exception:  # the sweep sends what this did not; never the slice's death
-                logger.exception("Draining the webhooks of %s failed", collection_id)
+        connections = Connections()
+        try:
+            with ThreadPoolExecutor(PARALLEL, thread_name_prefix="webhook") as pool:
+                while (collection_id := self._next()) is not None:
+                    self._drain(collection_id, pool, connections)
+        finally:
+            connections.close()
+
+    def _drain(self, collection_id: str, pool: ThreadPoolExecutor,
+               connections: Connections) -> None:
+        try:
+            made = drain(collection_id, self.config, pool=pool, connections=connections)
+            if made and webhook_batches.any_due(shared_for(self.config.storage),
+                                                collection_id):
+                self.kick(collection_id)  # its time was up: another round
+        except Exception:  # the sweep sends what this did not; never the slice's death
+            logger.exception("Draining the webhooks of %s failed", collection_id)
 
 
 _DRAINERS: dict[int, Drainer] = {}
+_DRAINERS_LOCK = threading.Lock()
 
 
 def drainer(config: Config) -> Drainer:
     """This process's :class:`Drainer` (one per configuration)."""
-    with _LOOKUPS_LOCK:
+    with _DRAINERS_LOCK:
         return _DRAINERS.setdefault(id(config), Drainer(config))
 
 
 def drain(collection_id: str | None, config: Config | None = None,
-          now: datetime | None = None, seconds: float = DRAIN_SECONDS) -> int:
-    """Send the due events (of ``collection_id``; every one's when None) in batches of
-    :data:`DRAIN_BATCH`, :data:`PARALLEL` at once, for at most ``seconds``; a receiver that
-    failed :data:`BREAKER` times in a row gets its other due events counted as failed
-    attempts, unsent. How many attempts were made."""
+          now: datetime | None = None, seconds: float = DRAIN_SECONDS, *,
+          pool: ThreadPoolExecutor | None = None,
+          connections: Connections | None = None) -> int:
+    """Send the due events (of ``collection_id``; every one's when None), :data:`PARALLEL`
+    at once (on ``pool``'s threads and ``connections``' kept connections when given, else
+    its own), for at most ``seconds``, in claims of :data:`DRAIN_BATCH` that double up to
+    :data:`MAX_BATCH` while every attempt succeeds quickly (fewer statements per event for a
+    receiver that keeps up; a failing one is claimed 16 at a time). A receiver that failed
+    :data:`BREAKER` times in a row is sent nothing more: its other due events are counted
+    as failed attempts, unsent. How many attempts were made."""
+    if pool is None or connections is None:
+        own = Connections()
+        try:
+            with ThreadPoolExecutor(PARALLEL, thread_name_prefix="webhook") as mine:
+                return drain(collection_id, config, now, seconds, pool=mine, connections=own)
+        finally:
+            own.close()
     config = config or Config.from_env()
     db = shared_for(config.storage)
     policy = SourcePolicy.from_config(config.policy)
     timeout = config.collections.webhook_timeout
     deadline = time.monotonic() + seconds
-    failures: dict[str, int] = {}
-    broken: dict[str, str] = {}
-    made = 0
-    with ThreadPoolExecutor(PARALLEL, thread_name_prefix="webhook") as pool:
-        while time.monotonic() < deadline:
-            batch = webhook_batches.claim_due(db, collection_id=collection_id,
-                                              limit=DRAIN_BATCH, skip_urls=broken, now=now)
-            if not batch:
-                break
-            outcomes = list(pool.map(lambda event: attempt(event, policy, timeout), batch))
-            made += len(batch)
-            _record(db, batch, outcomes, failures, broken, now)
-    for url, error in broken.items():
+    breaker = _Breaker()
+    made, size = 0, DRAIN_BATCH
+    while time.monotonic() < deadline:
+        began = time.monotonic()
+        batch = webhook_batches.claim_due(db, collection_id=collection_id, limit=size,
+                                          skip_urls=breaker.broken, now=now)
+        if not batch:
+            break
+        # after the first round, an attempt that could outlast its claim is not started:
+        # another sender may take the event once the claim is over, and one attempt is
+        # never made twice
+        send_by = began + webhooks.CLAIM.total_seconds() - timeout
+        outcomes = list(pool.map(partial(breaker.attempt, send_by=send_by, policy=policy,
+                                         timeout=timeout, connections=connections),
+                                 range(len(batch)), batch))
+        sent = [(event, outcome) for event, outcome in zip(batch, outcomes, strict=True)
+                if outcome is not None]
+        made += len(sent)
+        _record(db, sent, now)
+        webhook_batches.release(db, [event for event, outcome in zip(batch, outcomes,
+                                                                     strict=True)
+                                     if outcome is None])
+        fast = len(sent) == len(batch) and time.monotonic() - began < FAST_BATCH
+        size = min(2 * size, MAX_BATCH) if fast and not breaker.failed else DRAIN_BATCH
+        breaker.failed = False
+    for url, error in breaker.broken.items():
         skipped = webhook_batches.fail_unsent(
             db, url, f"not sent: the receiver failed {BREAKER} times in a row ({error})",
             collection_id=collection_id, now=now)
@@ -189,36 +229,64 @@ def drain(collection_id: str | None, config: Config | None = None,
     return made
 
 
-def _record(db: Any, batch: list[webhooks.Claimed],
-            outcomes: list[tuple[int | None, str | None]], failures: dict[str, int],
-            broken: dict[str, str], now: datetime | None) -> None:
-    """Record a batch's attempts: the 2xx in one statement, each other on its own; count the
-    failures in a row of each receiver, and mark it broken at :data:`BREAKER`."""
+class _Breaker:
+    """A drain's failures in a row by receiver, as its attempts end (from its threads): at
+    :data:`BREAKER`, the receiver is broken and sent nothing more in this drain."""
+
+    def __init__(self) -> None:
+        self.broken: dict[str, str] = {}  #: url → the last failure
+        self.failed = False  #: an attempt failed since the flag was cleared
+        self._streaks: dict[str, int] = {}
+        self._lock = threading.Lock()
+
+    def attempt(self, index: int, event: webhooks.Claimed, *, send_by: float,
+                policy: SourcePolicy, timeout: float, connections: Connections
+                ) -> tuple[int | None, str | None] | None:
+        """:func:`attempt` of a batch's ``index``-th event, unless its receiver is broken,
+        or ``send_by`` (monotonic) has passed and it is not in the first round: then None,
+        nothing sent."""
+        late = index >= PARALLEL and time.monotonic() > send_by
+        if late or event.url in self.broken:
+            return None
+        status, error = attempt(event, policy, timeout, connections)
+        with self._lock:
+            if status is not None and 200 <= status < 300:
+                self._streaks[event.url] = 0
+            else:
+                self.failed = True
+                self._streaks[event.url] = self._streaks.get(event.url, 0) + 1
+                if self._streaks[event.url] >= BREAKER:
+                    self.broken.setdefault(event.url, escaped(str(status or error)))
+        return status, error
+
+
+def _record(db: Any, sent: list[tuple[webhooks.Claimed, tuple[int | None, str | None]]],
+            now: datetime | None) -> None:
+    """Record a batch's attempts: the 2xx in one statement, each other on its own."""
     delivered: dict[str, int] = {}
-    for event, (status, error) in zip(batch, outcomes, strict=True):
+    for event, (status, error) in sent:
         if status is not None and 200 <= status < 300:
             delivered[event.id] = status
-            failures[event.url] = 0
             continue
         webhooks.record(db, event, status=status, error=error, now=now)
         metrics.attempted(False)
-        failures[event.url] = failures.get(event.url, 0) + 1
-        if failures[event.url] >= BREAKER:
-            broken.setdefault(event.url, escaped(str(status or error)))
     if delivered:
         webhook_batches.record_delivered(
-            db, [event for event in batch if event.id in delivered], status=delivered, now=now)
+            db, [event for event, _ in sent if event.id in delivered], status=delivered,
+            now=now)
         for _ in delivered:
             metrics.attempted(True)
 
 
-def attempt(claimed: webhooks.Claimed, policy: SourcePolicy, timeout: float
-            ) -> tuple[int | None, str | None]:
-    """POST the event; (HTTP status, None) when an answer came, else (None, why not)."""
+def attempt(claimed: webhooks.Claimed, policy: SourcePolicy, timeout: float,
+            connections: Connections | None = None) -> tuple[int | None, str | None]:
+    """POST the event (on a kept connection of ``connections`` when one is idle); (HTTP
+    status, None) when an answer came, else (None, why not)."""
     headers = signed_headers(claimed.id, claimed.payload, claimed.secrets,
                              datetime.now(UTC))
     try:
-        return post(claimed.url, claimed.payload.encode(), headers, policy, timeout), None
+        return post(claimed.url, claimed.payload.encode(), headers, policy, timeout,
+                    connections), None
     except PolicyRefusal as exc:
         return None, exc.message
     except Exception as exc:  # a bug too costs this event an attempt, never the sweep of all
@@ -237,111 +305,3 @@ def signed_headers(event_id: str, payload: str, secrets: tuple[str, ...], now: d
         "webhook-signature": " ".join(Webhook(secret).sign(event_id, now, payload)
                                       for secret in secrets),
     }
-
-
-def post(url: str, body: bytes, headers: dict[str, str], policy: SourcePolicy,
-         timeout: float) -> int:
-    """POST ``body`` to ``url`` and return the status, connecting only to an address the
-    policy allows; raises PolicyRefusal, OSError or HTTPException."""
-    policy.check_url(url)
-    parts = urlsplit(url)
-    https = parts.scheme.lower() == "https"
-    raw_host = parts.hostname or ""
-    # the name as the policy judged it (IDNA 2008), not as getaddrinfo would encode it
-    host = raw_host if literal_address(raw_host) else host_name(raw_host)
-    port = parts.port or (443 if https else 80)
-    deadline = time.monotonic() + timeout
-    current = [_connect(host, port, policy, deadline)]
-    cut = threading.Event()
-    # one deadline for the whole attempt: a per-operation timeout would let a receiver that
-    # drips its headers a byte at a time hold the attempt (and a worker slot) for ever
-    timer = threading.Timer(max(0.0, deadline - time.monotonic()), _cut, (current, cut))
-    timer.start()
-    try:
-        if https:
-            current[0] = ssl.create_default_context().wrap_socket(current[0],
-                                                                   server_hostname=host)
-        connection = (http.client.HTTPSConnection if https else http.client.HTTPConnection)(
-            host, port, timeout=timeout)
-        connection.sock = current[0]  # already connected: http.client does not connect again
-        # the path and query as sent: percent-encoded (http.client writes ASCII only)
-        wire = urlsplit(safe_url_string(url))
-        target = wire.path or "/"
-        connection.request("POST", f"{target}?{wire.query}" if wire.query else target,
-                           body=body, headers=headers)
-        return connection.getresponse().status  # the body is ignored, never read
-    except (OSError, http.client.HTTPException) as exc:
-        if cut.is_set():
-            raise TimeoutError(f"timed out: no answer within {timeout:g} s") from exc
-        raise
-    finally:
-        timer.cancel()
-        current[0].close()
-
-
-def _cut(current: list[socket.socket], cut: threading.Event) -> None:
-    """End an attempt past its deadline: shut its socket, which wakes the blocked read."""
-    cut.set()
-    with contextlib.suppress(OSError):
-        current[0].shutdown(socket.SHUT_RDWR)
-
-
-def _resolve(host: str, port: int, deadline: float) -> list[Any]:
-    """``getaddrinfo`` within the attempt's deadline.
-
-    The system resolver takes no timeout, so the lookup runs on a thread of its own (a
-    daemon: it ends when the resolver gives up, and never holds the process up); past the
-    deadline the attempt fails (TimeoutError) and the lookup goes on without it. Attempts
-    for one name share one lookup, so a receiver whose DNS never answers holds one thread
-    however many of its events are due, and other receivers' attempts never wait behind it;
-    at most :data:`MAX_LOOKUPS` names are looked up at once."""
-    key = (host, port)
-    with _LOOKUPS_LOCK:
-        lookup = _LOOKUPS.get(key)
-        if lookup is None:
-            if len(_LOOKUPS) >= MAX_LOOKUPS:
-                raise TimeoutError(f"timed out resolving {host}: too many names resolving")
-            lookup = _LOOKUPS[key] = concurrent.futures.Future()
-            threading.Thread(target=_look_up, args=(key, lookup), daemon=True,
-                             name=f"webhook-resolver {host}").start()
-    try:
-        return lookup.result(timeout=max(0.0, deadline - time.monotonic()))
-    except concurrent.futures.TimeoutError:
-        raise TimeoutError(f"timed out resolving {host}") from None
-
-
-def _look_up(key: tuple[str, int], lookup: concurrent.futures.Future[list[Any]]) -> None:
-    try:
-        lookup.set_result(socket.getaddrinfo(*key, type=socket.SOCK_STREAM))
-    except BaseException as exc:  # handed to every attempt waiting on it (gaierror…)
-        lookup.set_exception(exc)
-    finally:
-        with _LOOKUPS_LOCK:
-            _LOOKUPS.pop(key, None)
-
-
-def _connect(host: str, port: int, policy: SourcePolicy, deadline: float) -> socket.socket:
-    """A socket connected, before ``deadline``, to the first of ``host``'s addresses the
-    policy allows."""
-    refusals: list[str] = []
-    failure: OSError | None = None
-    for family, kind, proto, _, address in _resolve(host, port, deadline):
-        reason = policy.address_refusal(str(address[0]), port)
-        if reason is not None:
-            refusals.append(reason)
-            continue
-        remaining = deadline - time.monotonic()
-        if remaining <= 0:
-            raise TimeoutError(f"timed out connecting to {host}")
-        sock = socket.socket(family, kind, proto)
-        sock.settimeout(remaining)
-        try:
-            sock.connect(address)
-        except OSError as exc:
-            sock.close()
-            failure = exc
-            continue
-        return sock
-    if failure is not None:
-        raise failure
-    raise PolicyRefusal(f"Refused by source policy: {refusals[0] if refusals else host}.")
