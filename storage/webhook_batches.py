@@ -9,37 +9,46 @@ from datetime import datetime, timedelta
 
 from sqlalchemy import case, select, update
 
+from storage import webhook_events
 from storage.db import Database
-from storage.models import Account, DeliveryStatus, WebhookEvent, utcnow
+from storage.models import Account, DeliveryStatus, WebhookEvent, as_utc, utcnow
 from storage.webhooks import ATTEMPTS, BACKOFF, CLAIM, Claimed, due_and_free, signing_secrets
+
+_EVENTS = WebhookEvent.__table__
 
 
 def claim_due(db: Database, *, collection_id: str | None = None, limit: int = 16,
               skip_urls: Collection[str] = (), now: datetime | None = None) -> list[Claimed]:
     """Hold up to ``limit`` due and free events (of ``collection_id`` when given, none to
-    ``skip_urls``), oldest first, for one attempt each: one conditional ``UPDATE``, so two
-    drains never hold one event."""
+    ``skip_urls``), oldest first, for one attempt each: one conditional ``UPDATE … RETURNING``
+    (so two drains never hold one event), one read of their accounts' secrets and one of
+    their pages' results (:func:`storage.webhook_events.with_results`)."""
     now = now or utcnow()
     until = now + CLAIM
-    query = select(WebhookEvent.id).where(*due_and_free(now))
+    chosen = select(_EVENTS.c.id).where(*due_and_free(now))
     if collection_id is not None:
-        query = query.where(WebhookEvent.collection_id == collection_id)
+        chosen = chosen.where(_EVENTS.c.collection_id == collection_id)
     if skip_urls:
-        query = query.where(WebhookEvent.url.not_in(list(skip_urls)))
+        chosen = chosen.where(_EVENTS.c.url.not_in(list(skip_urls)))
+    chosen = chosen.order_by(_EVENTS.c.next_attempt_at, _EVENTS.c.created_at).limit(limit)
     with db.session() as session:
-        ids = list(session.scalars(query.order_by(WebhookEvent.next_attempt_at,
-                                                  WebhookEvent.created_at).limit(limit)))
-        if not ids:
-            return []
-        session.execute(update(WebhookEvent)
-                        .where(WebhookEvent.id.in_(ids), *due_and_free(now))
-                        .values(claimed_until=until))
         rows = session.execute(
-            select(WebhookEvent, Account).join(Account, Account.id == WebhookEvent.account_id)
-            .where(WebhookEvent.id.in_(ids), WebhookEvent.claimed_until == until)
-            .order_by(WebhookEvent.next_attempt_at, WebhookEvent.created_at)).all()
-        return [Claimed(row.id, row.url, row.payload, row.attempts,
-                        signing_secrets(account, now), until) for row, account in rows]
+            update(_EVENTS).where(_EVENTS.c.id.in_(chosen.scalar_subquery()),
+                                  *due_and_free(now))
+            .values(claimed_until=until)
+            .returning(_EVENTS.c.id, _EVENTS.c.event, _EVENTS.c.collection_id,
+                       _EVENTS.c.url, _EVENTS.c.payload, _EVENTS.c.attempts,
+                       _EVENTS.c.account_id, _EVENTS.c.next_attempt_at,
+                       _EVENTS.c.created_at)).all()
+        if not rows:
+            return []
+        accounts = {account.id: signing_secrets(account, now) for account in session.scalars(
+            select(Account).where(Account.id.in_({row.account_id for row in rows})))}
+        bodies = webhook_events.with_results(
+            session, [(row.id, row.event, row.collection_id, row.payload) for row in rows])
+    rows.sort(key=lambda row: (as_utc(row.next_attempt_at), as_utc(row.created_at)))
+    return [Claimed(row.id, row.url, bodies[row.id], row.attempts, accounts[row.account_id],
+                    until) for row in rows]
 
 
 def release(db: Database, claimed: Iterable[Claimed]) -> int:

@@ -263,12 +263,12 @@ def test_a_url_with_letters_beyond_ascii_is_delivered_percent_encoded(who, recei
 def test_an_attempt_that_fails_unexpectedly_is_one_failed_attempt(who, receiver, monkeypatch):
     """A bug met while sending costs that event an attempt (recorded, retried later), not
     the sweep: the other events are still delivered."""
-    import worker.webhooks
+    import worker.webhook_http
 
     def broken(*args, **kwargs):
         raise ValueError("something nobody foresaw")
 
-    monkeypatch.setattr(worker.webhooks, "post", broken)
+    monkeypatch.setattr(worker.webhook_http, "post", broken)
     collection_id = finished(who, receiver.url)
     assert send(who, collection_id) == "pending"  # to be tried again later
     row = event(who, collection_id)

@@ -22,16 +22,22 @@ import contextlib
 import heapq
 import http.client
 import itertools
+import logging
 import socket
 import ssl
 import threading
 import time
+from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import urlsplit
 
+from standardwebhooks.webhooks import Webhook
 from w3lib.url import safe_url_string
 
 from core.policy import PolicyRefusal, SourcePolicy, host_name, literal_address
+from storage.webhooks import Claimed
+
+logger = logging.getLogger(__name__)
 
 #: Receivers' names being resolved (:func:`_resolve`), one lookup each, and the most at once.
 _LOOKUPS: dict[tuple[str, int], concurrent.futures.Future[list[Any]]] = {}
@@ -46,6 +52,7 @@ KEEP_IDLE = 1.5
 MAX_IDLE = 32
 
 _Key = tuple[str, str, int]  # scheme, host, port
+USER_AGENT = "webdata-webhooks/1"
 
 
 class Connections:
@@ -146,6 +153,35 @@ _WATCHDOG = _Watchdog()
 #: What a connection that sat idle fails with when the receiver closed it meanwhile.
 _STALE = (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError,
           ConnectionAbortedError)
+
+
+def attempt(claimed: Claimed, policy: SourcePolicy, timeout: float,
+            connections: Connections | None = None) -> tuple[int | None, str | None]:
+    """POST the event (on a kept connection of ``connections`` when one is idle); (HTTP
+    status, None) when an answer came, else (None, why not)."""
+    headers = signed_headers(claimed.id, claimed.payload, claimed.secrets,
+                             datetime.now(UTC))
+    try:
+        return post(claimed.url, claimed.payload.encode(), headers, policy, timeout,
+                    connections), None
+    except PolicyRefusal as exc:
+        return None, exc.message
+    except Exception as exc:  # a bug too costs this event an attempt, never the sweep of all
+        if not isinstance(exc, OSError | http.client.HTTPException):
+            logger.exception("Webhook %s: the attempt failed unexpectedly", claimed.id)
+        return None, f"{type(exc).__name__}: {exc}"[:300]
+
+
+def signed_headers(event_id: str, payload: str, secrets: tuple[str, ...], now: datetime
+                   ) -> dict[str, str]:
+    """The headers of one attempt: Standard Webhooks' three (one ``v1,`` signature per
+    secret, space-separated) and the content type."""
+    return {
+        "Content-Type": "application/json", "User-Agent": USER_AGENT,
+        "webhook-id": event_id, "webhook-timestamp": str(int(now.timestamp())),
+        "webhook-signature": " ".join(Webhook(secret).sign(event_id, now, payload)
+                                      for secret in secrets),
+    }
 
 
 def post(url: str, body: bytes, headers: dict[str, str], policy: SourcePolicy,
