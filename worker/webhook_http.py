@@ -1,12 +1,14 @@
 """The HTTP of webhook attempts: a POST to an address the source policy judged, within one
 deadline, on a connection kept alive for the receiver's next events.
 
-Why ``http.client`` on a socket we connect ourselves, rather than an HTTP client library: the
-webhook URL is the account's, and must not reach what the crawler may not (a private address,
-directly or through DNS that changes between a check and the connect). Here the name is
-resolved once per connection, every address is judged by the same
+Why a socket we connect ourselves (and ``http.client`` only to read the answer), rather than
+an HTTP client library: the webhook URL is the account's, and must not reach what the crawler
+may not (a private address, directly or through DNS that changes between a check and the
+connect). Here the name is resolved once per connection, every address is judged by the same
 :class:`~core.policy.SourcePolicy` as any fetch, and the connection is made to the address
-that was judged; ``http.client`` never follows redirects.
+that was judged; no redirect is followed. The request is written in one piece (head and
+body): ``http.client`` would make two writes and build each header through its checks, a
+cost paid per page event in the crawling process.
 
 Why :class:`Connections` keeps connections: a crawl's page events are one POST per page, and
 a connection each (a connect, a resolver thread, a close, and Nagle's delay on the body without
@@ -27,6 +29,7 @@ import socket
 import ssl
 import threading
 import time
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import urlsplit
@@ -50,50 +53,90 @@ KEPT_BODY = 16 * 1024
 KEEP_IDLE = 1.5
 #: Idle connections kept at most, all receivers together.
 MAX_IDLE = 32
+#: URLs whose :class:`_Aim` is remembered at most.
+MAX_AIMS = 1000
 
 _Key = tuple[str, str, int]  # scheme, host, port
 USER_AGENT = "webdata-webhooks/1"
 
 
+@dataclass(frozen=True)
+class _Aim:
+    """Where a webhook URL's requests go, once the policy judged it from the URL alone."""
+
+    key: _Key
+    host: str  #: the ``Host`` header
+    target: str  #: the path and query as sent: percent-encoded
+
+
+def _aim(url: str, policy: SourcePolicy) -> _Aim:
+    """``url`` judged by the policy (raises PolicyRefusal) and taken apart."""
+    policy.check_url(url)
+    parts = urlsplit(url)
+    https = parts.scheme.lower() == "https"
+    raw_host = parts.hostname or ""
+    # the name as the policy judged it (IDNA 2008), not as getaddrinfo would encode it
+    host = raw_host if literal_address(raw_host) else host_name(raw_host)
+    port = parts.port or (443 if https else 80)
+    shown = f"[{host}]" if ":" in host else host
+    wire = urlsplit(safe_url_string(url))
+    return _Aim(("https" if https else "http", host, port),
+                shown if port == (443 if https else 80) else f"{shown}:{port}",
+                (wire.path or "/") + (f"?{wire.query}" if wire.query else ""))
+
+
 class Connections:
     """Connections kept alive between attempts, by receiver (scheme, host, port); each is used
-    by one attempt at a time. Thread-safe; :meth:`close` ends the idle ones."""
+    by one attempt at a time. Thread-safe; :meth:`close` ends the idle ones. Also each URL's
+    :class:`_Aim` (the policy's judgement from the URL alone does not change)."""
 
     def __init__(self) -> None:
-        self._idle: dict[_Key, list[tuple[float, http.client.HTTPConnection]]] = {}
+        self._idle: dict[_Key, list[tuple[float, socket.socket]]] = {}
+        self._aims: dict[tuple[str, int], _Aim] = {}
         self._lock = threading.Lock()
 
-    def take(self, key: _Key) -> http.client.HTTPConnection | None:
+    def aim(self, url: str, policy: SourcePolicy) -> _Aim:
+        """:func:`_aim`, remembered (a refusal is not: it raises each time)."""
+        known = self._aims.get((url, id(policy)))
+        if known is None:
+            known = _aim(url, policy)
+            with self._lock:
+                if len(self._aims) >= MAX_AIMS:
+                    self._aims.clear()
+                self._aims[(url, id(policy))] = known
+        return known
+
+    def take(self, key: _Key) -> socket.socket | None:
         """An idle connection to ``key`` used less than :data:`KEEP_IDLE` s ago, or None."""
         stale = []
         found = None
         with self._lock:
             kept = self._idle.get(key, [])
             while kept:
-                used, connection = kept.pop()
+                used, sock = kept.pop()
                 if time.monotonic() - used < KEEP_IDLE:
-                    found = connection
+                    found = sock
                     break
-                stale.append(connection)
-        for connection in stale:
-            connection.close()
+                stale.append(sock)
+        for sock in stale:
+            sock.close()
         return found
 
-    def give_back(self, key: _Key, connection: http.client.HTTPConnection) -> None:
-        """Keep ``connection`` for the next attempt to ``key`` (closed when too many are)."""
+    def give_back(self, key: _Key, sock: socket.socket) -> None:
+        """Keep ``sock`` for the next attempt to ``key`` (closed when too many are)."""
         with self._lock:
             if sum(len(kept) for kept in self._idle.values()) < MAX_IDLE:
-                self._idle.setdefault(key, []).append((time.monotonic(), connection))
+                self._idle.setdefault(key, []).append((time.monotonic(), sock))
                 return
-        connection.close()
+        sock.close()
 
     def close(self) -> None:
         """Close every idle connection."""
         with self._lock:
             idle, self._idle = self._idle, {}
         for kept in idle.values():
-            for _, connection in kept:
-                connection.close()
+            for _, sock in kept:
+                sock.close()
 
 
 class _Watchdog:
@@ -190,29 +233,34 @@ def post(url: str, body: bytes, headers: dict[str, str], policy: SourcePolicy,
     to an address the policy allows, on a connection of ``connections`` when one is idle
     (once more on a new one if the receiver had closed it); raises PolicyRefusal, OSError
     or HTTPException."""
-    policy.check_url(url)
-    parts = urlsplit(url)
-    https = parts.scheme.lower() == "https"
-    raw_host = parts.hostname or ""
-    # the name as the policy judged it (IDNA 2008), not as getaddrinfo would encode it
-    host = raw_host if literal_address(raw_host) else host_name(raw_host)
-    key = ("https" if https else "http", host, parts.port or (443 if https else 80))
-    # the path and query as sent: percent-encoded (http.client writes ASCII only)
-    wire = urlsplit(safe_url_string(url))
-    target = (wire.path or "/") + (f"?{wire.query}" if wire.query else "")
+    aim = connections.aim(url, policy) if connections is not None else _aim(url, policy)
+    request = _request(aim, body, headers)
     deadline = time.monotonic() + timeout
-    kept = connections.take(key) if connections is not None else None
+    kept = connections.take(aim.key) if connections is not None else None
     if kept is not None:
         try:
-            return _exchange(kept, key, target, body, headers, deadline, timeout, connections)
+            return _exchange(kept, aim.key, request, deadline, timeout, connections)
         except _STALE:
             pass  # closed by the receiver while idle: this attempt on a new connection
-    connection = _open(key, policy, deadline, timeout)
-    return _exchange(connection, key, target, body, headers, deadline, timeout, connections)
+    sock = _open(aim.key, policy, deadline, timeout)
+    return _exchange(sock, aim.key, request, deadline, timeout, connections)
+
+
+def _request(aim: _Aim, body: bytes, headers: dict[str, str]) -> bytes:
+    """The request's bytes, head and body together (one write, one packet when small)."""
+    lines = [f"POST {aim.target} HTTP/1.1", f"Host: {aim.host}",
+             f"Content-Length: {len(body)}", "Accept-Encoding: identity",
+             *(f"{name}: {value}" for name, value in headers.items())]
+    if any(mark in line for line in lines for mark in "\r\n\0"):
+        raise http.client.InvalidURL("A webhook header holds a line break.")
+    try:
+        return ("\r\n".join(lines) + "\r\n\r\n").encode("ascii") + body
+    except UnicodeEncodeError:
+        raise http.client.InvalidURL("A webhook header is not ASCII.") from None
 
 
 def _open(key: _Key, policy: SourcePolicy, deadline: float, timeout: float
-          ) -> http.client.HTTPConnection:
+          ) -> socket.socket:
     """A new connection to ``key`` (TLS for https), made before ``deadline``."""
     scheme, host, port = key
     sock = _connect(host, port, policy, deadline)
@@ -227,30 +275,28 @@ def _open(key: _Key, policy: SourcePolicy, deadline: float, timeout: float
             raise TimeoutError(f"timed out: no answer within {timeout:g} s") from exc
         raise
     _WATCHDOG.end(handle)
-    connection = (http.client.HTTPSConnection if scheme == "https"
-                  else http.client.HTTPConnection)(host, port, timeout=timeout)
-    connection.sock = sock  # already connected: http.client does not connect again
-    return connection
+    return sock
 
 
-def _exchange(connection: http.client.HTTPConnection, key: _Key, target: str, body: bytes,
-              headers: dict[str, str], deadline: float, timeout: float,
-              connections: Connections | None) -> int:
-    """One request and its answer's status on ``connection``, which goes back to
-    ``connections`` when the answer leaves it reusable and is closed otherwise."""
-    sock = connection.sock
-    assert sock is not None
+def _exchange(sock: socket.socket, key: _Key, request: bytes, deadline: float,
+              timeout: float, connections: Connections | None) -> int:
+    """Send ``request`` on ``sock`` and return its answer's status; the connection goes back
+    to ``connections`` when the answer leaves it reusable and is closed otherwise."""
     sock.settimeout(max(0.001, deadline - time.monotonic()))
     handle = _WATCHDOG.watch(sock, deadline)
     keep = False
     try:
-        connection.request("POST", target, body=body, headers=headers)
-        response = connection.getresponse()
-        if (connections is not None and not response.will_close
-                and response.length is not None and response.length <= KEPT_BODY):
-            response.read()
-            keep = True
-        return response.status
+        sock.sendall(request)
+        response = http.client.HTTPResponse(sock, method="POST")  # type: ignore[arg-type]
+        try:
+            response.begin()
+            if (connections is not None and not response.will_close
+                    and response.length is not None and response.length <= KEPT_BODY):
+                response.read()
+                keep = True
+            return response.status
+        finally:
+            response.close()
     except (OSError, http.client.HTTPException) as exc:
         if _WATCHDOG.end(handle):
             raise TimeoutError(f"timed out: no answer within {timeout:g} s") from exc
@@ -258,9 +304,9 @@ def _exchange(connection: http.client.HTTPConnection, key: _Key, target: str, bo
     finally:
         cut = _WATCHDOG.end(handle)
         if keep and not cut and connections is not None:
-            connections.give_back(key, connection)
+            connections.give_back(key, sock)
         else:
-            connection.close()
+            sock.close()
 
 
 def _resolve(host: str, port: int, deadline: float) -> list[Any]:
