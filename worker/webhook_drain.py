@@ -15,8 +15,8 @@ import math
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
-from datetime import datetime
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
 from functools import partial
 from typing import Any
 
@@ -57,6 +57,12 @@ LINGER = 5.0
 PASS_SECONDS = 1.0
 
 
+#: Receivers probed at most per sweep (:func:`sweep`).
+PROBES = PARALLEL
+#: A receiver is probed when its next retry is further away than this.
+PROBE_AFTER = timedelta(seconds=60)
+
+
 class Sender:
     """What drains share while they live: threads, kept connections and each receiver's
     speed (a moving average of its attempts' seconds)."""
@@ -93,6 +99,8 @@ class Round:
     made: int = 0  #: attempts made
     more: bool = False  #: its time ran out with events still due
     size: int = DRAIN_BATCH  #: the claim it would make next
+    #: Receivers it stopped sending to (url → the last failure).
+    broken: dict[str, str] = field(default_factory=dict)
 
 
 def drain(collection_id: str | None, config: Config | None = None,
@@ -156,7 +164,49 @@ def drain_round(collection_id: str | None, config: Config, sender: Sender,
             collection_id=collection_id, now=now)
         logger.warning("Webhooks to %s: %d event(s) put off after %d failures in a row",
                        escaped(url), skipped, BREAKER)
+    done.broken = breaker.broken
     return done
+
+
+def sweep(config: Config, now: datetime | None = None, seconds: float = DRAIN_SECONDS
+          ) -> int:
+    """The cron sweep: every due attempt (a drain of all events), then a probe of the
+    receivers whose events all wait for a retry more than :data:`PROBE_AFTER` away (up to
+    :data:`PROBES`, one event each). A probe that fails is not counted as an attempt (its
+    claim is given back): it only looks whether the receiver is back. One that succeeds
+    delivers its event and makes its receiver's other events due at once, sent in the same
+    sweep: after an outage, a receiver gets its backlog within a sweep of its return, not at
+    the next step of the backoff (30 minutes after its third failure, 2 hours after its
+    fourth). How many attempts were made (failed probes not counted)."""
+    deadline = time.monotonic() + seconds
+    sender = Sender()
+    try:
+        done = drain_round(None, config, sender, now, seconds)
+        db = shared_for(config.storage)
+        probes = webhook_batches.claim_probes(db, limit=PROBES, after=PROBE_AFTER,
+                                              skip_urls=done.broken, now=now)
+        if not probes:
+            return done.made
+        timeout = config.collections.webhook_timeout
+        policy = SourcePolicy.from_config(config.policy)
+        outcomes = list(sender.pool.map(
+            lambda event: attempt(event, policy, timeout, sender.connections), probes))
+        answered = [(event, outcome) for event, outcome in zip(probes, outcomes, strict=True)
+                    if outcome[0] is not None and 200 <= outcome[0] < 300]
+        webhook_batches.release(db, [event for event, outcome in zip(probes, outcomes,
+                                                                     strict=True)
+                                     if (event, outcome) not in answered])
+        if not answered:
+            return done.made
+        _record(db, answered, now)
+        back = {event.url for event, _ in answered}
+        waiting = webhook_batches.pull_forward(db, back, now)
+        logger.info("Webhooks: %d receiver(s) answering again, %d event(s) due at once",
+                    len(back), waiting)
+        rest = drain_round(None, config, sender, now, max(0.0, deadline - time.monotonic()))
+        return done.made + len(answered) + rest.made
+    finally:
+        sender.close()
 
 
 Outcome = tuple[int | None, str | None] | None

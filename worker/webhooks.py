@@ -46,6 +46,7 @@ from worker.webhook_drain import (  # noqa: F401 (re-exported: the drain's publi
     Drainer,
     drain,
     drainer,
+    sweep,
 )
 from worker.webhook_http import attempt, signed_headers  # noqa: F401 (re-exported)
 
@@ -86,7 +87,7 @@ def deliver(event_id: str, config: Config | None = None, now: datetime | None = 
     return outcome
 
 
-def deliver_due(config: Config | None = None) -> int:
-    """Every due attempt (:func:`drain` of all events, within its time); how many were
-    made."""
-    return drain(None, config)
+def deliver_due(config: Config | None = None, now: datetime | None = None) -> int:
+    """The cron sweep (:func:`~worker.webhook_drain.sweep`): every due attempt, and a probe
+    of the receivers waiting for a late retry; how many attempts were made."""
+    return sweep(config or Config.from_env(), now)
