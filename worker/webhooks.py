@@ -11,9 +11,13 @@ Three ways in:
   more are due (:mod:`worker.webhook_drain`);
 - :func:`deliver_due`, a ``maintenance`` job on RQ's cron schedule: every attempt that is
   due (retries on :data:`storage.webhooks.BACKOFF`, and any first attempt whose job was lost
-  with Redis), as a drain of everything.
+  with Redis), as a drain of everything, then a probe of the receivers whose events wait for
+  a late retry (:func:`~worker.webhook_drain.sweep`).
 
-All only send what they claimed, so an attempt is never made twice. A drain stops sending to a
+All only send what they claimed, so an attempt is never made twice (one exception: an
+attempt on a kept connection that the receiver closed, answering nothing, is made again at
+once on a new connection; a receiver that had read the request before hanging up sees the
+event twice, deduplicated on its ``webhook-id`` like any retry). A drain stops sending to a
 receiver after :data:`BREAKER` failures in a row and counts an attempt for its other due
 events without sending them (:func:`storage.webhook_batches.fail_unsent`): they wait for their
 backoff like the failed ones, and a dead receiver holds a worker seconds, not hours.
