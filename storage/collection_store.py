@@ -108,8 +108,7 @@ def store(db: Database, collection_id: str, outcomes: Sequence[PageOutcome],
         written = _write(session, collection_id, account_id, fresh, done)
         if webhook_events.wants_pages(webhook_url, events):  # in the guard: once per page
             report.events = webhook_events.page_events(
-                session, collection_id, account_id, webhook_url, written,
-                [outcome.data for outcome in fresh])
+                session, collection_id, account_id, webhook_url, written)
         if tag is not None:  # the versions of the pages stored now, not of retries
             stored_now = {outcome.key for outcome in fresh}
             page_versions.write(session, collection_id, account_id, tag, changes,

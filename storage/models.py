@@ -351,7 +351,9 @@ class WebhookEvent(Base):
     attempt (``worker.webhooks``).
 
     ``payload`` is the body as first rendered: every attempt sends the same bytes, so a
-    receiver that deduplicates on ``webhook-id`` sees one event.
+    receiver that deduplicates on ``webhook-id`` sees one event; a page event's holds the
+    page and ``"result":null``, its result read from the stored result at each attempt
+    (:func:`storage.webhook_events.with_results`).
     """
 
     __tablename__ = "webhook_events"

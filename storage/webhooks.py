@@ -205,6 +205,8 @@ class Claimed:
     payload: str
     attempts: int  #: made before this one
     secrets: tuple[str, ...]
+    #: The claim's end, as written (None: not told), so the claim can be given back.
+    until: datetime | None = None
 
 
 def claim(db: Database, event: str, now: datetime | None = None) -> Claimed | None:
@@ -220,7 +222,11 @@ def claim(db: Database, event: str, now: datetime | None = None) -> Claimed | No
         row, account = session.execute(
             select(WebhookEvent, Account).join(Account, Account.id == WebhookEvent.account_id)
             .where(WebhookEvent.id == event)).one()
-        return Claimed(row.id, row.url, row.payload, row.attempts, signing_secrets(account, now))
+        from storage.webhook_events import with_results  # here: that module imports this one
+
+        body = with_results(session, [(row.id, row.event, row.collection_id, row.payload)])
+        return Claimed(row.id, row.url, body[row.id], row.attempts,
+                       signing_secrets(account, now), now + CLAIM)
 
 
 def due_and_free(now: datetime) -> tuple[ColumnElement[bool], ...]:

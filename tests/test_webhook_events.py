@@ -189,6 +189,53 @@ def test_a_receiver_down_then_back_gets_everything_once(who, receiver):
     assert {row.status for row in events_of(who, collection_id)} == {"delivered"}
 
 
+def test_a_receiver_back_from_an_outage_gets_its_backlog_at_the_next_sweep(who, receiver):
+    """After two failed attempts each, the events wait 5 minutes, then 30: the sweep probes
+    the receiver with one event instead. A failed probe costs no attempt; the first that
+    succeeds makes every waiting event due, sent in the same sweep, each once."""
+    db, config = db_of(who), config_of(who)
+    collection_id = running(who, receiver.url, [webhooks.PAGE])
+    collection_store.store(db, collection_id, outcomes(1, 40))
+    receiver.statuses = [503]
+    now = utcnow()
+    sender.drain(collection_id, config, now=now)
+    sender.drain(collection_id, config, now=now + timedelta(seconds=10))
+    assert {row.attempts for row in events_of(who, collection_id)} == {2}  # next in 5 min
+    sent = len(receiver.received)
+    sender.deliver_due(config, now=now + timedelta(seconds=20))  # still down
+    assert len(receiver.received) == sent + 1  # one probe, not counted
+    rows = events_of(who, collection_id)
+    assert {row.attempts for row in rows} == {2}
+    assert {row.claimed_until for row in rows} == {None}
+    receiver.statuses = [204]
+    assert sender.deliver_due(config, now=now + timedelta(seconds=80)) >= 40
+    ok = Counter(request.headers["webhook-id"] for request, status in
+                 zip(receiver.received, _statuses(receiver), strict=True) if status == 204)
+    assert len(ok) == 40 and set(ok.values()) == {1}
+    assert {row.status for row in events_of(who, collection_id)} == {"delivered"}
+
+
+def test_a_page_event_s_result_is_read_when_it_is_sent(who, receiver):
+    """The outbox keeps the page, not its result (about 1 KB a row): each attempt reads the
+    result as stored then, so a crawl's page cleaned of its repeated blocks after the
+    event was written is sent cleaned."""
+    from storage import collection_results
+
+    db = db_of(who)
+    collection_id = running(who, receiver.url, [webhooks.PAGE])
+    collection_store.store(db, collection_id, outcomes(1, 3))
+    rows = events_of(who, collection_id)
+    assert all(row.payload.endswith(',"result":null}') and len(row.payload) < 1024
+               for row in rows)
+    collection_results.rewrite_data(db, collection_id, {2: {"title": "cleaned \u00e9"}})
+    assert sender.drain(collection_id, config_of(who)) == 3
+    sent = {json.loads(r.body)["page"]["seq"]: json.loads(r.body) for r in receiver.received}
+    assert sent[2]["result"]["data"] == {"title": "cleaned \u00e9"}
+    assert sent[1]["result"]["data"] == {"title": "page 1", "text": "x" * 10}
+    assert sent[1]["result"]["url"] == "http://a.test/p1"
+    assert sent[1]["result"]["status"] == "succeeded"
+
+
 def _statuses(receiver: Receiver) -> list[int]:
     """The status each received request was answered with: 503 until the first 204."""
     ids = [request.headers["webhook-id"] for request in receiver.received]

@@ -220,7 +220,7 @@ def test_a_name_that_resolves_slowly_costs_one_timeout(database_url, redis_url, 
     import socket
     import threading
 
-    import worker.webhooks
+    import worker.webhook_http
 
     app = create_app(make_config(database_url, redis_url, webhook_timeout=0.5))
     who = new_customer(app, credits=5, plan="standard")
@@ -235,12 +235,12 @@ def test_a_name_that_resolves_slowly_costs_one_timeout(database_url, redis_url, 
             release.wait(10)
         return real(host, at, *args, **kwargs)
 
-    monkeypatch.setattr(worker.webhooks.socket, "getaddrinfo", stuck)
+    monkeypatch.setattr(worker.webhook_http.socket, "getaddrinfo", stuck)
     other = start_receiver()
     try:
         for _ in range(3):  # its events keep timing out, on one lookup between them
             assert send(who, finished(who, receiver.url)) == "pending"
-        assert len(worker.webhooks._LOOKUPS) == 1
+        assert len(worker.webhook_http._LOOKUPS) == 1
         assert send(who, collection_id) == "pending"
         # another receiver's events do not wait behind that name
         assert send(who, finished(who, other.url)) == "delivered"
@@ -263,12 +263,12 @@ def test_a_url_with_letters_beyond_ascii_is_delivered_percent_encoded(who, recei
 def test_an_attempt_that_fails_unexpectedly_is_one_failed_attempt(who, receiver, monkeypatch):
     """A bug met while sending costs that event an attempt (recorded, retried later), not
     the sweep: the other events are still delivered."""
-    import worker.webhooks
+    import worker.webhook_http
 
     def broken(*args, **kwargs):
         raise ValueError("something nobody foresaw")
 
-    monkeypatch.setattr(worker.webhooks, "post", broken)
+    monkeypatch.setattr(worker.webhook_http, "post", broken)
     collection_id = finished(who, receiver.url)
     assert send(who, collection_id) == "pending"  # to be tried again later
     row = event(who, collection_id)

@@ -40,7 +40,7 @@ SCHEDULE: tuple[tuple[str, Any], ...] = (
     ("worker.maintenance.release_abandoned_reservations", 60),
     ("worker.maintenance.look_after_collections", 60),
     ("worker.maintenance.run_due_monitors", 120),
-    # a drain of 15 s (worker.webhooks.DRAIN_SECONDS), its last attempts
+    # a drain of 15 s (worker.webhook_drain.DRAIN_SECONDS), its last attempts
     ("worker.webhooks.deliver_due", lambda config: 15 * config.collections.webhook_timeout + 60),
     ("worker.maintenance.purge_expired_collections", 3600),
 )
