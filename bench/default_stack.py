@@ -30,7 +30,6 @@ import os
 import signal
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 from pathlib import Path
@@ -40,13 +39,15 @@ sys.path.insert(0, str(ROOT))
 
 from latency import SCRAPE, article_site, client, measure  # noqa: E402
 from latency_ab import worktree  # noqa: E402
-from stack import stop  # noqa: E402
+from stack import run_and_report  # noqa: E402
 
 from launcher.embedded import free_port  # noqa: E402
 
 FAST_REQUESTS, FAST_CLIENTS = 300, 8
 SLOW_MS, SLOW_CLIENTS, SLOW_PER_CLIENT = 500, 32, 16
 WARMUP = 40
+#: Issue 32's bar for the whole stack, proportional memory after the load.
+BAR_PSS_MIB = 400
 
 
 def start_stack(tree: Path, var_dir: Path, port: int) -> tuple[subprocess.Popen, str]:
@@ -179,25 +180,28 @@ def print_side(name: str, result: dict) -> None:
     print(f"  {'total':<24}{total['rss']:>10.1f}{total['pss']:>10.1f}{total['private']:>10.1f}")
 
 
+def report(result: dict) -> bool:
+    """Each side's figures; whether this checkout's stack met the bar (:data:`BAR_PSS_MIB`)."""
+    base = result["base"]
+    for name, rounds in result["sides"].items():
+        for number, one in enumerate(rounds, 1):
+            print_side(f"{name} ({base}), round {number}" if name == "base"
+                       else f"this checkout, round {number}", one)
+    worst = max(one["total"]["pss"] for one in result["sides"]["this"])
+    passed = worst <= BAR_PSS_MIB
+    print(f"\n{'PASS' if passed else 'FAIL'}  this checkout's stack <= {BAR_PSS_MIB} MiB "
+          f"PSS ({worst:.0f})")
+    return passed
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--base", help="also run this revision's stack, alternately")
     parser.add_argument("--rounds", type=int, default=1)
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
-    procs: list[subprocess.Popen] = []
-    with tempfile.TemporaryDirectory(prefix="default-stack-") as tmp:
-        try:
-            result = run(args, Path(tmp), procs)
-        finally:
-            stop(procs)
-    if args.json:
-        print(json.dumps(result, indent=2))
-        return
-    for name, rounds in result["sides"].items():
-        for number, one in enumerate(rounds, 1):
-            print_side(f"{name} ({args.base or 'this checkout'}), round {number}"
-                       if name == "base" else f"this checkout, round {number}", one)
+    run_and_report("default-stack-", lambda tmp, procs: run(args, tmp, procs), report,
+                   args.json)
 
 
 if __name__ == "__main__":
