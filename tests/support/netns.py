@@ -8,15 +8,19 @@ same bridge (``10.213.9.0/24``, routed on-link), so that the crawler's allowed n
 that subnet alone, the database and the API then being private addresses the crawler refuses.
 The bridge has ``10.213.0.1`` in the root namespace: the test process (the operator's desk)
 reaches every host by its address. Every name starts with a prefix (``wdmh-``) so a run can
-remove what an interrupted run left behind. Needs root (``CAP_NET_ADMIN``).
+remove what an interrupted run left behind; and since names and subnets are fixed, runs on one
+machine take turns (a lock file, released by the kernel if a run is killed): a second run
+waits instead of tearing the first one's hosts down. Needs root (``CAP_NET_ADMIN``).
 """
 
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import os
 import signal
 import subprocess
+import tempfile
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -85,6 +89,8 @@ class Network:
 
     def __post_init__(self) -> None:
         self.bridge = f"{self.prefix}br"
+        self._turn = open(f"{tempfile.gettempdir()}/{self.prefix}network.lock", "w")  # noqa: SIM115
+        fcntl.flock(self._turn, fcntl.LOCK_EX)  # another run's network: wait for its close
         clean_leftovers(self.prefix)
         _ip("link", "add", self.bridge, "type", "bridge")
         _ip("addr", "add", f"{LAN}.1/24", "dev", self.bridge)
@@ -143,3 +149,4 @@ class Network:
         for host in self.hosts.values():
             _kill_namespace(host.namespace)
         clean_leftovers(self.prefix)
+        self._turn.close()  # the next run's turn
