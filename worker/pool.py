@@ -109,9 +109,10 @@ class SideJob(Protocol):
 
 
 class Pool:
-    """``count`` children, each running ``work(number)``, replaced when one dies; the parent
-    runs ``side_job`` meanwhile, if any (started once the workers are forked: none of its
-    connections is inherited by them)."""
+    """``count`` children, each running ``work(number, generation)``, replaced when one dies;
+    the parent runs ``side_job`` meanwhile, if any, started once the first workers are forked
+    (a replacement forked later inherits its Redis socket, unused: redis-py opens its own in a
+    new process)."""
 
     def __init__(self, count: int, work: Callable[[int, int], None],
                  side_job: SideJob | None = None):
