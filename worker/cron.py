@@ -20,15 +20,15 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import time
+import signal
+import threading
 from typing import Any
 
 from redis import Redis
-from redis.exceptions import ConnectionError, RedisError, TimeoutError
+from redis.exceptions import RedisError
 from rq import cron_job_registry
 from rq.cron import CronJob, CronScheduler
 from rq.defaults import DEFAULT_CRON_JOB_HISTORY_LIMIT, DEFAULT_CRON_JOB_HISTORY_TTL
-from rq.exceptions import StopRequested
 from rq.job import Job
 
 from core.config import Config, load_or_exit
@@ -68,13 +68,6 @@ class JsonCronJob(CronJob):
 
 class JsonCronScheduler(CronScheduler):
     """RQ's cron scheduler whose jobs are :class:`JsonCronJob`."""
-
-    stop_requested = False
-
-    def _request_stop(self, signum: int, frame: Any) -> None:
-        """RQ's, remembered: its end (a Redis write) may fail after it."""
-        self.stop_requested = True
-        super()._request_stop(signum, frame)
 
     def register(self, func: Any, queue_name: str, **options: Any) -> CronJob:
         named = {"func_name": func} if isinstance(func, str) else {"func": func}
@@ -135,38 +128,32 @@ class PoolCron:
                 self.cron.register_death()
 
 
-#: Longest wait between two attempts to start the schedule again while Redis is away (s).
+#: Longest wait between two turns while Redis is away (s).
 MAX_BACKOFF = 30.0
 
 
 def main() -> None:
-    """Run the schedule until SIGTERM or Ctrl-C. Redis going away (a restart, a network cut)
-    does not end it: RQ's scheduler stops at the first Redis error, so it is started again
-    once Redis answers, after 1 s, then twice as long each time, at most
-    :data:`MAX_BACKOFF` (a process that exited would leave the sweeps and the collections'
-    watchdog to whatever restarts it, and ``make run`` or systemd may not be there)."""
+    """Run the schedule (:class:`PoolCron`'s turns, as a worker pool's parent runs them)
+    until SIGTERM or Ctrl-C. Redis going away (a restart, a network cut) does not end it: the
+    next turn comes after 1 s, then twice as long each time, at most :data:`MAX_BACKOFF` (a
+    process that exited would leave the sweeps and the collections' watchdog to whatever
+    restarts it, and ``make run`` or systemd may not be there)."""
     config = load_or_exit()
     logs.configure(config.log.log_level, config.log.log_format)
-    storage = config.storage
-    connection = queues.redis_connection(storage.redis_url, storage.redis_timeout)
+    stop = threading.Event()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(signum, lambda *_: stop.set())
+    cron = PoolCron(config)
+    cron.start()
     backoff = 1.0
-    try:
-        while True:
-            started, cron = time.monotonic(), scheduler(config, connection)
-            try:
-                cron.start()
-                return  # stopped by a signal
-            except (ConnectionError, TimeoutError) as exc:
-                if cron.stop_requested:
-                    return
-                if time.monotonic() - started > 2 * MAX_BACKOFF:
-                    backoff = 1.0  # it ran for a while: a new outage
-                logger.error("Redis unreachable (%s); the schedule starts again in %g s",
-                             exc, backoff)
-                time.sleep(backoff)
-                backoff = min(2 * backoff, MAX_BACKOFF)
-    except (StopRequested, KeyboardInterrupt):  # a signal while waiting for Redis
-        logger.info("Stopped while Redis was unreachable")
+    while not stop.is_set():
+        try:
+            wait, backoff = cron.turn(), 1.0
+        except RedisError as exc:
+            logger.error("Redis unreachable (%s); the schedule goes on in %g s", exc, backoff)
+            wait, backoff = backoff, min(2 * backoff, MAX_BACKOFF)
+        stop.wait(wait)
+    cron.stop()
 
 
 if __name__ == "__main__":
