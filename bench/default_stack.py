@@ -4,8 +4,8 @@
 
 Why: issue 32 asks that the default stack (``make run`` with nothing set: embedded Redis,
 SQLite, the API, the workers, cron, the supervisor) hold at most 400 MiB proportional memory
-(PSS, ``/proc/<pid>/smaps_rollup``: a page shared by N processes counts 1/N in each, so the
-sum is what the stack really takes), with the same throughput as before on
+(PSS, ``/proc/<pid>/smaps`` as psutil reads it: a page shared by N processes counts 1/N in
+each, so the sum is what the stack really takes), with the same throughput as before on
 ``bench/latency.py``'s two load figures: the fast page at 8 clients, and 500 ms pages at 32
 clients. Both are measured here on the stack ``make run`` starts, so what is compared is the
 defaults themselves.
@@ -34,6 +34,8 @@ import threading
 import time
 from pathlib import Path
 
+import psutil
+
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
@@ -46,6 +48,7 @@ from launcher.embedded import free_port  # noqa: E402
 FAST_REQUESTS, FAST_CLIENTS = 300, 8
 SLOW_MS, SLOW_CLIENTS, SLOW_PER_CLIENT = 500, 32, 16
 WARMUP = 40
+MIB = 1024 * 1024
 #: Issue 32's bar for the whole stack, proportional memory after the load.
 BAR_PSS_MIB = 400
 
@@ -67,32 +70,10 @@ def start_stack(tree: Path, var_dir: Path, port: int) -> tuple[subprocess.Popen,
     raise RuntimeError(f"{tree}'s launcher exited ({proc.wait()}) before printing its key")
 
 
-def descendants(pid: int) -> dict[int, int]:
-    """Every descendant of ``pid`` with its parent, parents first (Linux ``/proc``)."""
-    parents: dict[int, list[int]] = {}
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                stat = (entry / "stat").read_text()
-            except OSError:
-                continue
-            parent = int(stat.rsplit(")", 1)[1].split()[1])
-            parents.setdefault(parent, []).append(int(entry.name))
-    found: dict[int, int] = {}
-    todo = [pid]
-    while todo:
-        parent = todo.pop(0)
-        for child in parents.get(parent, []):
-            found[child] = parent
-            todo.append(child)
-    return found
-
-
-def name_of(pid: int, parent: str) -> str:
-    """What process ``pid`` is: its ``-m`` module (a fork names itself after its parent's:
+def name_of(proc: psutil.Process, parent: str) -> str:
+    """What process ``proc`` is: its ``-m`` module (a fork names itself after its parent's:
     gunicorn's workers, the worker pool's), or its program."""
-    argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
-    words = [word.decode() for word in argv if word]
+    words = proc.cmdline()
     if "-m" in words:
         module = words[words.index("-m") + 1]
         if parent.split(" ")[0] == module:
@@ -102,22 +83,25 @@ def name_of(pid: int, parent: str) -> str:
 
 
 def memory(pid: int) -> dict[str, float]:
-    """RSS, PSS and private memory of ``pid`` in MiB (``smaps_rollup``)."""
-    fields: dict[str, float] = {}
-    for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines()[1:]:
-        key, value = line.split(":", 1)
-        fields[key] = int(value.split()[0]) / 1024
-    return {"rss": fields["Rss"], "pss": fields["Pss"],
-            "private": fields["Private_Clean"] + fields["Private_Dirty"]}
+    """RSS, PSS and private memory (USS) of ``pid`` in MiB."""
+    used = psutil.Process(pid).memory_full_info()
+    return {"rss": used.rss / MIB, "pss": used.pss / MIB, "private": used.uss / MIB}
 
 
 def processes(root: int) -> list[dict]:
     """The memory of ``root`` (the supervisor) and of every process under it."""
-    table, names = [], {root: "supervisor"}
-    for pid, parent in [(root, 0), *descendants(root).items()]:
-        with contextlib.suppress(OSError):  # gone meanwhile
-            names[pid] = names.get(pid) or name_of(pid, names.get(parent, ""))
-            table.append({"pid": pid, "name": names[pid], **memory(pid)})
+    names = {root: "supervisor"}
+
+    def name(proc: psutil.Process) -> str:
+        if proc.pid not in names:
+            names[proc.pid] = name_of(proc, name(proc.parent()))
+        return names[proc.pid]
+
+    table = []
+    top = psutil.Process(root)
+    for proc in [top, *top.children(recursive=True)]:
+        with contextlib.suppress(psutil.Error):  # gone meanwhile
+            table.append({"pid": proc.pid, "name": name(proc), **memory(proc.pid)})
     return table
 
 
