@@ -133,7 +133,7 @@ def end_slice(db: Database, redis: Redis, frontier: Frontier, collection_id: str
     gave back recorded as skipped; else a successor slice enqueued, unless the watchdog
     replaced this slice (job ``job_id``) meanwhile: held up so long it looked dead, its
     place is taken."""
-    retention = timedelta(seconds=config.collections.collection_retention_seconds)
+    retention = config.collections.retention
 
     def complete(status: CollectionStatus, stop_reason: str | None = None) -> None:
         if finish(db, redis, collection_id, status, retention=retention,
@@ -187,7 +187,7 @@ def look_after(db: Database, redis: Redis, config: Config) -> dict[str, int]:
                 enqueue_slice(redis, collection_id, config)
             report["resumed"] += 1
         elif frontier.idle_for() > limits.collection_stall_seconds and not workers:
-            retention = timedelta(seconds=limits.collection_retention_seconds)
+            retention = limits.retention
             if finish(db, redis, collection_id, CollectionStatus.FAILED, retention=retention,
                       stop_reason=STALLED):
                 logger.error("Collection %s made no progress for %d s: failed", collection_id,

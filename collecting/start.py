@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping, Sequence
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Any
 
 from redis import Redis
@@ -135,5 +135,5 @@ def enqueue(db: Database, redis: Redis, collection_id: str, config: Config) -> N
         logger.error("Could not enqueue collection %s: %s", collection_id, exc)
         collections.fail_start(
             db, collection_id, stop_reason="unavailable",
-            retention=timedelta(seconds=config.collections.collection_retention_seconds))
+            retention=config.collections.retention)
         raise

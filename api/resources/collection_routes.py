@@ -78,7 +78,7 @@ def _config() -> Config:
 
 
 def _retention() -> timedelta:
-    return timedelta(seconds=_config().collections.collection_retention_seconds)
+    return _config().collections.retention
 
 
 def position_text(position: tuple[datetime, str]) -> str:

@@ -10,6 +10,7 @@ components of its concern; the processes that run them get it from the whole
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -249,6 +250,11 @@ class CollectionsConfig(Section):
     """Seconds a live collection may go without progress while no worker listens to the
     ``collections`` queue before the watchdog fails it (``stop_reason: "stalled"``); a
     collection whose slices were lost is resumed at once when workers are there."""
+
+    @property
+    def retention(self) -> timedelta:
+        """``collection_retention_seconds``, as the time a finished collection is kept."""
+        return timedelta(seconds=self.collection_retention_seconds)
 
 
 @dataclass(frozen=True)
