@@ -23,7 +23,7 @@ from api import create_app
 from core import stops
 from tests.conftest import WORKER_ENV, _redis_db, _start_workers, _stop, make_config, new_customer
 from tests.support.books import assert_books_balance
-from tests.support.waits import wait_until
+from tests.support.waits import job_results, wait_until
 from worker import jobs, queues, timeouts
 from worker.replies import ReplyingJob
 from worker.timeouts import JobStopped, ThreadDeathPenalty
@@ -57,14 +57,6 @@ def own_pool(redis_url, tmp_path):
     _stop(started)
 
 
-def _results(jobs_: list, timeout: float = 60) -> list:
-    """Each job's result once it has one, each waited for at most ``timeout`` seconds."""
-    for job in jobs_:
-        wait_until(lambda job=job: job.latest_result() is not None, f"a result of {job.id}",
-                   timeout=timeout, pause=0.1)
-    return [job.latest_result() for job in jobs_]
-
-
 def test_one_worker_process_keeps_many_requests_in_flight(own_pool, site, site_server):
     connection, _, _ = own_pool("inflight")
     tag = uuid.uuid4().hex
@@ -76,7 +68,7 @@ def test_one_worker_process_keeps_many_requests_in_flight(own_pool, site, site_s
     wait_until(lambda: registry.count >= 16, "16 jobs started")
     (worker,) = Worker.all(connection=connection)
     assert worker.current_execution_count >= 16
-    pages = [result.return_value for result in _results(enqueued)]
+    pages = [result.return_value for result in job_results(enqueued)]
     assert [page["status"] for page in pages] == ["succeeded"] * 24
     assert all(page["data"]["title"] == "Tide tables of the Thames estuary" for page in pages)
     assert site_server.open_peak[tag] >= 16  # the target saw them at once, from one process
@@ -101,10 +93,10 @@ def _neighbours_and_a_drip(own_pool, name: str, site: str, count: int, ms: int,
 def test_a_job_over_its_timeout_is_stopped_alone(own_pool, site):
     proc, neighbours, dripping = _neighbours_and_a_drip(own_pool, "timeout", site, 3, 5000,
                                                         job_timeout=1)
-    (stopped,) = _results([dripping], 30)
+    (stopped,) = job_results([dripping], 30)
     assert stopped.type == stopped.Type.FAILED
     assert "JobTimeoutException" in stopped.exc_string
-    pages = _results(neighbours)
+    pages = job_results(neighbours)
     assert [result.type for result in pages] == [stopped.Type.SUCCESSFUL] * 3
     assert all(result.return_value["data"]["text"] for result in pages)
     dripping.refresh()
@@ -233,7 +225,7 @@ def test_a_warm_shutdown_finishes_the_jobs_in_flight(own_pool, site):
     proc.terminate()
     later = queue.enqueue(jobs.scrape, f"{site}/article")
     assert proc.wait(timeout=30) == 0
-    assert [result.return_value["status"] for result in _results(enqueued, 5)] == \
+    assert [result.return_value["status"] for result in job_results(enqueued, 5)] == \
         ["succeeded"] * 4
     assert later.get_status(refresh=True) == "queued"  # taken by no one after the request
 
@@ -250,7 +242,7 @@ def test_background_jobs_leave_the_reserved_slots_to_interactive_ones(own_pool, 
     wait_until(lambda: registry.count >= 2, "2 crawls started")
     pages = [interactive.enqueue(jobs.scrape, f"{site}/slow/{page}?ms=1500&n={n}")
              for n in range(2)]
-    assert [r.return_value["status"] for r in _results(pages + crawls)] == ["succeeded"] * 8
+    assert [r.return_value["status"] for r in job_results(pages + crawls)] == ["succeeded"] * 8
     assert site_server.open_peak[crawl] == 2  # never more than their share
     assert site_server.open_peak[page] == 2  # both interactive jobs ran at once, at once:
     for job in pages + crawls:
@@ -280,10 +272,10 @@ def test_rqs_stop_job_command_stops_that_job_alone(own_pool, site):
     proc, neighbours, dripping = _neighbours_and_a_drip(own_pool, "stop-job", site, 2, 3000)
     wait_until(lambda: dripping.get_status(refresh=True) == "started", "the drip to start")
     send_stop_job_command(dripping.connection, dripping.id, serializer=queues.SERIALIZER)
-    (stopped,) = _results([dripping], 30)
+    (stopped,) = job_results([dripping], 30)
     assert stopped.type == stopped.Type.FAILED and "JobStopped" in stopped.exc_string
     assert dripping.get_status(refresh=True) == "stopped"
-    assert [r.return_value["status"] for r in _results(neighbours)] == ["succeeded"] * 2
+    assert [r.return_value["status"] for r in job_results(neighbours)] == ["succeeded"] * 2
     assert proc.poll() is None
 
 

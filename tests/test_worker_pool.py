@@ -18,7 +18,7 @@ from rq import Worker
 from rq.cron_scheduler_registry import get_keys as cron_schedulers
 
 from tests.conftest import ROOT, WORKER_ENV, _redis_db
-from tests.support.waits import wait_until
+from tests.support.waits import job_results, wait_until
 from worker import jobs, queues
 
 pytestmark = pytest.mark.stack  # starts processes (tests/conftest.py)
@@ -61,11 +61,8 @@ def test_the_pools_workers_are_forks_that_each_take_jobs(pool, site):
     queue = queues.queue(queues.INTERACTIVE, connection)
     tag = uuid.uuid4().hex
     enqueued = [queue.enqueue(jobs.scrape, f"{site}/slow/{tag}?ms=1500&n={n}") for n in range(8)]
-    for job in enqueued:
-        wait_until(lambda job=job: job.latest_result() is not None, f"a result of {job.id}",
-                   PATIENCE, proc=proc, pause=0.1)
-    assert [job.latest_result().return_value["status"] for job in enqueued] == \
-        ["succeeded"] * 8
+    assert [result.return_value["status"] for result in job_results(
+        enqueued, PATIENCE, proc=proc)] == ["succeeded"] * 8
     for job in enqueued:
         job.refresh()
     assert len({job.worker_name for job in enqueued}) == 2  # both took some

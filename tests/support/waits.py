@@ -18,3 +18,13 @@ def wait_until(predicate: Callable[[], object], what: str, timeout: float = 30.0
         if time.monotonic() > deadline:
             raise AssertionError(f"gave up waiting for {what}")
         time.sleep(pause)
+
+
+def job_results(jobs: list, timeout: float = 60.0, *,
+                proc: subprocess.Popen | None = None) -> list:
+    """Each RQ job's latest result once it has one, each waited for at most ``timeout``
+    seconds (see :func:`wait_until` for ``proc``)."""
+    for job in jobs:
+        wait_until(lambda job=job: job.latest_result() is not None, f"a result of {job.id}",
+                   timeout, proc=proc, pause=0.1)
+    return [job.latest_result() for job in jobs]
