@@ -21,6 +21,8 @@ from typing import Any
 
 #: The formats of ``LOG_FORMAT``.
 FORMATS = ("text", "json")
+#: A text log line (``LOG_FORMAT=text``, the default) of the workers and their processes.
+TEXT_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 #: The ids of the work being done in this thread (a request's, a job's).
 LOG_CONTEXT: ContextVar[Mapping[str, Any]] = ContextVar("log_context",
                                                         default=MappingProxyType({}))

@@ -19,14 +19,15 @@ import pytest
 from redis import Redis
 
 from core.controls import CONTINUATION, LineSafeFormatter, escaped, guard_handlers
+from core.logformat import TEXT_FORMAT
 from tests.conftest import WORKER_ENV, _redis_db, _start_workers, _stop
-from worker import jobs, logs, queues
+from worker import jobs, queues
 
 #: A line an attacker would like to see in the log, as if the API had written it.
 FORGED = "1999-12-31 23:59:59,999 ERROR api: forged"
 #: Every control character but the line feed, in the UTF-8 bytes of a log.
 RAW = re.compile(rb"[\x00-\x09\x0b-\x1f\x7f]|\xc2[\x80-\x9f]|\xe2\x80[\xa8\xa9]")
-#: How a record of our workers starts (worker.logs.FORMAT).
+#: How a record of our workers starts (core.logformat.TEXT_FORMAT).
 RECORD = re.compile(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3} [A-Z]+ \S+: ")
 
 
@@ -38,7 +39,7 @@ def forged_lines(text: str) -> list[str]:
 def test_the_formatter_keeps_every_record_to_its_own_lines():
     stream = io.StringIO()
     handler = logging.StreamHandler(stream)
-    handler.setFormatter(LineSafeFormatter(logs.FORMAT))
+    handler.setFormatter(LineSafeFormatter(TEXT_FORMAT))
     logger = logging.getLogger("tests.log_forging")
     logger.addHandler(handler)
     logger.propagate = False

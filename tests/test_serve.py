@@ -184,9 +184,9 @@ def test_ctrl_c_stops_make_run_in_order_and_frees_the_port(var_dir, tmp_path, si
         children = serve.started(6)
         names = sorted(" ".join(p.cmdline()[1:3]) if p.name().startswith("python") else p.name()
                        for p in children)
-        # gunicorn and its worker; the worker pool (running the cron) and its 2 workers
-        assert names == ["-m gunicorn", "-m gunicorn", "-m worker", "-m worker", "-m worker",
-                         "redis-server"], names
+        # gunicorn and its worker; the workers' keeper and its 2 workers (one runs the cron)
+        assert names == ["-m gunicorn", "-m gunicorn", "-m worker", "-m worker",
+                         "-m worker.keeper", "redis-server"], names
         # Batch code finds the embedded Redis: in the file, and in the line for other shells.
         url = (var_dir / "redis-url").read_text().strip()
         assert (var_dir / "redis-url").stat().st_mode & 0o777 == 0o600
@@ -336,7 +336,7 @@ def _stop_the_workers(serve: Run) -> None:
     leave the queues' registrations as they go)."""
     os.kill(serve.proc.pid, signal.SIGSTOP)
     for child in psutil.Process(serve.proc.pid).children():
-        if child.cmdline()[1:3] == ["-m", "worker"]:
+        if child.cmdline()[1:3] == ["-m", "worker.keeper"]:  # it stops the pool's workers
             child.terminate()
     redis = serve.redis()
     wait_until(lambda: Worker.count(queue=Queue("interactive", connection=redis)) == 0,

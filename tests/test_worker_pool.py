@@ -1,7 +1,7 @@
 """``python -m worker --processes N --cron``, as ``make run`` starts its workers: N warm workers
-forked from one process that imported their code (issue 32, a lighter default stack), each an
-ordinary worker taking jobs, a dead one replaced by the pool, the cron schedule run by the
-pool's parent, and a SIGTERM that stops them all warmly."""
+forked from one process that imported their code (issue 32, a lighter default stack) and then
+became their keeper (``worker.keeper``), each an ordinary worker taking jobs, a dead one
+replaced, the cron schedule run by worker 0, and a SIGTERM that stops them all warmly."""
 
 from __future__ import annotations
 
@@ -68,7 +68,18 @@ def test_the_pools_workers_are_forks_that_each_take_jobs(pool, site):
     assert len({job.worker_name for job in enqueued}) == 2  # both took some
 
 
-def test_the_pools_parent_runs_the_cron_schedule(pool):
+def test_the_pools_parent_becomes_a_keeper_that_holds_none_of_the_workers_code(pool):
+    proc, _ = pool
+    assert psutil.Process(proc.pid).cmdline()[1:3] == ["-m", "worker.keeper"]
+    code = ("import sys, worker.keeper; print(sorted({m.split('.')[0] for m in sys.modules} & "
+            "{'sqlalchemy', 'storage', 'scrapy', 'twisted', 'collecting', 'crawler', 'rq', "
+            "'redis', 'api'}))")
+    loaded = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True,
+                            text=True, check=True)
+    assert loaded.stdout.strip() == "[]"
+
+
+def test_worker_0_runs_the_cron_schedule(pool):
     proc, connection = pool
     wait_until(lambda: cron_schedulers(connection), "the cron scheduler's registration",
                PATIENCE, proc=proc)
@@ -95,6 +106,26 @@ def test_a_killed_worker_is_replaced_under_a_name_of_its_own(pool):
     assert proc.poll() is None
 
 
+def test_worker_0s_replacement_runs_the_cron_schedule_again(pool):
+    """Started afresh (``--member 0.1``), worker 0's replacement runs the schedule as the
+    first one did: the housekeeping jobs go on being enqueued."""
+    proc, connection = pool
+    first = next(worker for worker in Worker.all(connection=connection)
+                 if worker.name == "pool-0")
+    psutil.Process(first.pid).send_signal(signal.SIGKILL)
+    wait_until(lambda: "pool-0.1" in {worker.name for worker in Worker.all(
+        connection=connection)}, "worker 0's replacement", PATIENCE, proc=proc)
+    replacement = psutil.Process(next(worker.pid for worker in Worker.all(
+        connection=connection) if worker.name == "pool-0.1"))
+    assert replacement.cmdline()[-2:] == ["--member", "0.1"]
+    assert replacement.ppid() == proc.pid
+    maintenance = queues.queue(queues.MAINTENANCE, connection)
+    seen = set(maintenance.finished_job_registry.get_job_ids())
+    # SWEEP_INTERVAL=1: new housekeeping jobs come from the replacement's schedule.
+    wait_until(lambda: len(set(maintenance.finished_job_registry.get_job_ids()) - seen) >= 2,
+               "housekeeping jobs after the kill", PATIENCE, proc=proc)
+
+
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP])
 def test_a_stop_sent_to_the_pools_group_stops_the_workers_warmly(pool, site, signum):
     """A terminal's Ctrl-C or a service manager signals the whole group: each worker still
@@ -108,6 +139,22 @@ def test_a_stop_sent_to_the_pools_group_stops_the_workers_warmly(pool, site, sig
     os.killpg(proc.pid, signum)
     assert proc.wait(timeout=PATIENCE) == 0
     assert job.latest_result().return_value["status"] == "succeeded"
+    assert not any(fork.is_running() and fork.status() != psutil.STATUS_ZOMBIE for fork in forks)
+
+
+def test_a_stop_as_the_pool_starts_is_not_lost(redis_url, sqlite_url):
+    """A SIGTERM that comes while the parent forks and becomes the keeper is held until the
+    keeper handles it: the pool stops, and leaves no worker behind."""
+    env = {**os.environ, **WORKER_ENV, "REDIS_URL": _redis_db(redis_url, 12),
+           "DATABASE_URL": sqlite_url, "WORKER_METRICS_PORT": "0"}
+    proc = subprocess.Popen([sys.executable, "-m", "worker", "--processes", "2", "--name",
+                             f"early-{uuid.uuid4().hex[:8]}", "interactive"], cwd=ROOT, env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            start_new_session=True)
+    wait_until(lambda: _forks(proc), "the first fork", PATIENCE, proc=proc)
+    forks = _forks(proc)
+    proc.send_signal(signal.SIGTERM)
+    assert proc.wait(timeout=PATIENCE) == 0
     assert not any(fork.is_running() and fork.status() != psutil.STATUS_ZOMBIE for fork in forks)
 
 

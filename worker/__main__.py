@@ -1,6 +1,8 @@
 """``python -m worker [QUEUE…]``: one warm worker on the given queues (default: maintenance,
 interactive, collections — in that order of priority); with ``--processes N``, N of them
-forked from one process that imported their code first (:mod:`worker.pool`)."""
+forked from one process that imported their code first (:mod:`worker.pool`), looked after by
+:mod:`worker.keeper`; with ``--cron``, the (first) worker also runs the housekeeping
+schedule."""
 
 from __future__ import annotations
 
@@ -9,9 +11,7 @@ import logging
 import sys
 
 from core.config import Config, load_or_exit
-from worker import logs, metrics
-from worker.cron import PoolCron
-from worker.pool import Pool
+from worker import cron, logs, metrics, pool
 from worker.queues import QUEUES, queue, redis_connection
 from worker.worker import WarmWorker
 
@@ -30,8 +30,11 @@ def main() -> None:
                         "each on its own from there: port, port + 1…")
     parser.add_argument("--processes", type=int, default=1, help="this many workers, "
                         "forked from one process that imports their code once (shared memory)")
-    parser.add_argument("--cron", action="store_true", help="that process also runs the "
-                        "housekeeping schedule (as python -m worker.cron would; one per Redis)")
+    parser.add_argument("--cron", action="store_true", help="the (first) worker also runs "
+                        "the housekeeping schedule (as python -m worker.cron would; one per "
+                        "Redis)")
+    parser.add_argument("--member", metavar="N.G", type=member, help="start worker N of a "
+                        "pool afresh, its G-th replacement (given by the pool's keeper)")
     args = parser.parse_args()
     config = load_or_exit()
     logs.configure(config.log.log_level, config.log.log_format)
@@ -41,22 +44,36 @@ def main() -> None:
     port = config.worker.worker_metrics_port if args.metrics_port is None else args.metrics_port
     if args.processes < 1:
         parser.error("--processes must be at least 1")
-    if args.processes == 1 and not args.cron:
-        work(config, args, port)
-        return
 
-    def forked(number: int, generation: int) -> None:
+    def member_of_pool(number: int, generation: int) -> None:
         """Worker ``number`` of the pool; a replacement's name (``NAME-n.g``) is not its
         predecessor's, which Redis may still hold after a kill."""
         name = (f"{args.name}-{number}" + (f".{generation}" if generation else "")
                 if args.name else None)
-        work(config, args, port + number if port else 0, name)
+        work(config, args, port + number if port else 0, name, args.cron and number == 0)
 
-    sys.exit(Pool(args.processes, forked, PoolCron(config) if args.cron else None).run())
+    if args.member:
+        member_of_pool(*args.member)
+    elif args.processes == 1:
+        work(config, args, port, args.name, args.cron)
+    else:
+        pool.run(args.processes, member_of_pool,
+                 [sys.executable, "-m", "worker", *sys.argv[1:]])
 
 
-def work(config: Config, args: argparse.Namespace, port: int, name: str | None = None) -> None:
-    """One warm worker, in this process, until it stops."""
+def member(text: str) -> tuple[int, int]:
+    """``--member N.G``: (number, generation)."""
+    try:
+        number, generation = (int(part) for part in text.split("."))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not N.G: {text!r}") from None
+    return number, generation
+
+
+def work(config: Config, args: argparse.Namespace, port: int, name: str | None,
+         schedule: bool) -> None:
+    """One warm worker, in this process, until it stops; running the housekeeping schedule
+    too when ``schedule``."""
     connection = redis_connection(config.storage.redis_url, config.storage.redis_timeout)
     queues = [queue(queue_name, connection) for queue_name in args.queues]
     worker = WarmWorker(queues, connection=connection, name=name or args.name,
@@ -65,7 +82,12 @@ def work(config: Config, args: argparse.Namespace, port: int, name: str | None =
     if port:
         metrics.serve(port, config.worker.worker_metrics_host, worker.concurrency,
                       lambda: worker.running)
-    worker.work(burst=args.burst, logging_level=config.log.log_level, with_scheduler=False)
+    stop_schedule = cron.in_thread(config) if schedule else None
+    try:
+        worker.work(burst=args.burst, logging_level=config.log.log_level, with_scheduler=False)
+    finally:
+        if stop_schedule is not None:
+            stop_schedule()
 
 
 if __name__ == "__main__":

@@ -1,7 +1,8 @@
 """``python -m worker.cron``: RQ's cron scheduler, enqueuing the housekeeping jobs on time.
 
-``make run`` runs the same schedule in its worker pool's parent (:class:`PoolCron`); with
-``WORKERS=0`` it supervises this process as ``worker-cron``.
+``make run`` runs the same schedule in a thread of its first worker (``python -m worker
+--cron``: :func:`in_thread`), a process less; with ``WORKERS=0`` it supervises this process as
+``worker-cron``.
 
 It only enqueues; the warm workers run the jobs (they listen on ``maintenance`` too), so it is
 a small process: no Scrapy, and not even the jobs' own modules (the database's), as it names
@@ -22,6 +23,7 @@ import contextlib
 import logging
 import signal
 import threading
+from collections.abc import Callable
 from typing import Any
 
 from redis import Redis
@@ -94,10 +96,9 @@ def scheduler(config: Config, connection: Redis) -> JsonCronScheduler:
     return cron
 
 
-class PoolCron:
-    """The schedule run by the worker pool's parent between its looks at the workers
-    (``python -m worker --processes N --cron``, as ``make run`` starts it): one process less
-    than a ``python -m worker.cron`` beside the pool (:class:`worker.pool.SideJob`)."""
+class Schedule:
+    """The schedule, turn by turn: RQ's loop (``CronScheduler.start``) cut into turns that
+    the caller spaces out, so that Redis going away neither ends it nor leaves it asleep."""
 
     def __init__(self, config: Config):
         self.config = config
@@ -110,9 +111,9 @@ class PoolCron:
                                                                    storage.redis_timeout))
 
     def turn(self) -> float:
-        """RQ's loop (``CronScheduler.start``), one turn: registered the first time (Redis
-        may be away at the start: the pool tries again), the jobs due enqueued, the
-        heartbeat; seconds until the next job is due."""
+        """One turn: registered the first time (Redis may be away at the start: the next
+        turn tries again), the jobs due enqueued, the heartbeat; seconds until the next job
+        is due."""
         assert self.cron is not None
         if not self.born:
             self.cron.register_birth()
@@ -132,28 +133,51 @@ class PoolCron:
 MAX_BACKOFF = 30.0
 
 
+def keep(config: Config, stop: threading.Event) -> None:
+    """Run the schedule until ``stop`` is set. Redis going away (a restart, a network cut)
+    does not end it: the next turn comes after 1 s, then twice as long each time, at most
+    :data:`MAX_BACKOFF` (a schedule that ended would leave the sweeps and the collections'
+    watchdog to whatever restarts its process, and ``make run`` or systemd may not be
+    there). Neither does any other failure of a turn, which is logged."""
+    schedule = Schedule(config)
+    schedule.start()
+    backoff = 1.0
+    while not stop.is_set():
+        try:
+            wait, backoff = schedule.turn(), 1.0
+        except RedisError as exc:
+            logger.error("Redis unreachable (%s); the schedule goes on in %g s", exc, backoff)
+            wait, backoff = backoff, min(2 * backoff, MAX_BACKOFF)
+        except Exception:
+            logger.exception("The schedule's turn failed; it goes on in %g s", backoff)
+            wait, backoff = backoff, min(2 * backoff, MAX_BACKOFF)
+        stop.wait(wait)
+    schedule.stop()
+
+
+def in_thread(config: Config) -> Callable[[], None]:
+    """Run the schedule in a thread of this process (a worker's: ``python -m worker
+    --cron``); the function that stops it (and waits for it to have said goodbye to
+    Redis)."""
+    stop = threading.Event()
+    thread = threading.Thread(target=keep, args=(config, stop), name="cron", daemon=True)
+    thread.start()
+
+    def stopped() -> None:
+        stop.set()
+        thread.join(timeout=config.storage.redis_timeout + 5)
+
+    return stopped
+
+
 def main() -> None:
-    """Run the schedule (:class:`PoolCron`'s turns, as a worker pool's parent runs them)
-    until SIGTERM or Ctrl-C. Redis going away (a restart, a network cut) does not end it: the
-    next turn comes after 1 s, then twice as long each time, at most :data:`MAX_BACKOFF` (a
-    process that exited would leave the sweeps and the collections' watchdog to whatever
-    restarts it, and ``make run`` or systemd may not be there)."""
+    """Run the schedule (:func:`keep`) until SIGTERM or Ctrl-C."""
     config = load_or_exit()
     logs.configure(config.log.log_level, config.log.log_format)
     stop = threading.Event()
     for signum in (signal.SIGTERM, signal.SIGINT):
         signal.signal(signum, lambda *_: stop.set())
-    cron = PoolCron(config)
-    cron.start()
-    backoff = 1.0
-    while not stop.is_set():
-        try:
-            wait, backoff = cron.turn(), 1.0
-        except RedisError as exc:
-            logger.error("Redis unreachable (%s); the schedule goes on in %g s", exc, backoff)
-            wait, backoff = backoff, min(2 * backoff, MAX_BACKOFF)
-        stop.wait(wait)
-    cron.stop()
+    keep(config, stop)
 
 
 if __name__ == "__main__":

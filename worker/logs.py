@@ -10,9 +10,8 @@ from rq.logutils import colorizer
 
 from core.config import LogConfig
 from core.controls import guard_handlers
-from core.logformat import use_json
+from core.logformat import TEXT_FORMAT, use_json
 
-FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 #: RQ's loggers, which have handlers of their own when RQ set them up first (``rq
 #: worker-pool``) and do not pass their records on to the root logger then.
 RQ_LOGGERS = ("rq.worker", "rq.job")
@@ -25,7 +24,7 @@ def configure(level: str | int, log_format: str | None = None) -> None:
     so RQ is told not to colour. Called again (``WarmWorker.work``, also when ``rq
     worker-pool`` configured the logging) it only guards what is there. ``log_format``:
     ``text`` or ``json`` (default: ``LOG_FORMAT``)."""
-    logging.basicConfig(level=level, format=FORMAT)
+    logging.basicConfig(level=level, format=TEXT_FORMAT)
     if (log_format or LogConfig.from_env().log_format) == "json":
         use_json([handler for name in ("", *RQ_LOGGERS)
                   for handler in logging.getLogger(name).handlers])
