@@ -11,7 +11,6 @@ into that JSON.
 from __future__ import annotations
 
 import logging
-import secrets
 from http import HTTPStatus
 from typing import Any
 
@@ -95,12 +94,6 @@ class ApiError(Exception):
         code = error.get("error") or ErrorCode.FETCH_FAILED
         return cls(code if code in STATUS else ErrorCode.FETCH_FAILED,
                    error.get("message") or code, details=error.get("details"))
-
-
-def new_request_id() -> str:
-    """The id of one request (``req_`` + 96 random bits): in every answer, error or not, and
-    in the history, so a client can quote it."""
-    return "req_" + secrets.token_hex(12)
 
 
 def error_response(exc: ApiError):

@@ -1,4 +1,4 @@
-"""The HTTP API: ``create_app(config)`` builds the Flask app (``flask --app api …``)."""
+"""The Flask app of the HTTP API: :func:`create_app` (``api:create_app()``, ``flask --app api``)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from werkzeug.exceptions import HTTPException
 
 from api import errors, idempotency, openapi, swagger_ui
 from api.gunicorn_logger import ACCOUNT_ENVIRON
-from api.headers import NOSNIFF
+from api.headers import NOSNIFF, REQUEST_ID, new_request_id
 from api.limits import AccountRateLimiter, rate_limit_headers
 from api.openapi import BASE_PATH
 from api.operations import history_claimed, request_charge
@@ -30,9 +30,6 @@ from worker.queues import redis_connection
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["BASE_PATH", "create_app"]
-
-
 class WebdataApi(Api):
     """flask-smorest's Api, its documented error hook answering with ``api.errors``' shape.
 
@@ -50,7 +47,7 @@ class WebdataApi(Api):
 
 
 def _begin_request() -> None:
-    g.request_id = errors.new_request_id()
+    g.request_id = new_request_id()
     g.channel = CHANNEL.set(_channel())
     g.log_context = LOG_CONTEXT.set({"request_id": g.request_id})
 
@@ -71,7 +68,7 @@ def _end_request(_: BaseException | None) -> None:
 
 
 def _finish_request(response):
-    response.headers["X-Request-Id"] = g.get("request_id", "")
+    response.headers[REQUEST_ID] = g.get("request_id", "")
     if "principal" in g:  # for the access log's line (api.gunicorn_logger)
         request.environ[ACCOUNT_ENVIRON] = g.principal.account_id
     response.headers.update(NOSNIFF)

@@ -40,8 +40,7 @@ from typing import Any
 from gunicorn import util
 from gunicorn.workers.gthread import TConn, ThreadWorker
 
-from api.errors import new_request_id
-from api.headers import NOSNIFF
+from api.headers import NOSNIFF, REQUEST_ID, new_request_id
 from api.http_framing import CONTINUE, HEAD_END, frame, request_length, without_expect
 from core.config import load_or_exit
 
@@ -78,7 +77,7 @@ def error_answer(status: int, reason: str) -> bytes:
         "request_id": request_id, "errors": {},
     }).encode()
     headers = {"Connection": "close", "Content-Type": "application/json",
-               "Content-Length": str(len(body)), "X-Request-Id": request_id, **NOSNIFF}
+               "Content-Length": str(len(body)), REQUEST_ID: request_id, **NOSNIFF}
     head = (f"HTTP/1.1 {status} {reason}\r\n"
             + "".join(f"{name}: {value}\r\n" for name, value in headers.items())
             + "\r\n").encode("latin1")

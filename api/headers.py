@@ -1,4 +1,5 @@
-"""The security headers of the app's answers, each value declared once here.
+"""The headers of the app's answers, each value declared once here: the request's id, and
+the security headers.
 
 Every answer (the API's JSON and errors, exports, openapi.json, the docs page and its files,
 the console, gunicorn's own refusals) says :data:`NOSNIFF`: a browser never reads a JSON body,
@@ -9,6 +10,18 @@ and no framing by any site (clickjacking).
 """
 
 from __future__ import annotations
+
+import secrets
+
+#: The id of the request, on every answer of the app and of gunicorn (:func:`new_request_id`).
+REQUEST_ID = "X-Request-Id"
+
+
+def new_request_id() -> str:
+    """The id of one request (``req_`` + 96 random bits): in every answer, error or not, and
+    in the history, so a client can quote it."""
+    return "req_" + secrets.token_hex(12)
+
 
 #: On every answer.
 NOSNIFF = {"X-Content-Type-Options": "nosniff"}

@@ -8,10 +8,11 @@ same environment: ``HOST``, ``PORT``, ``API_PROCESSES``, ``API_THREADS``, ``JOB_
 A bad variable stops gunicorn before it starts, with the line naming it. ``make run`` reads it
 too, for its hook, its own command line's flags winning.
 
-The hook: with ``preload_app`` the app is built once in gunicorn's master and its workers are
-forked from it, sharing its memory until they write to it. The garbage collector writes to
-every object it visits: frozen before each fork, the objects made so far are never visited
-again, and stay shared (docs/benchmarks.md, Memory of the default stack).
+The hook: with ``preload_app`` (``API_PROCESSES`` above 1) the app is built once in gunicorn's
+master and its workers are forked from it, sharing its memory until they write to it. The
+garbage collector writes to every object it visits: frozen before each fork, the objects made
+so far are never visited again, and stay shared (docs/benchmarks.md, Memory of the default
+stack).
 """
 
 from __future__ import annotations

@@ -56,11 +56,12 @@ def gunicorn_settings(launch: LaunchConfig, api: ApiConfig, app: str = API_APP
         "workers": launch.api_processes, "threads": launch.api_threads, "timeout": 120,
         "graceful_timeout": request_grace(api), "accesslog": "-",
         "logger_class": "api.gunicorn_logger.ApiLogger",
-        # The app is built once, before the fork: its processes share its code and data
-        # (copy-on-write; launcher.gunicorn_config freezes it before each fork) instead of
-        # each importing it. Inherited database connections are let go in each child
-        # (storage.db); Redis clients reconnect in a new process by themselves.
-        "preload_app": True,
+        # With several processes, the app is built once, before the fork: they share its
+        # code and data (copy-on-write; launcher.gunicorn_config freezes it before each fork)
+        # instead of each importing it. Inherited database connections are let go in each
+        # child (storage.db); Redis clients reconnect in a new process by themselves. With one
+        # (the default), the master does not build it: its copy would be shared by nobody.
+        "preload_app": launch.api_processes > 1,
     }
     # gunicorn ≥ 25 opens a control socket at one path per user, shared by every instance.
     if any(setting.name == "control_socket_disable" for setting in KNOWN_SETTINGS):
