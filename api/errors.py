@@ -141,7 +141,7 @@ def _from_http(exc: HTTPException) -> ApiError:
 
 def http_error_response(exc: HTTPException):
     """The answer to werkzeug's and webargs' HTTP exceptions (routing, 405, 422 of webargs…);
-    flask-smorest's handler for them calls this (see ``api.WebdataApi``)."""
+    flask-smorest's handler for them calls this (see ``api.factory.WebdataApi``)."""
     return error_response(_from_http(exc))
 
 

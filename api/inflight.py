@@ -104,7 +104,8 @@ def unavailable() -> ApiError:
 def over_cap(cap: int, pool: str = REQUESTS) -> ApiError:
     """The refusal of a request over its account's cap: 429 ``rate_limited`` (the contract's
     code for an account over its request rate) with ``Retry-After: 1``; its answer gets the
-    rate limiter's ``RateLimit-*`` headers as every answer does (``api._finish_request``)."""
+    rate limiter's ``RateLimit-*`` headers as every answer does
+    (``api.factory._finish_request``)."""
     what = ("requests in flight (its plan's max_concurrent_requests)" if pool == REQUESTS
             else "exports streaming")
     return ApiError(

@@ -71,7 +71,7 @@ class AccountRateLimiter:
 
 def rate_limit_headers() -> dict[str, str]:
     """The request's ``RateLimit-*`` headers, read the first time they are asked for (every
-    answer asks, ``api._finish_request``); none for a request that was not counted, or when
+    answer asks, ``api.factory._finish_request``); none for a request that was not counted, or when
     Redis fails now (logged: the answer is not at fault)."""
     if "rate_limit_headers" not in g:
         headers: dict[str, str] = {}

@@ -123,7 +123,8 @@ def history_written() -> None:
 
 def history_claimed() -> bool:
     """Whether the request's line of history is written (or being written) by its charge;
-    if not, a refused operation request gets one after the fact (``api._finish_request``)."""
+    if not, a refused operation request gets one after the fact
+    (``api.factory._finish_request``)."""
     return g.get("history_charge") is not None
 
 

@@ -1,6 +1,6 @@
 """``make run``'s stack as it comes: its memory per process and its throughput, before and after.
 
-    .venv/bin/python bench/default_stack.py [--base REV] [--rounds 1] [--json]
+    .venv/bin/python bench/default_stack.py [--base REV] [--rounds 1] [--soak MIN] [--json]
 
 Why: issue 32 asks that the default stack (``make run`` with nothing set: embedded Redis,
 SQLite, the API, the workers, cron, the supervisor) hold at most 400 MiB proportional memory
@@ -19,6 +19,11 @@ and 16 per client at 32 clients from a static server that answers after 500 ms (
 servers are ``bench/latency.py``'s, in processes of their own). Then every process of the
 launcher's tree is read: RSS, PSS, and of the PSS what is private (Private_Clean +
 Private_Dirty).
+
+``--soak MINUTES`` then keeps this checkout's stack (its last round) under the same two loads,
+one after the other, for that long, and reads the stack's memory and Redis's (its RSS and its
+own count, ``used_memory``) every minute: issue 32 saw Redis grow from 23 to 117 MiB in 20
+minutes of load, when finished jobs' results were kept 300 s.
 """
 
 from __future__ import annotations
@@ -32,9 +37,11 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import psutil
+from redis import Redis
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -105,11 +112,40 @@ def processes(root: int) -> list[dict]:
     return table
 
 
-def side(tree: Path, tmp: Path, fast_url: str, slow_url: str) -> dict:
-    """One stack of ``tree``: started, loaded, its memory read, stopped."""
+def redis_memory(var_dir: Path, root: int) -> dict[str, float]:
+    """The embedded Redis's RSS and ``used_memory`` in MiB (its URL is in ``VAR_DIR``)."""
+    redis = Redis.from_url((var_dir / "redis-url").read_text().strip())
+    try:
+        used = redis.info("memory")["used_memory"] / MIB
+    finally:
+        redis.close()
+    rss = next(row["rss"] for row in processes(root) if row["name"].startswith("redis"))
+    return {"redis_rss": round(rss, 1), "redis_used": round(used, 1)}
+
+
+def soak(var_dir: Path, root: int, load: Callable[[], None], minutes: float) -> list[dict]:
+    """``load()`` over and over for ``minutes``, the stack's PSS and Redis's memory read
+    before and after each minute of it."""
+    began = time.monotonic()
+    samples = []
+    while True:
+        elapsed = time.monotonic() - began
+        samples.append({"minute": round(elapsed / 60, 1), **redis_memory(var_dir, root),
+                        "pss": round(sum(row["pss"] for row in processes(root)), 1)})
+        if elapsed >= minutes * 60:
+            return samples
+        minute_over = time.monotonic() + min(60.0, minutes * 60 - elapsed)
+        while time.monotonic() < minute_over:
+            load()
+
+
+def side(tree: Path, tmp: Path, fast_url: str, slow_url: str, soak_minutes: float = 0) -> dict:
+    """One stack of ``tree``: started, loaded, its memory read (and soaked for
+    ``soak_minutes``), stopped."""
     port = free_port()
     began = time.monotonic()
-    proc, key = start_stack(tree, tmp / f"var-{time.monotonic_ns()}", port)
+    var_dir = tmp / f"var-{time.monotonic_ns()}"
+    proc, key = start_stack(tree, var_dir, port)
     try:
         ready = time.monotonic() - began
         headers = {"Authorization": f"Bearer {key}", "Content-Type": "application/json"}
@@ -122,6 +158,12 @@ def side(tree: Path, tmp: Path, fast_url: str, slow_url: str) -> dict:
         slow = measure(scrape(slow_url), SLOW_CLIENTS * SLOW_PER_CLIENT, SLOW_CLIENTS)
         time.sleep(2)  # the last jobs' bookkeeping settles
         table = processes(proc.pid)
+
+        def both() -> None:
+            measure(scrape(fast_url), FAST_REQUESTS, FAST_CLIENTS)
+            measure(scrape(slow_url), SLOW_CLIENTS * SLOW_PER_CLIENT, SLOW_CLIENTS)
+
+        soaked = soak(var_dir, proc.pid, both, soak_minutes) if soak_minutes else []
     finally:
         proc.send_signal(signal.SIGINT)
         try:
@@ -130,8 +172,9 @@ def side(tree: Path, tmp: Path, fast_url: str, slow_url: str) -> dict:
             proc.kill()
     return {"ready_seconds": round(ready, 1), "fast_rps": round(fast["throughput_rps"], 1),
             "slow_rps": round(slow["throughput_rps"], 1), "slow_p50_ms": round(slow["p50_ms"]),
-            "processes": table, "total": {field: round(sum(row[field] for row in table), 1)
-                                          for field in ("rss", "pss", "private")}}
+            "processes": table, "soak": soaked,
+            "total": {field: round(sum(row[field] for row in table), 1)
+                      for field in ("rss", "pss", "private")}}
 
 
 def run(args: argparse.Namespace, tmp: Path, procs: list[subprocess.Popen]) -> dict:
@@ -147,9 +190,10 @@ def run(args: argparse.Namespace, tmp: Path, procs: list[subprocess.Popen]) -> d
         if args.base:
             trees = {"base": stack.enter_context(worktree(args.base, tmp / "base")), **trees}
             results = {"base": [], **results}
-        for _ in range(args.rounds):
+        for round_ in range(1, args.rounds + 1):
             for name, tree in trees.items():
-                results[name].append(side(tree, tmp, *urls))
+                last = name == "this" and round_ == args.rounds
+                results[name].append(side(tree, tmp, *urls, args.soak if last else 0))
     return {"base": args.base, "sides": results}
 
 
@@ -162,6 +206,11 @@ def print_side(name: str, result: dict) -> None:
         print(f"  {row['name']:<24}{row['rss']:>10.1f}{row['pss']:>10.1f}{row['private']:>10.1f}")
     total = result["total"]
     print(f"  {'total':<24}{total['rss']:>10.1f}{total['pss']:>10.1f}{total['private']:>10.1f}")
+    if result["soak"]:
+        print(f"  soaked: {'minute':>8}{'stack PSS':>12}{'Redis RSS':>12}{'Redis used':>12}")
+        for sample in result["soak"]:
+            print(f"          {sample['minute']:>8}{sample['pss']:>12}{sample['redis_rss']:>12}"
+                  f"{sample['redis_used']:>12}")
 
 
 def report(result: dict) -> bool:
@@ -182,6 +231,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--base", help="also run this revision's stack, alternately")
     parser.add_argument("--rounds", type=int, default=1)
+    parser.add_argument("--soak", type=float, default=0, metavar="MINUTES",
+                        help="then keep this checkout's stack under load that long")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     run_and_report("default-stack-", lambda tmp, procs: run(args, tmp, procs), report,

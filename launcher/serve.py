@@ -138,8 +138,9 @@ def serve(config: Config, supervisor: Supervisor) -> bool:
     supervisor.spawn("api", gunicorn_command(launch, config.api),
                      {"PROMETHEUS_MULTIPROC_DIR": str(metrics_dir(storage.var_dir))})
     port = config.worker.worker_metrics_port  # each worker its own: port, port + 1…
-    # The workers, forked from one process (they share their code's memory: worker.pool),
-    # which also runs RQ's cron scheduler (the housekeeping jobs); restarted if it dies.
+    # The workers, forked from one process (they share their code's memory: worker.pool)
+    # that then looks after them (worker.keeper); the first also runs RQ's cron scheduler
+    # (the housekeeping jobs); restarted if it dies.
     if launch.workers:
         supervisor.spawn("worker", [sys.executable, "-m", "worker", "--processes",
                                     str(launch.workers), "--cron",

@@ -327,7 +327,7 @@ def test_requests_of_a_killed_api_worker_are_released_by_the_sweeper_of_make_run
     serve = Run(tmp_path, tmp_path / "serve.log", env=SWEEPING_RUN)
     try:
         children = serve.started(6)
-        assert any("--cron" in p.cmdline() for p in children)  # the pool runs the cron
+        assert any("--cron" in p.cmdline() for p in children)  # its first worker runs the cron
         db = Database(f"sqlite:///{tmp_path / 'webdata.db'}")
         with db.session() as session:
             account = accounts.create_account(session, "killed", "free")

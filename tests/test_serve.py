@@ -39,6 +39,7 @@ from api.dispatch import NO_WORKER_MESSAGE
 from core.config import ApiConfig, LaunchConfig, variables
 from launcher.embedded import free_port
 from tests.conftest import ALLOWED, ROOT
+from tests.support.procs import module_of
 from tests.support.waits import wait_until
 
 pytestmark = pytest.mark.stack  # starts processes (tests/conftest.py)
@@ -182,8 +183,7 @@ def test_ctrl_c_stops_make_run_in_order_and_frees_the_port(var_dir, tmp_path, si
     serve = Run(var_dir, tmp_path / "serve.log")
     try:
         children = serve.started(6)
-        names = sorted(" ".join(p.cmdline()[1:3]) if p.name().startswith("python") else p.name()
-                       for p in children)
+        names = sorted(f"-m {module_of(p)}" if module_of(p) else p.name() for p in children)
         # gunicorn and its worker; the workers' keeper and its 2 workers (one runs the cron)
         assert names == ["-m gunicorn", "-m gunicorn", "-m worker", "-m worker",
                          "-m worker.keeper", "redis-server"], names
@@ -336,7 +336,7 @@ def _stop_the_workers(serve: Run) -> None:
     leave the queues' registrations as they go)."""
     os.kill(serve.proc.pid, signal.SIGSTOP)
     for child in psutil.Process(serve.proc.pid).children():
-        if child.cmdline()[1:3] == ["-m", "worker.keeper"]:  # it stops the pool's workers
+        if module_of(child) == "worker.keeper":  # it stops the pool's workers
             child.terminate()
     redis = serve.redis()
     wait_until(lambda: Worker.count(queue=Queue("interactive", connection=redis)) == 0,

@@ -5,6 +5,7 @@ replaced, the cron schedule run by worker 0, and a SIGTERM that stops them all w
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -18,6 +19,7 @@ from rq import Worker
 from rq.cron_scheduler_registry import get_keys as cron_schedulers
 
 from tests.conftest import ROOT, WORKER_ENV, _redis_db
+from tests.support.procs import module_of, value_of
 from tests.support.waits import job_results, wait_until
 from worker import jobs, queues
 
@@ -70,7 +72,7 @@ def test_the_pools_workers_are_forks_that_each_take_jobs(pool, site):
 
 def test_the_pools_parent_becomes_a_keeper_that_holds_none_of_the_workers_code(pool):
     proc, _ = pool
-    assert psutil.Process(proc.pid).cmdline()[1:3] == ["-m", "worker.keeper"]
+    assert module_of(psutil.Process(proc.pid)) == "worker.keeper"
     code = ("import sys, worker.keeper; print(sorted({m.split('.')[0] for m in sys.modules} & "
             "{'sqlalchemy', 'storage', 'scrapy', 'twisted', 'collecting', 'crawler', 'rq', "
             "'redis', 'api'}))")
@@ -117,7 +119,7 @@ def test_worker_0s_replacement_runs_the_cron_schedule_again(pool):
         connection=connection)}, "worker 0's replacement", PATIENCE, proc=proc)
     replacement = psutil.Process(next(worker.pid for worker in Worker.all(
         connection=connection) if worker.name == "pool-0.1"))
-    assert replacement.cmdline()[-2:] == ["--member", "0.1"]
+    assert value_of(replacement, "--member") == "0.1"
     assert replacement.ppid() == proc.pid
     maintenance = queues.queue(queues.MAINTENANCE, connection)
     seen = set(maintenance.finished_job_registry.get_job_ids())
@@ -167,3 +169,16 @@ def test_a_pool_whose_workers_cannot_start_exits(tmp_path):
                           cwd=ROOT, env=env, capture_output=True, text=True, timeout=PATIENCE)
     assert done.returncode == 1, done.stderr
     assert "as it started: stopping the pool" in done.stderr
+
+
+def test_a_replacement_is_started_with_the_pools_arguments_and_interpreter_flags():
+    """``--member`` comes before the pool's arguments (which may end with ``-- QUEUE…``), and
+    the interpreter's flags (``-X dev`` here) are the pool's."""
+    code = ("import json; from worker.keeper import member_command; "
+            "print(json.dumps(member_command(['--processes', '2', '--', 'interactive'], 0, 1)))")
+    done = subprocess.run([sys.executable, "-X", "dev", "-c", code], cwd=ROOT,
+                          capture_output=True, text=True, check=True)
+    command = json.loads(done.stdout)
+    assert command[0] == sys.executable and "dev" in command[:command.index("-m")]
+    assert command[command.index("-m"):] == ["-m", "worker", "--member", "0.1", "--processes",
+                                             "2", "--", "interactive"]

@@ -6,14 +6,23 @@ schedule."""
 
 from __future__ import annotations
 
-import argparse
-import logging
-import sys
+import signal
 
-from core.config import Config, load_or_exit
-from worker import cron, logs, metrics, pool
-from worker.queues import QUEUES, queue, redis_connection
-from worker.worker import WarmWorker
+from worker.keeper import STOP_SIGNALS, member
+
+# Stop signals are held from before the imports below start threads (numpy's OpenBLAS does):
+# a pool must not take one between its first fork and its keeper's start (worker.pool.run).
+# A worker lets them through once it runs (work()).
+signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
+
+import argparse  # noqa: E402
+import logging  # noqa: E402
+import sys  # noqa: E402
+
+from core.config import Config, load_or_exit  # noqa: E402
+from worker import cron, logs, metrics, pool  # noqa: E402
+from worker.queues import QUEUES, queue, redis_connection  # noqa: E402
+from worker.worker import WarmWorker  # noqa: E402
 
 
 def main() -> None:
@@ -57,17 +66,7 @@ def main() -> None:
     elif args.processes == 1:
         work(config, args, port, args.name, args.cron)
     else:
-        pool.run(args.processes, member_of_pool,
-                 [sys.executable, "-m", "worker", *sys.argv[1:]])
-
-
-def member(text: str) -> tuple[int, int]:
-    """``--member N.G``: (number, generation)."""
-    try:
-        number, generation = (int(part) for part in text.split("."))
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not N.G: {text!r}") from None
-    return number, generation
+        pool.run(args.processes, member_of_pool, sys.argv[1:])
 
 
 def work(config: Config, args: argparse.Namespace, port: int, name: str | None,
@@ -78,16 +77,13 @@ def work(config: Config, args: argparse.Namespace, port: int, name: str | None,
     queues = [queue(queue_name, connection) for queue_name in args.queues]
     worker = WarmWorker(queues, connection=connection, name=name or args.name,
                         concurrency=config.worker.worker_concurrency,
-                        interactive_reserve=config.worker.worker_interactive_reserve)
+                        interactive_reserve=config.worker.worker_interactive_reserve,
+                        beside=(lambda: cron.in_thread(config)) if schedule else None)
     if port:
         metrics.serve(port, config.worker.worker_metrics_host, worker.concurrency,
                       lambda: worker.running)
-    stop_schedule = cron.in_thread(config) if schedule else None
-    try:
-        worker.work(burst=args.burst, logging_level=config.log.log_level, with_scheduler=False)
-    finally:
-        if stop_schedule is not None:
-            stop_schedule()
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)  # held since the start
+    worker.work(burst=args.burst, logging_level=config.log.log_level, with_scheduler=False)
 
 
 if __name__ == "__main__":

@@ -140,10 +140,11 @@ def keep(config: Config, stop: threading.Event) -> None:
     watchdog to whatever restarts its process, and ``make run`` or systemd may not be
     there). Neither does any other failure of a turn, which is logged."""
     schedule = Schedule(config)
-    schedule.start()
     backoff = 1.0
     while not stop.is_set():
         try:
+            if schedule.cron is None:
+                schedule.start()
             wait, backoff = schedule.turn(), 1.0
         except RedisError as exc:
             logger.error("Redis unreachable (%s); the schedule goes on in %g s", exc, backoff)
@@ -164,6 +165,7 @@ def in_thread(config: Config) -> Callable[[], None]:
     thread.start()
 
     def stopped() -> None:
+        """Ask the schedule to stop; wait for its goodbye (a turn's Redis calls at most)."""
         stop.set()
         thread.join(timeout=config.storage.redis_timeout + 5)
 

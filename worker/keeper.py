@@ -9,11 +9,12 @@ the workers until they have stopped.
 It forwards stop signals (SIGTERM or SIGINT once is each worker's warm shutdown, twice its cold
 one; SIGHUP is forwarded as SIGTERM) and replaces a worker that died, after a delay that
 doubles with each early death in a row. A replacement is a worker started afresh
-(``python -m worker … --member N.G``: the pool's command line, with the member's number and
-generation): it shares no memory with its siblings, which only a fork from the preloaded
-parent gave. A worker that fails (exits with an error) in its first life, or
-:data:`CRASH_LOOP` times in a row as it starts again, stops the pool with exit code 1, so that
-whoever started it (``make run``'s supervisor) sees it fail and says so.
+(``python -m worker --member N.G …``: the pool's arguments, the member's number and
+generation before them, and the interpreter's flags): it shares no memory with its siblings,
+which only a fork from the preloaded parent gave. A worker that fails (exits with an error)
+in its first life, or :data:`CRASH_LOOP` times in a row as it starts again, stops the pool
+with exit code 1, so that whoever started it (``make run``'s supervisor) sees it fail and says
+so.
 
 Standard library only, and the framework-free core: ``tests/test_worker_pool.py`` checks it.
 """
@@ -25,6 +26,7 @@ import contextlib
 import logging
 import os
 import signal
+import subprocess
 import sys
 import time
 import traceback
@@ -50,19 +52,50 @@ STOP_SIGNALS = {signal.SIGTERM, signal.SIGINT, signal.SIGHUP}
 POLL = 0.5
 
 
-def member_arguments(number: int, generation: int) -> list[str]:
-    """What a pool's command line gains to start member ``number`` afresh, its
-    ``generation``-th life (see :mod:`worker.__main__`)."""
-    return ["--member", f"{number}.{generation}"]
+def interpreter() -> list[str]:
+    """This Python with the flags it was started with (``-X dev``, ``-W error``, ``-I``…),
+    as :mod:`multiprocessing` starts its processes: the keeper and the replacements run as
+    the pool did."""
+    return [sys.executable, *subprocess._args_from_interpreter_flags()]
+
+
+def member_command(arguments: list[str], number: int, generation: int) -> list[str]:
+    """The command that starts member ``number`` of the pool started with ``arguments``
+    afresh, in its ``generation``-th life (``--member`` first: the pool's arguments may end
+    with ``-- QUEUE…``)."""
+    return [*interpreter(), "-m", "worker", "--member", f"{number}.{generation}", *arguments]
+
+
+def member(text: str) -> tuple[int, int]:
+    """``--member N.G`` of :func:`member_command`, read: (number, generation)."""
+    try:
+        number, generation = (int(part) for part in text.split("."))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not N.G: {text!r}") from None
+    return number, generation
+
+
+def become_member(parent: int) -> None:
+    """In a worker just forked by ``parent`` (the pool, or its keeper), stop signals blocked:
+    their default actions back, a process group of its own (so that a group-wide signal, a
+    terminal's Ctrl-C or a service manager's, reaches the keeper alone, which forwards it
+    once), killed if ``parent`` dies (it would have stopped its workers first), then the
+    signals let through."""
+    for signum in STOP_SIGNALS:
+        signal.signal(signum, signal.SIG_DFL)
+    os.setpgid(0, 0)
+    die_with(parent, signal.SIGKILL)()
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)
 
 
 class Keeper:
-    """The workers ``children`` (pid: member number, each in its first life), replaced when
-    one dies by ``command`` + :func:`member_arguments`; :meth:`run` until all have stopped."""
+    """The workers ``children`` (pid: member number, each in its first life) of the pool
+    started with ``arguments``, replaced when one dies (:func:`member_command`); :meth:`run`
+    until all have stopped."""
 
-    def __init__(self, children: dict[int, int], command: list[str]):
+    def __init__(self, children: dict[int, int], arguments: list[str]):
         self.children = dict(children)
-        self.command = command
+        self.arguments = arguments
         now = time.monotonic()  # the forks were a moment ago
         self.started = {number: now for number in children.values()}
         self.generation = {number: 1 for number in children.values()}  # lives so far
@@ -135,12 +168,12 @@ class Keeper:
         self.due[number] = time.monotonic() + delay
 
     def _start(self, number: int) -> None:
-        """Start worker ``number`` afresh, as the pool forked it: leading a process group of
-        its own, killed if this process dies. Stop signals are held back across the fork: one
-        handled in between would miss the new worker or be forwarded by it."""
+        """Start worker ``number`` afresh, as the pool forked it (:func:`become_member`).
+        Stop signals are held back across the fork: one handled in between would miss the
+        new worker or be forwarded by it."""
         generation = self.generation[number]
         self.generation[number] = generation + 1
-        command = [*self.command, *member_arguments(number, generation)]
+        command = member_command(self.arguments, number, generation)
         keeper = os.getpid()
         signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
         pid = os.fork()
@@ -153,11 +186,7 @@ class Keeper:
                     os.kill(pid, signal.SIGTERM)
             return
         try:
-            for signum in STOP_SIGNALS:
-                signal.signal(signum, signal.SIG_DFL)
-            os.setpgid(0, 0)
-            die_with(keeper, signal.SIGKILL)()
-            signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)
+            become_member(keeper)
             os.execv(command[0], command)
         except BaseException:
             traceback.print_exc()
@@ -165,17 +194,19 @@ class Keeper:
             os._exit(1)  # not started: counted as a failure to start
 
 
-def command_line(children: dict[int, int], command: list[str]) -> list[str]:
-    """The command line of this module for :class:`Keeper` ``(children, command)``: what the
-    pool's parent ``exec``\\ s."""
+def command_line(children: dict[int, int], arguments: list[str]) -> list[str]:
+    """The command line of this module for :class:`Keeper` ``(children, arguments)``: what
+    the pool's parent ``exec``\\ s."""
     members = ",".join(f"{pid}:{number}" for pid, number in children.items())
-    return [sys.executable, "-m", "worker.keeper", "--members", members, "--", *command]
+    return [*interpreter(), "-m", "worker.keeper", "--members", members, "--", *arguments]
 
 
 def main() -> None:
+    """Keep the workers named by ``--members`` (see :func:`command_line`); exit with the
+    pool's code."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--members", required=True, help="PID:NUMBER,…: the forked workers")
-    parser.add_argument("command", nargs="+", help="the pool's command line")
+    parser.add_argument("arguments", nargs="*", help="the pool's arguments")
     args = parser.parse_args()
     log = load_or_exit().log
     logging.basicConfig(level=log.log_level, format=TEXT_FORMAT)
@@ -184,7 +215,7 @@ def main() -> None:
     guard_handlers()
     children = {int(pid): int(number) for pid, number in
                 (member.split(":") for member in args.members.split(","))}
-    sys.exit(Keeper(children, args.command).run())
+    sys.exit(Keeper(children, args.arguments).run())
 
 
 if __name__ == "__main__":

@@ -20,7 +20,6 @@ from __future__ import annotations
 import contextlib
 import gc
 import importlib
-import logging
 import os
 import random
 import signal
@@ -29,10 +28,7 @@ import traceback
 from collections.abc import Callable
 from typing import NoReturn
 
-from core.processes import die_with
-from worker.keeper import STOP_SIGNALS, command_line
-
-logger = logging.getLogger(__name__)
+from worker.keeper import STOP_SIGNALS, become_member, command_line
 
 #: What every worker imports sooner or later; imported before the fork so that it is shared.
 #: Never ``twisted.internet.reactor``: the reactor is installed by each worker after the fork.
@@ -44,6 +40,7 @@ COMPONENT_SETTINGS = ("SCHEDULER", "DUPEFILTER_CLASS", "SCHEDULER_PRIORITY_QUEUE
                       "SCHEDULER_MEMORY_QUEUE", "SCHEDULER_DISK_QUEUE", "STATS_CLASS",
                       "LOG_FORMATTER", "REQUEST_FINGERPRINTER_CLASS", "SPIDER_LOADER_CLASS",
                       "TWISTED_DNS_RESOLVER", "DOWNLOADER")
+
 
 def preload() -> None:
     """Import what the workers will, then freeze the objects made so far (see module)."""
@@ -85,40 +82,36 @@ def _load_crawler_components() -> None:
 
 
 
-def run(count: int, work: Callable[[int, int], None], command: list[str]) -> NoReturn:
+def run(count: int, work: Callable[[int, int], None], arguments: list[str]) -> NoReturn:
     """Fork ``count`` workers, each running ``work(number, 0)``, then become their keeper
-    (:mod:`worker.keeper`), which replaces a dead one by ``command`` (this pool's command
-    line) started afresh. Stop signals are held back from the first fork to the keeper's
-    start: one handled in between would miss a worker (the parent's list) or be forwarded
-    by it to its siblings (the child's copy of the handler); pending, it survives the
-    ``exec`` and the keeper forwards it."""
-    preload()
+    (:mod:`worker.keeper`), which replaces a dead one by a worker started afresh with this
+    pool's ``arguments``.
+
+    Stop signals must be blocked from before this process started any thread (``python -m
+    worker`` blocks them before its imports: numpy's OpenBLAS starts threads, and a thread
+    that lets a signal through would take it) until the keeper handles them: one handled in
+    between would miss a worker (the parent's list) or be forwarded by it to its siblings
+    (the child's copy of the handler). Pending, it survives the ``exec``, and the keeper
+    forwards it."""
     signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
+    preload()
     children = {fork(number, work): number for number in range(count)}
     sys.stdout.flush()
     sys.stderr.flush()
-    keeper = command_line(children, command)
+    keeper = command_line(children, arguments)
     os.execv(keeper[0], keeper)
 
 
 def fork(number: int, work: Callable[[int, int], None]) -> int:
     """Fork worker ``number`` (its first life: ``work(number, 0)``), stop signals blocked
-    (see :func:`run`); its pid. It leads a process group of its own, so that a group-wide
-    signal (a terminal's Ctrl-C, a service manager) reaches the keeper alone, which forwards
-    it once; it dies if the parent does."""
+    (see :func:`run`); its pid."""
     parent = os.getpid()
     pid = os.fork()
     if pid:
         return pid
     code = 1
     try:
-        for signum in STOP_SIGNALS:
-            signal.signal(signum, signal.SIG_DFL)
-        os.setpgid(0, 0)
-        # The parent gone (killed: it would have stopped its workers first), as a kill of
-        # its whole group would have ended the worker before it led a group of its own.
-        die_with(parent, signal.SIGKILL)()
-        signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)
+        become_member(parent)
         random.seed()  # not the parent's sequence in every worker
         work(number, 0)
         code = 0

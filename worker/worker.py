@@ -43,7 +43,7 @@ import contextlib
 import logging
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from queue import SimpleQueue
 from typing import Any
 
@@ -87,7 +87,8 @@ class WarmWorker(StopsOneJob, SimpleWorker):
 
     def __init__(self, *args: Any, concurrency: int | None = None,
                  interactive_reserve: int | None = None,
-                 background_queues: Iterable[str] = (COLLECTIONS,), **kwargs: Any):
+                 background_queues: Iterable[str] = (COLLECTIONS,),
+                 beside: Callable[[], Callable[[], None]] | None = None, **kwargs: Any):
         kwargs.setdefault("serializer", SERIALIZER)
         super().__init__(*args, **kwargs)
         if self.job_class is Job:  # RQ's default, given or not (``rq worker-pool`` gives it)
@@ -124,10 +125,20 @@ class WarmWorker(StopsOneJob, SimpleWorker):
         self._last_beat = 0.0
         self._suspension_seen = -SUSPENSION_EVERY
         self._suspension = False
+        #: Work run beside the jobs (``python -m worker --cron``: the schedule): started once
+        #: the worker can be stopped cleanly (its signal handlers in place), stopped as it
+        #: ends; ``beside()`` starts it and returns what stops it.
+        self._beside = beside
+        self._stop_beside: Callable[[], None] | None = None
 
     def register_birth(self) -> None:
         super().register_birth()
         rq_state.record_space(self.connection, self.key)  # the API sees at once if we die
+
+    def _install_signal_handlers(self) -> None:
+        super()._install_signal_handlers()
+        if self._beside is not None and self._stop_beside is None:
+            self._stop_beside = self._beside()
 
     def work(self, *args: Any, **kwargs: Any) -> bool:
         logs.configure(kwargs.get("logging_level") or "INFO")  # `rq worker-pool` too
@@ -403,4 +414,6 @@ class WarmWorker(StopsOneJob, SimpleWorker):
                 with self._slots:  # a second signal raises SystemExit here: still register
                     self._slots.wait_for(lambda: not self._busy)
         finally:
+            if self._stop_beside is not None:
+                self._stop_beside()
             super().teardown()  # death, at once: the API answers this worker's requests

@@ -92,7 +92,8 @@ def absolute_url(value: str) -> None:
         raise ValidationError(f"Not a valid URL: {exc}.") from None
     if not parts.scheme or (parts.scheme in ("http", "https") and not parts.netloc):
         raise ValidationError("Must be an absolute URL, such as https://example.com/.")
-    if "@" in parts.netloc:  # never fetched with, logged or stored: refused (api.redact_url)
+    # never fetched with, logged or stored: refused (api.factory.redact_url)
+    if "@" in parts.netloc:
         raise ValidationError("Must not contain credentials (user:password@).")
 
 
