@@ -20,11 +20,8 @@ from __future__ import annotations
 
 import concurrent.futures
 import logging
-import math
 import time
-import uuid
-from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -35,6 +32,7 @@ from collecting import control, seeding
 from collecting.changes import ChangeTracker
 from collecting.frontier import Entry, Frontier, Skip
 from collecting.host_gate import HostGate, host_of
+from collecting.host_share import HostShare
 from collecting.landing import Landed, failure, land
 from collecting.page_cache import CollectionCache
 from collecting.repeats import RepeatedBlocks, clean_outcomes
@@ -118,23 +116,13 @@ class Slice:
         self.frontier = Frontier(self.redis, self.collection_id)
         self.limits = self.config.collections
         self.crawl_timeout = self.config.crawler.crawl_timeout
-        self.gate = HostGate(self.redis, self.limits.collection_host_concurrency,
-                             self.crawl_timeout + 30)
-        self._id = uuid.uuid4().hex
+        cap = self.limits.collection_host_concurrency
+        self.hosts = HostShare(HostGate(self.redis, cap, self.crawl_timeout + 30), cap)
         self._flying: dict[concurrent.futures.Future[list[Any]], _InFlight] = {}
-        #: Leased pages waiting for their host's permit; when each host may be asked again.
+        #: Leased pages waiting for their host's permit.
         self._waiting: list[Entry] = []
-        self._retry_at: dict[str, float] = {}
         #: The conditional fetch of leased pages the cache holds (change tracking).
         self._conditions: dict[Entry, dict[str, str]] = {}
-        #: Pages of each host this slice has in flight, and the most it may (its share of
-        #: the host's permits: every slice of the collection gets one).
-        self._per_host: Counter[str] = Counter()
-        self._share = self.limits.collection_host_concurrency  # set in run(), once seeded
-        #: Permits of pages done, given back with the next turn's asks (one round trip).
-        self._releasing: list[tuple[str, str]] = []
-        #: Hosts whose Crawl-delay this slice reported to the gate.
-        self._delays_known: set[str] = set()
         self._done: list[Landed] = []
         #: Pages done that were not stored (the collection closed, or could not pay).
         self._unsettled: list[Entry] = []
@@ -170,14 +158,13 @@ class Slice:
             if refused:  # sitemap URLs out of the crawl's scope
                 collection_store.store(self.db, self.collection_id, [], refused)
             self._report_total()
-        self._share = max(1, math.ceil(self.limits.collection_host_concurrency
-                                       / self.frontier.width()))
+        self.hosts.split(self.frontier.width())
         try:
             self._crawl()
         except BaseException:
             self._give_up_all()  # a job timeout, a stop: the leases go back to the frontier
             raise
-        self._exchange_permits()
+        self.hosts.exchange()
         self._end()
         return {"collection": self.collection_id, **self.stats}
 
@@ -222,14 +209,10 @@ class Slice:
 
     def _lease(self, leasing: bool) -> None:
         """Lease pages up to the slice's concurrency (while ``leasing``), then start the
-        waiting ones whose host gives a permit (:mod:`collecting.host_gate`).
-
-        A slice takes at most its share of a host's permits, and leases little more than it
-        can start: one slice holding every permit (and the pages behind them) leaves the
-        others idle, so a crawl of one site used one worker's core of two (``bench/crawl.py``).
-        """
+        waiting ones whose host gives a permit (:mod:`collecting.host_share`). A slice leases
+        little more than it can start (its share of a host's permits)."""
         room = min(self.limits.collection_concurrency - len(self._flying) - len(self._waiting),
-                   self._share - len(self._waiting))
+                   self.hosts.share - len(self._waiting))
         if leasing and room > 0:
             leased = self.frontier.lease(room, self.limits.collection_lease_seconds)
             if self.cache is not None and leased:  # fresh enough in the page cache: no fetch
@@ -239,44 +222,18 @@ class Slice:
                 self._conditions.update(conditions)
             self._waiting += leased
         now = time.monotonic()
-        still: list[Entry] = []
-        asking: list[tuple[Entry, str, str]] = []
-        planned: Counter[str] = Counter()
-        for entry in self._waiting:
-            host = host_of(entry.url)
-            if (self._retry_at.get(host, 0.0) > now
-                    or self._per_host[host] + planned[host] >= self._share):
-                still.append(entry)
-                continue
-            planned[host] += 1
-            asking.append((entry, host, f"{self._id}:{entry.key}"))
-        answers = self._exchange_permits([(host, permit) for _, host, permit in asking])
-        for (entry, host, permit), wait_ms in zip(asking, answers, strict=True):
-            if wait_ms:
-                self._retry_at[host] = now + wait_ms / 1000
-                still.append(entry)
-                continue
+        self._waiting, granted = self.hosts.ask(self._waiting, now)
+        for entry, host, permit in granted:
             future, give_up = shared_crawler().submit(
                 collection_spider(self.extract), url=entry.url, follow=self.scope is not None,
                 site=self.scope.start_url if self.scope is not None else None, **self.options,
                 **self._conditions.pop(entry, {}))
             self._flying[future] = _InFlight(entry, give_up, now + self.crawl_timeout,
                                              host, permit)
-            self._per_host[host] += 1
-        self._waiting = still
 
     def _landed(self, *pages: _InFlight) -> None:
-        """Pages in flight are done (or given up): their hosts' permits come free, given back
-        with the next turn's asks (:meth:`_exchange_permits`)."""
-        self._releasing += ((page.host, page.permit) for page in pages)
-        for page in pages:
-            self._per_host[page.host] -= 1
-
-    def _exchange_permits(self, asks: Sequence[tuple[str, str]] = ()) -> list[int]:
-        """Give back the permits of the pages done and ask for ``asks`` (``(host, permit)``),
-        in one round trip; the answers as :meth:`HostGate.exchange` gives them."""
-        releasing, self._releasing = self._releasing, []
-        return self.gate.exchange(releasing, asks)
+        """Pages in flight are done (or given up): their hosts' permits come free."""
+        self.hosts.done((page.host, page.permit) for page in pages)
 
     def _collect(self, now: float) -> None:
         """Wait a little for pages in flight; turn the finished (and the overdue) into
@@ -325,10 +282,7 @@ class Slice:
     def _outcome(self, entry: Entry, items: list[Any]) -> Landed:
         page = items[0] if items else failure(entry.url, ErrorCode.FETCH_FAILED,
                                               "The crawl ended without a result.")
-        host = host_of(entry.url)
-        if host not in self._delays_known and page.crawl_delay is not None:
-            self.gate.set_delay(host, page.crawl_delay)
-            self._delays_known.add(host)
+        self.hosts.report_delay(host_of(entry.url), page.crawl_delay)
         landed = land(self.frontier, self.scope, entry, page)
         if self.cache is not None:  # a duplicate too: its next fetch tells the same
             self.cache.keep(entry, page)
@@ -399,7 +353,7 @@ class Slice:
         for page in flying:
             page.give_up()
         self._landed(*flying)
-        self._exchange_permits()
+        self.hosts.exchange()
         self._flying.clear()
         if self._stopped:  # for the stop to record as skips (collecting.skips)
             self.frontier.give_back([page.entry for page in flying] + self._waiting

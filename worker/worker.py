@@ -26,7 +26,8 @@ with any RQ worker. What changes per job:
   second signal) exits at once, leaving them to the API's abandoned-job detection.
 
 Supported: RQ >= 3.0, < 4 (multiple executions per worker arrived in 3.0). It overrides RQ
-``Worker`` methods, most of them undocumented: ``work``, ``register_birth``, ``heartbeat``,
+``Worker`` methods (some in its mixins, :mod:`worker.stopping` and :mod:`worker.pacing`), most
+of them undocumented: ``work``, ``register_birth``, ``heartbeat``,
 ``check_for_suspension``, ``dequeue_job_and_maintain_ttl``, ``execute_job``,
 ``prepare_execution``, ``prepare_job_execution``, ``handle_execution_ended``,
 ``handle_payload``, ``handle_job_failure``, ``request_force_stop``, ``teardown``, ``_shutdown``
@@ -49,11 +50,10 @@ from typing import Any
 
 import redis.exceptions
 from rq import SimpleWorker
-from rq.exceptions import DequeueTimeout, StopRequested
+from rq.exceptions import DequeueTimeout
 from rq.executions import Execution
 from rq.job import Job, JobStatus
 from rq.queue import Queue
-from rq.suspension import is_suspended
 from rq.worker import WorkerStatus
 
 from core.config import load_or_exit
@@ -62,6 +62,7 @@ from crawler.extract.language import load_language_model
 from crawler.runner import shared_crawler
 from worker import logs, rq_state
 from worker.allocator import give_back_large_blocks
+from worker.pacing import Paced
 from worker.queues import COLLECTIONS, SERIALIZER
 from worker.replies import ReplyingJob
 from worker.stopping import StopsOneJob
@@ -72,15 +73,11 @@ logger = logging.getLogger(__name__)
 #: Longest blocking dequeue, in seconds: how soon the main thread sees a freed background slot
 #: or a stop request while it waits on the queues.
 DEQUEUE_SLICE = 1
-#: Seconds between the main thread's heartbeats while it waits.
-HEARTBEAT_EVERY = 10.0
 #: A job's statuses once its end is written.
 ENDED = {JobStatus.FINISHED, JobStatus.FAILED, JobStatus.STOPPED, JobStatus.CANCELED}
-#: Seconds between two looks at ``rq suspend`` (RQ looks before every job it takes).
-SUSPENSION_EVERY = 1.0
 
 
-class WarmWorker(StopsOneJob, SimpleWorker):
+class WarmWorker(StopsOneJob, Paced, SimpleWorker):
     """A non-forking RQ worker whose jobs run side by side on one running Twisted reactor."""
 
     death_penalty_class = ThreadDeathPenalty
@@ -122,9 +119,6 @@ class WarmWorker(StopsOneJob, SimpleWorker):
         #: stop-job command), until their failure is recorded.
         self._taken: set[str] = set()
         self._stopping: set[str] = set()
-        self._last_beat = 0.0
-        self._suspension_seen = -SUSPENSION_EVERY
-        self._suspension = False
         #: Work run beside the jobs (``python -m worker --cron``: the schedule): started once
         #: the worker can be stopped cleanly (its signal handlers in place), stopped as it
         #: ends; ``beside()`` starts it and returns what stops it.
@@ -170,47 +164,6 @@ class WarmWorker(StopsOneJob, SimpleWorker):
             return self._slots.wait_for(lambda: self._busy < self.concurrency, seconds)
 
     # -- the main thread: dequeue ----------------------------------------------------------
-
-    def _beat(self) -> None:
-        if time.monotonic() - self._last_beat >= HEARTBEAT_EVERY:
-            super().heartbeat()
-            self._last_beat = time.monotonic()
-
-    def heartbeat(self, timeout: int | None = None, pipeline: Any = None) -> None:
-        """RQ's heartbeat, except the one its work loop sends after handing over each job:
-        three Redis round trips per job for a key that lives minutes. The dequeue loop beats
-        every :data:`HEARTBEAT_EVERY` seconds instead."""
-        if timeout is None and pipeline is None:
-            self._beat()
-        else:
-            super().heartbeat(timeout, pipeline)
-
-    def check_for_suspension(self, burst: bool) -> None:
-        """Nothing: the dequeue loop looks at ``rq suspend`` itself (:meth:`_suspended`). RQ
-        looks here, between the jobs it takes: a worker waiting for work took one more job
-        however long the suspension had lasted."""
-
-    def _suspended(self, burst: bool) -> bool:
-        """Whether ``rq suspend`` holds the taking of jobs now; looked at every
-        :data:`SUSPENSION_EVERY` seconds, while the worker waits for work too, so a
-        suspension stops it within that and one dequeue slice. Jobs in flight go on.
-        Suspended, the worker shows it (``rq info``) and waits a slice; in burst mode it
-        stops, as RQ's does."""
-        if time.monotonic() - self._suspension_seen >= SUSPENSION_EVERY:
-            self._suspension_seen = time.monotonic()
-            self._suspension = is_suspended(self.connection, self)
-        if not self._suspension:
-            if self._state == WorkerStatus.SUSPENDED:  # resumed
-                self.set_state(WorkerStatus.BUSY if self.running else WorkerStatus.IDLE)
-            return False
-        if burst:
-            logger.info("Worker %s: suspended in burst mode, stopping", self.name)
-            raise StopRequested
-        if self._state != WorkerStatus.SUSPENDED:
-            logger.info("Worker %s: suspended, run `rq resume` to resume", self.name)
-            self.set_state(WorkerStatus.SUSPENDED)
-        time.sleep(SUSPENSION_EVERY)
-        return True
 
     def dequeue_job_and_maintain_ttl(
         self, timeout: int | None, max_idle_time: int | None = None,
