@@ -1,6 +1,8 @@
 """The package boundaries, checked in a fresh interpreter (this one has every library loaded):
-``core`` imports no framework, ``storage`` builds on ``core``, never on the crawler, and the
-modules of ``collecting`` that the API imports load no crawler either."""
+``core`` imports no framework, ``storage`` builds on ``core``, never on the crawler, the
+modules of ``collecting`` that the API imports load no crawler either, and the long-lived
+processes that serve nobody's requests (``make run``'s supervisor, gunicorn's master) load
+no framework they do not use."""
 
 from __future__ import annotations
 
@@ -18,8 +20,9 @@ FRAMEWORKS = ("scrapy", "twisted", "flask", "werkzeug", "marshmallow", "flask_sm
 #: (``collecting/__init__.py``); the others run on the warm crawler.
 COLLECTING_CRAWLER_FREE = ("collecting.frontier", "collecting.frontier_lua",
                            "collecting.private_redis", "collecting.host_gate",
-                           "collecting.start", "collecting.control", "collecting.python_api",
-                           "collecting.skips", "collecting.changes", "collecting.monitors")
+                           "collecting.host_share", "collecting.start", "collecting.control",
+                           "collecting.python_api", "collecting.skips", "collecting.changes",
+                           "collecting.monitors")
 COLLECTING_ON_THE_CRAWLER = ("collecting.slice", "collecting.seeding", "collecting.repeats",
                              "collecting.landing", "collecting.page_cache")
 
@@ -73,3 +76,15 @@ def test_make_runs_supervisor_holds_no_framework():
     _, loaded = imported("launcher", ("launcher.serve",))
     assert not loaded & set(FRAMEWORKS), sorted(loaded & set(FRAMEWORKS))
     assert not loaded & {"api", "storage", "worker", "crawler", "collecting"}
+
+
+def test_gunicorns_master_holds_no_app():
+    """With one API process (the default, no ``--preload``) gunicorn's master loads its
+    configuration and the API's worker and logger classes, not the app: Flask, the storage and
+    the rest are its worker's (the ``api`` package imports ``api.factory`` only when
+    ``create_app`` is asked for)."""
+    _, loaded = imported("launcher", ("launcher.gunicorn_config", "api.gunicorn_worker",
+                                      "api.gunicorn_logger"))
+    assert "gunicorn" in loaded
+    assert not loaded & (set(FRAMEWORKS) - {"gunicorn"}), sorted(loaded & set(FRAMEWORKS))
+    assert not loaded & {"storage", "worker", "crawler", "collecting"}
