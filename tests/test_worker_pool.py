@@ -160,6 +160,19 @@ def test_a_stop_as_the_pool_starts_is_not_lost(redis_url, sqlite_url):
     assert not any(fork.is_running() and fork.status() != psutil.STATUS_ZOMBIE for fork in forks)
 
 
+def test_a_burst_pool_exits_once_its_workers_have_emptied_the_queues(redis_url, sqlite_url):
+    """``--burst``: each worker stops when the queues are empty, and is not replaced."""
+    url = _redis_db(redis_url, 12)
+    Redis.from_url(url).flushdb()
+    env = {**os.environ, **WORKER_ENV, "REDIS_URL": url, "DATABASE_URL": sqlite_url,
+           "WORKER_METRICS_PORT": "0"}
+    done = subprocess.run([sys.executable, "-m", "worker", "--processes", "2", "--burst",
+                           "interactive"], cwd=ROOT, env=env, capture_output=True, text=True,
+                          timeout=PATIENCE)
+    assert done.returncode == 0, done.stderr
+    assert "replacing it" not in done.stderr
+
+
 def test_a_pool_whose_workers_cannot_start_exits(tmp_path):
     """A worker that dies as the pool starts (here: no Redis) stops the pool, exit 1, so that
     ``make run`` sees it and says so."""

@@ -96,6 +96,8 @@ class Keeper:
     def __init__(self, children: dict[int, int], arguments: list[str]):
         self.children = dict(children)
         self.arguments = arguments
+        #: ``--burst``: a worker that emptied its queues and exited 0 is done, not replaced.
+        self.burst = "--burst" in arguments
         now = time.monotonic()  # the forks were a moment ago
         self.started = {number: now for number in children.values()}
         self.generation = {number: 1 for number in children.values()}  # lives so far
@@ -153,7 +155,9 @@ class Keeper:
         """Worker ``number`` exited: started again after a delay that doubles with each
         early death in a row (at most :data:`RESTART_DELAY_MAX`), or the pool stopped (see
         the module); one killed by a signal (the OOM killer, an operator) is replaced, with
-        the same back-off."""
+        the same back-off. In a ``--burst`` pool, one that exited 0 has done its work."""
+        if code == 0 and self.burst:
+            return
         quick = time.monotonic() - self.started.get(number, 0.0) < STABLE_AFTER
         self.streak[number] = streak = self.streak.get(number, 0) + 1 if quick else 0
         failed = code > 0 and quick
