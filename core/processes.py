@@ -24,6 +24,14 @@ import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+#: Restarting a dead child (``make run``'s supervisor, a worker pool's keeper): the first
+#: restart waits RESTART_DELAY seconds, each next one twice as long, at most
+#: RESTART_DELAY_MAX; a child that ran STABLE_AFTER seconds starts the count again. (A worker
+#: that cannot reach Redis exits at once: restarted without delay, it was started ~70 times a
+#: minute, each start importing Scrapy.)
+RESTART_DELAY = 1.0
+RESTART_DELAY_MAX = 30.0
+STABLE_AFTER = 30.0
 #: prctl(2) option: the signal a process gets when its parent dies.
 PR_SET_PDEATHSIG = 1
 

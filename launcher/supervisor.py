@@ -27,17 +27,10 @@ import sys
 import time
 from pathlib import Path
 
-from core.processes import spawn
+from core.processes import RESTART_DELAY, RESTART_DELAY_MAX, STABLE_AFTER, spawn
 
 #: Seconds between two looks at the children.
 POLL = 0.1
-#: Restarting a dead worker: the first restart waits RESTART_DELAY, each next one twice as long,
-#: at most RESTART_DELAY_MAX; a worker that ran STABLE_AFTER seconds starts the count again.
-#: (A worker that cannot reach Redis exits at once: restarted without delay, it was started
-#: ~70 times a minute, each start importing Scrapy.)
-RESTART_DELAY = 1.0
-RESTART_DELAY_MAX = 30.0
-STABLE_AFTER = 30.0
 
 
 def _signal(proc: subprocess.Popen, signum: int, *, group: bool = False) -> None:

@@ -34,18 +34,12 @@ import traceback
 from core.config import load_or_exit
 from core.controls import guard_handlers
 from core.logformat import TEXT_FORMAT, use_json
-from core.processes import die_with
+from core.processes import RESTART_DELAY, RESTART_DELAY_MAX, STABLE_AFTER, die_with
 
 logger = logging.getLogger(__name__)
 
-#: A worker that lived less than this many seconds died "as it started".
-STABLE_AFTER = 30.0
 #: Deaths as it starts, in a row, after which a worker is not replaced and the pool stops.
 CRASH_LOOP = 3
-#: First delay before a dead worker is replaced, doubled at each early death in a row, and
-#: the longest.
-RESTART_DELAY = 1.0
-RESTART_DELAY_MAX = 30.0
 #: The signals that stop the pool (forwarded to the workers).
 STOP_SIGNALS = {signal.SIGTERM, signal.SIGINT, signal.SIGHUP}
 #: Seconds between two looks at the workers.
